@@ -1,0 +1,243 @@
+import { Command, Option } from 'commander'
+import { credentialsFile } from '../src/config/bootstrap.ts'
+import { SCOPE_PATTERN } from '../src/config/documents.ts'
+import { type Config, ConfigError, loadConfig, ROLES } from '../src/config/env.ts'
+import { ConfigStore } from '../src/config/store.ts'
+import { connectNats, migrateJetStream } from '../src/log/nats.ts'
+import { createLogger, type Logger } from '../src/logger.ts'
+import { startBurrow } from '../src/runtime.ts'
+import { pingClickHouse } from '../src/stack/clickhouse-server.ts'
+import { readStackFile, startStack } from '../src/stack/index.ts'
+import { ensureBinaries } from '../src/stack/install.ts'
+import { migrateClickHouse } from '../src/store/migrate.ts'
+
+function config(overrides: Partial<Record<string, string>> = {}): Config {
+  try {
+    return loadConfig({ ...process.env, ...overrides })
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      for (const i of err.issues) console.error(`burrow: invalid ${i.variable}: ${i.message}`)
+      process.exit(2)
+    }
+    throw err
+  }
+}
+
+/**
+ * Commands other than `start` use the servers of a running Burrow (DATA_DIR/stack.json) when they
+ * answer, else the configured URLs, else an embedded stack started for the command alone.
+ */
+async function withStack<T>(
+  cfg: Config,
+  log: Logger,
+  fn: (urls: { natsUrl: string; clickhouseUrl: string }) => Promise<T>,
+): Promise<T> {
+  const saved = readStackFile(cfg.DATA_DIR)
+  if (!cfg.NATS_URL && !cfg.CLICKHOUSE_URL && saved) {
+    const up = await pingClickHouse(saved.clickhouse_url).catch(() => false)
+    if (up) {
+      const nc = await connectNats(saved.nats_url).catch(() => undefined)
+      if (nc) {
+        await nc.close()
+        return fn({ natsUrl: saved.nats_url, clickhouseUrl: saved.clickhouse_url })
+      }
+    }
+  }
+  const stack = await startStack(cfg, log)
+  try {
+    return await fn(stack)
+  } finally {
+    await stack.stop()
+  }
+}
+
+async function withConfigStore<T>(cfg: Config, log: Logger, fn: (s: ConfigStore) => Promise<T>): Promise<T> {
+  return withStack(cfg, log, async ({ natsUrl }) => {
+    const nc = await connectNats(natsUrl)
+    try {
+      await migrateJetStream(nc, { eventsMaxAgeSeconds: 0 })
+      return await fn(await ConfigStore.open(nc))
+    } finally {
+      await nc.drain()
+    }
+  })
+}
+
+const program = new Command()
+  .name('burrow')
+  .description('PostHog-compatible analytics backend on NATS JetStream and ClickHouse')
+  .showHelpAfterError()
+
+program
+  .command('start')
+  .description('run Burrow (capture, api and projectors; or one role)')
+  .addOption(new Option('--role <role>', 'which part to run').choices(ROLES as unknown as string[]))
+  .action(async (opts: { role?: string }) => {
+    const cfg = config(opts.role ? { ROLE: opts.role } : {})
+    const log = createLogger(cfg.LOG_LEVEL)
+    let burrow: Awaited<ReturnType<typeof startBurrow>>
+    try {
+      burrow = await startBurrow(cfg, log)
+    } catch (err) {
+      log.fatal({ err }, 'start-up failed')
+      console.error(`burrow: ${(err as Error).message}`)
+      process.exit(1)
+    }
+    const c = burrow.credentials
+    if (burrow.createdCredentials) {
+      console.log(
+        [
+          '',
+          'Burrow created a default project. Keep these keys (also in local-credentials.json):',
+          `  project id:        ${c.project_id}`,
+          `  project API key:   ${c.project_api_key}`,
+          `  personal API key:  ${c.personal_api_key}`,
+          '',
+        ].join('\n'),
+      )
+    }
+    console.log(
+      `Burrow listening on ${burrow.url} (role ${cfg.ROLE}); credentials in ${credentialsFile(cfg.DATA_DIR)}`,
+    )
+    let stopping = false
+    const shutdown = async (signal: string) => {
+      if (stopping) {
+        log.warn({ signal }, 'second signal: exiting now')
+        process.exit(1)
+      }
+      stopping = true
+      log.info({ signal }, 'shutting down')
+      const force = setTimeout(() => {
+        log.error('shutdown timed out')
+        process.exit(1)
+      }, cfg.SHUTDOWN_TIMEOUT_MS)
+      await burrow.stop()
+      clearTimeout(force)
+      process.exit(0)
+    }
+    process.on('SIGINT', () => void shutdown('SIGINT'))
+    process.on('SIGTERM', () => void shutdown('SIGTERM'))
+  })
+
+program
+  .command('migrate')
+  .description('apply the ClickHouse schema and the JetStream streams and buckets, then exit')
+  .action(async () => {
+    const cfg = config()
+    const log = createLogger(cfg.LOG_LEVEL)
+    await withStack(cfg, log, async ({ natsUrl, clickhouseUrl }) => {
+      const nc = await connectNats(natsUrl)
+      const js = await migrateJetStream(nc, { eventsMaxAgeSeconds: 0 })
+      await nc.drain()
+      const { applied, client } = await migrateClickHouse(clickhouseUrl, cfg.CLICKHOUSE_DATABASE, log)
+      await client.close()
+      console.log(
+        `clickhouse: ${applied.length ? `applied ${applied.join(', ')}` : 'up to date'}; ` +
+          `jetstream: ${js.created.length ? `created ${js.created.join(', ')}` : 'up to date'}`,
+      )
+    })
+  })
+
+program
+  .command('status')
+  .description('print the NATS and ClickHouse URLs in use and whether they answer')
+  .action(async () => {
+    const cfg = config()
+    const saved = readStackFile(cfg.DATA_DIR)
+    const natsUrl = cfg.NATS_URL ?? saved?.nats_url
+    const clickhouseUrl = cfg.CLICKHOUSE_URL ?? saved?.clickhouse_url
+    if (!natsUrl || !clickhouseUrl) {
+      console.log(`no stack recorded in ${cfg.DATA_DIR}/stack.json: run \`burrow start\` first`)
+      process.exit(1)
+    }
+    const nats = await connectNats(natsUrl)
+      .then(async (nc) => {
+        await nc.close()
+        return 'up'
+      })
+      .catch(() => 'down')
+    const ch = (await pingClickHouse(clickhouseUrl).catch(() => false)) ? 'up' : 'down'
+    const api = await fetch(`http://127.0.0.1:${cfg.PORT}/_health`, { signal: AbortSignal.timeout(2000) })
+      .then((r) => (r.ok ? 'up' : `degraded (${r.status})`))
+      .catch(() => 'down')
+    console.log(`nats_url:       ${natsUrl} (${nats})`)
+    console.log(`clickhouse_url: ${clickhouseUrl} (${ch})`)
+    console.log(`burrow:         http://127.0.0.1:${cfg.PORT} (${api})`)
+  })
+
+const projects = program.command('projects').description('manage projects')
+projects
+  .command('create')
+  .argument('<name>', 'project name')
+  .description('create a project and print its id and project API key')
+  .action(async (name: string) => {
+    const cfg = config()
+    const log = createLogger(cfg.LOG_LEVEL)
+    await withConfigStore(cfg, log, async (store) => {
+      const first = await store.getProject(1)
+      if (!first) throw new Error('no default project yet: run `burrow start` once first')
+      const p = await store.createProject({ name, organization_id: first.organization_id })
+      console.log(JSON.stringify({ id: p.id, name: p.name, api_token: p.api_token }, null, 2))
+    })
+  })
+
+const keys = program.command('keys').description('manage personal API keys')
+keys
+  .command('create')
+  .description('create a personal API key and print it (shown once)')
+  .option('--project <ids>', 'comma-separated project ids the key may reach (default: all)')
+  .option('--scopes <list>', 'comma-separated scopes, e.g. query:read,person:read or *', '*')
+  .option('--label <label>', 'a name for the key', 'cli')
+  .option('--user <id>', 'owning user id', '1')
+  .action(async (opts: { project?: string; scopes: string; label: string; user: string }) => {
+    const scopes = opts.scopes
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean)
+    const bad = scopes.filter((s) => !SCOPE_PATTERN.test(s))
+    if (bad.length || scopes.length === 0) {
+      console.error(`burrow: invalid scopes: ${bad.join(', ') || '(none)'}; use <resource>:read|write or *`)
+      process.exit(2)
+    }
+    const projectIds = opts.project ? opts.project.split(',').map((s) => Number(s.trim())) : null
+    if (projectIds?.some((n) => !Number.isInteger(n) || n <= 0)) {
+      console.error('burrow: --project must be positive integer ids')
+      process.exit(2)
+    }
+    const cfg = config()
+    const log = createLogger(cfg.LOG_LEVEL)
+    await withConfigStore(cfg, log, async (store) => {
+      for (const id of projectIds ?? []) {
+        if (!(await store.getProject(id))) throw new Error(`project ${id} does not exist`)
+      }
+      const { key, doc } = await store.createPersonalKey({
+        user_id: Number(opts.user),
+        label: opts.label,
+        scopes,
+        projects: projectIds,
+      })
+      console.log(key)
+      console.error(`created key ${doc.id} (${doc.mask}) scopes=${scopes.join(',')}`)
+    })
+  })
+
+program
+  .command('setup-deps')
+  .description('install nats-server and clickhouse-server from Debian when missing (needs root)')
+  .action(() => {
+    const cfg = config()
+    const bins = ensureBinaries(['nats-server', 'clickhouse-server'], {
+      autoInstall: cfg.AUTO_INSTALL,
+      log: createLogger(cfg.LOG_LEVEL),
+    })
+    console.log(
+      Object.entries(bins)
+        .map(([k, v]) => `${k}: ${v}`)
+        .join('\n'),
+    )
+  })
+
+program.parseAsync().catch((err: unknown) => {
+  console.error(`burrow: ${err instanceof Error ? err.message : String(err)}`)
+  process.exit(1)
+})

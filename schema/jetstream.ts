@@ -1,0 +1,43 @@
+// JetStream streams and KV buckets Burrow needs, applied idempotently at start and by `burrow migrate`.
+// Subjects of EVENTS: events.<lane>.<partition>, lane = live | historical | overflow; the partition is
+// a hash of (team_id, distinct_id), so one person's events stay in one ordered partition.
+
+export const EVENTS_STREAM = 'EVENTS'
+export const DLQ_STREAM = 'DEAD_LETTERS'
+export const LANES = ['live', 'historical', 'overflow'] as const
+export type Lane = (typeof LANES)[number]
+
+export const eventsSubject = (lane: Lane, partition: number) => `events.${lane}.${partition}`
+
+export interface StreamDef {
+  name: string
+  subjects: string[]
+  /** Seconds of history JetStream keeps; 0 keeps everything (the log is the source of truth). */
+  maxAgeSeconds: number
+  duplicateWindowSeconds: number
+}
+
+export const streams = (opts: { eventsMaxAgeSeconds: number }): StreamDef[] => [
+  {
+    name: EVENTS_STREAM,
+    subjects: ['events.>'],
+    maxAgeSeconds: opts.eventsMaxAgeSeconds,
+    duplicateWindowSeconds: 120,
+  },
+  { name: DLQ_STREAM, subjects: ['dlq.>'], maxAgeSeconds: 30 * 24 * 3600, duplicateWindowSeconds: 120 },
+]
+
+export interface BucketDef {
+  name: string
+  history: number
+  ttlSeconds: number
+}
+
+export const BUCKETS = {
+  /** organizations, projects, users, hashed API keys */
+  config: { name: 'burrow_config', history: 5, ttlSeconds: 0 },
+  flags: { name: 'burrow_flags', history: 5, ttlSeconds: 0 },
+  identity: { name: 'burrow_identity', history: 1, ttlSeconds: 0 },
+  queryStatus: { name: 'burrow_query_status', history: 1, ttlSeconds: 3600 },
+  queryCache: { name: 'burrow_query_cache', history: 1, ttlSeconds: 24 * 3600 },
+} as const satisfies Record<string, BucketDef>

@@ -1,0 +1,4 @@
+// The parts of Burrow and the roles they run in; the runtime starts those of the configured role.
+import type { Component } from './runtime.ts'
+
+export const COMPONENTS: Component[] = []

@@ -1,0 +1,73 @@
+import { z } from 'zod'
+
+const port = z.coerce.number().int().min(0).max(65535)
+const bool = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no'])
+  .transform((v) => v === 'true' || v === '1' || v === 'yes')
+
+export const ROLES = ['capture', 'api', 'projector', 'all'] as const
+export type Role = (typeof ROLES)[number]
+
+// Every setting Burrow reads from the environment. Defaults are documented in README.md.
+export const EnvSchema = z.object({
+  PORT: port.default(8000),
+  HOST: z.string().min(1).default('127.0.0.1'),
+  NATS_URL: z
+    .string()
+    .regex(/^(nats|tls|ws|wss):\/\/\S+$/, 'must be a nats:// URL')
+    .optional(),
+  CLICKHOUSE_URL: z.string().url().optional(),
+  CLICKHOUSE_DATABASE: z
+    .string()
+    .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be a plain identifier')
+    .default('burrow'),
+  DATA_DIR: z.string().min(1).default('.data'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  ROLE: z.enum(ROLES).default('all'),
+  EMBEDDED_NATS_PORT: port.default(0),
+  EMBEDDED_CLICKHOUSE_HTTP_PORT: port.default(0),
+  EMBEDDED_CLICKHOUSE_TCP_PORT: port.default(0),
+  AUTO_INSTALL: bool.default(true),
+  CAPTURE_MAX_BODY_BYTES: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(20 * 1024 * 1024),
+  CAPTURE_CHUNK_EVENTS: z.coerce.number().int().min(1).max(100_000).default(1000),
+  CAPTURE_ACK_TIMEOUT_MS: z.coerce.number().int().positive().default(5000),
+  TRUSTED_PROXIES: z
+    .string()
+    .default('')
+    .transform((s) =>
+      s
+        .split(',')
+        .map((x) => x.trim())
+        .filter(Boolean),
+    ),
+  OVERFLOW_EVENTS_PER_SECOND: z.coerce.number().positive().default(1000),
+  LOG_PARTITIONS: z.coerce.number().int().min(1).max(256).default(4),
+  PROJECTOR_BATCH_SIZE: z.coerce.number().int().min(1).default(100),
+  PROJECTOR_MAX_WAIT_MS: z.coerce.number().int().min(1).default(200),
+  SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().positive().default(15_000),
+})
+
+export type Config = z.infer<typeof EnvSchema>
+
+export class ConfigError extends Error {
+  constructor(readonly issues: { variable: string; message: string }[]) {
+    super(`invalid configuration: ${issues.map((i) => `${i.variable}: ${i.message}`).join('; ')}`)
+    this.name = 'ConfigError'
+  }
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  // Empty strings mean "not set", the way shells and compose files usually leave them.
+  const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''))
+  const parsed = EnvSchema.safeParse(present)
+  if (!parsed.success) {
+    throw new ConfigError(
+      parsed.error.issues.map((i) => ({ variable: String(i.path[0] ?? '?'), message: i.message })),
+    )
+  }
+  return parsed.data
+}

@@ -1,0 +1,37 @@
+import type { FastifyInstance } from 'fastify'
+
+export type DependencyCheck = () => Promise<void>
+
+async function within(ms: number, check: DependencyCheck): Promise<string | null> {
+  let timer: NodeJS.Timeout | undefined
+  try {
+    await Promise.race([
+      check(),
+      new Promise((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms)
+      }),
+    ])
+    return null
+  } catch (err) {
+    return err instanceof Error ? err.message : String(err)
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
+/** `/_health`: 200 when every dependency answers, 503 naming those that do not. */
+export function registerHealth(app: FastifyInstance, checks: Record<string, DependencyCheck>): void {
+  app.get('/_health', async (_req, reply) => {
+    const names = Object.keys(checks)
+    const errors = await Promise.all(names.map((n) => within(1500, checks[n]!)))
+    const dependencies = Object.fromEntries(
+      names.map((n, i) => [n, errors[i] ? { status: 'down', error: errors[i] } : { status: 'ok' }]),
+    )
+    const down = names.filter((_, i) => errors[i])
+    return reply.code(down.length ? 503 : 200).send({
+      status: down.length ? 'unavailable' : 'ok',
+      ...(down.length ? { detail: `unavailable: ${down.join(', ')}` } : {}),
+      dependencies,
+    })
+  })
+}

@@ -1,0 +1,101 @@
+import type { ClickHouseClient } from '@clickhouse/client'
+import { COMPONENTS } from './components.ts'
+import { type Credentials, ensureDefaults } from './config/bootstrap.ts'
+import type { Config } from './config/env.ts'
+import { ConfigStore } from './config/store.ts'
+import { registerHealth } from './http/health.ts'
+import { type App, createHttpServer } from './http/server.ts'
+import { connectNats, migrateJetStream, type NatsConnection } from './log/nats.ts'
+import type { Logger } from './logger.ts'
+import { type Stack, startStack } from './stack/index.ts'
+import { migrateClickHouse } from './store/migrate.ts'
+
+/** What every role's module receives: the connections and settings of this process. */
+export interface Runtime {
+  config: Config
+  log: Logger
+  nc: NatsConnection
+  ch: ClickHouseClient
+  configStore: ConfigStore
+}
+
+/** A part of Burrow that runs in a role: registers routes and/or starts background work. */
+export interface Component {
+  name: string
+  roles: Config['ROLE'][]
+  start(rt: Runtime, app: App): Promise<{ stop(): Promise<void> } | undefined>
+}
+
+export interface RunningBurrow {
+  runtime: Runtime
+  app: App
+  url: string
+  stack: Stack
+  credentials: Credentials
+  createdCredentials: boolean
+  stop(): Promise<void>
+}
+
+/** Connects to (or starts) the stack, applies the schema, and brings up the roles of `config.ROLE`. */
+export async function startBurrow(
+  config: Config,
+  log: Logger,
+  components: Component[] = COMPONENTS,
+): Promise<RunningBurrow> {
+  const stack = await startStack(config, log)
+  const cleanups: (() => Promise<unknown>)[] = [() => stack.stop()]
+  const stopAll = async () => {
+    for (const c of cleanups.reverse()) await c().catch((err) => log.warn({ err }, 'shutdown step failed'))
+  }
+  try {
+    const nc = await connectNats(stack.natsUrl, `burrow-${config.ROLE}`)
+    cleanups.push(() => nc.drain())
+    await migrateJetStream(nc, { eventsMaxAgeSeconds: 0 })
+    const { client: ch } = await migrateClickHouse(stack.clickhouseUrl, config.CLICKHOUSE_DATABASE, log)
+    cleanups.push(() => ch.close())
+    const configStore = await ConfigStore.open(nc)
+    const { credentials, created } = await ensureDefaults(configStore, config.DATA_DIR)
+    const runtime: Runtime = { config, log, nc, ch, configStore }
+
+    const app = createHttpServer({
+      log,
+      bodyLimit: config.CAPTURE_MAX_BODY_BYTES,
+      trustProxy: config.TRUSTED_PROXIES,
+    })
+    registerHealth(app, {
+      nats: async () => {
+        if (nc.isClosed()) throw new Error('connection closed')
+        await nc.flush()
+      },
+      clickhouse: async () => {
+        const r = await ch.ping()
+        if (!r.success) throw r.error
+      },
+    })
+    const running: { stop(): Promise<void> }[] = []
+    for (const c of components) {
+      if (config.ROLE !== 'all' && !c.roles.includes(config.ROLE)) continue
+      const handle = await c.start(runtime, app)
+      if (handle) running.push(handle)
+    }
+    // Stop order on shutdown: HTTP first (stop accepting, finish in-flight), then background work,
+    // then connections, then the embedded servers.
+    cleanups.push(async () => {
+      for (const r of running.reverse()) await r.stop()
+    })
+    cleanups.push(() => app.close())
+    const url = await app.listen({ port: config.PORT, host: config.HOST })
+    return {
+      runtime,
+      app,
+      url,
+      stack,
+      credentials,
+      createdCredentials: created,
+      stop: stopAll,
+    }
+  } catch (err) {
+    await stopAll()
+    throw err
+  }
+}

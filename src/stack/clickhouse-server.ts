@@ -1,0 +1,89 @@
+import { mkdirSync, writeFileSync } from 'node:fs'
+import { join, resolve } from 'node:path'
+import { type ManagedProcess, startProcess, stopStale, waitFor } from './process.ts'
+
+export interface ClickHouseServerOptions {
+  bin: string
+  dataDir: string
+  httpPort: number
+  tcpPort: number
+  timeoutMs?: number
+}
+
+const xmlEscape = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;')
+
+// A minimal config that works on 18.16 and keeps everything (data, logs, users) under dataDir,
+// so the server never touches /etc or /var and two data dirs never share state.
+function configXml(dir: string, httpPort: number, tcpPort: number): string {
+  const p = (s: string) => xmlEscape(join(dir, s))
+  return `<?xml version="1.0"?>
+<yandex>
+  <logger><level>warning</level><log>${p('log/server.log')}</log><errorlog>${p('log/error.log')}</errorlog><size>50M</size><count>2</count></logger>
+  <listen_host>127.0.0.1</listen_host>
+  <http_port>${httpPort}</http_port>
+  <tcp_port>${tcpPort}</tcp_port>
+  <path>${p('data')}/</path>
+  <tmp_path>${p('tmp')}/</tmp_path>
+  <user_files_path>${p('user_files')}/</user_files_path>
+  <format_schema_path>${p('format_schemas')}/</format_schema_path>
+  <mark_cache_size>268435456</mark_cache_size>
+  <max_concurrent_queries>200</max_concurrent_queries>
+  <users_config>users.xml</users_config>
+  <default_profile>default</default_profile>
+  <default_database>default</default_database>
+  <timezone>UTC</timezone>
+</yandex>
+`
+}
+
+const USERS_XML = `<?xml version="1.0"?>
+<yandex>
+  <profiles><default><max_memory_usage>8000000000</max_memory_usage></default></profiles>
+  <users><default><password></password><networks><ip>127.0.0.1</ip><ip>::1</ip></networks><profile>default</profile><quota>default</quota></default></users>
+  <quotas><default><interval><duration>3600</duration><queries>0</queries><errors>0</errors><result_rows>0</result_rows><read_rows>0</read_rows><execution_time>0</execution_time></interval></default></quotas>
+</yandex>
+`
+
+export async function pingClickHouse(url: string): Promise<boolean> {
+  const res = await fetch(new URL('/ping', url), { signal: AbortSignal.timeout(1000) })
+  return res.ok
+}
+
+export async function startClickHouseServer(
+  opts: ClickHouseServerOptions,
+): Promise<ManagedProcess & { url: string }> {
+  const dir = resolve(opts.dataDir)
+  for (const d of ['log', 'data', 'tmp', 'user_files', 'format_schemas']) {
+    mkdirSync(join(dir, d), { recursive: true })
+  }
+  writeFileSync(join(dir, 'config.xml'), configXml(dir, opts.httpPort, opts.tcpPort))
+  writeFileSync(join(dir, 'users.xml'), USERS_XML)
+  const pidFile = join(dir, 'server.pid')
+  await stopStale(pidFile, 'clickhouse')
+  const proc = startProcess({
+    name: 'clickhouse-server',
+    bin: opts.bin,
+    args: [`--config-file=${join(dir, 'config.xml')}`],
+    logFile: join(dir, 'log', 'stdout.log'),
+    pidFile,
+    cwd: dir,
+  })
+  const url = `http://127.0.0.1:${opts.httpPort}`
+  let exitCode: number | null = null
+  proc.child.once('exit', (code) => {
+    exitCode = code ?? -1
+  })
+  try {
+    await waitFor(async () => {
+      if (exitCode !== null) throw new Error(`clickhouse-server exited with ${exitCode}`)
+      return pingClickHouse(url)
+    }, opts.timeoutMs ?? 60_000)
+  } catch (err) {
+    proc.kill()
+    throw new Error(
+      `clickhouse-server did not answer on ${url}${exitCode !== null ? ` (exited ${exitCode})` : ''}; see ${join(dir, 'log')}`,
+      { cause: err },
+    )
+  }
+  return { ...proc, url }
+}

@@ -1,0 +1,19 @@
+import { createServer } from 'node:net'
+
+/** A port the OS says is free on loopback now; the caller binds it right away. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer()
+    srv.unref()
+    srv.on('error', reject)
+    srv.listen(0, '127.0.0.1', () => {
+      const addr = srv.address()
+      const port = typeof addr === 'object' && addr ? addr.port : 0
+      srv.close(() => resolve(port))
+    })
+  })
+}
+
+export async function portOrFree(configured: number): Promise<number> {
+  return configured > 0 ? configured : freePort()
+}

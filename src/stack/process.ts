@@ -1,0 +1,87 @@
+import { type ChildProcess, spawn } from 'node:child_process'
+import { openSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+
+export interface ManagedProcess {
+  name: string
+  pid: number
+  stop(): Promise<void>
+  /** Stops it without waiting for a clean exit, as a crash would. */
+  kill(): void
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch {
+    return false
+  }
+}
+
+/** A server left running by a Burrow that was killed outright would hold the data dir's lock. */
+export async function stopStale(pidFile: string, expectCmd: string): Promise<void> {
+  let pid: number
+  try {
+    pid = Number.parseInt(readFileSync(pidFile, 'utf8'), 10)
+  } catch {
+    return
+  }
+  if (!Number.isFinite(pid) || !alive(pid)) return
+  let cmdline = ''
+  try {
+    cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8')
+  } catch {}
+  if (!cmdline.includes(expectCmd)) return
+  process.kill(pid, 'SIGTERM')
+  await waitFor(() => !alive(pid), 15_000, 50).catch(() => process.kill(pid, 'SIGKILL'))
+}
+
+export async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs: number, everyMs = 100) {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    try {
+      if (await check()) return
+    } catch {}
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms`)
+    await new Promise((r) => setTimeout(r, everyMs))
+  }
+}
+
+export function startProcess(opts: {
+  name: string
+  bin: string
+  args: string[]
+  logFile: string
+  pidFile: string
+  cwd?: string
+}): ManagedProcess & { child: ChildProcess } {
+  const out = openSync(opts.logFile, 'a')
+  const child = spawn(opts.bin, opts.args, { stdio: ['ignore', out, out], cwd: opts.cwd })
+  if (child.pid === undefined) throw new Error(`could not start ${opts.name}`)
+  const pid = child.pid
+  writeFileSync(opts.pidFile, String(pid))
+  let exited = false
+  const exit = new Promise<void>((resolve) =>
+    child.once('exit', () => {
+      exited = true
+      resolve()
+    }),
+  )
+  return {
+    name: opts.name,
+    pid,
+    child,
+    kill() {
+      if (!exited) child.kill('SIGKILL')
+    },
+    async stop() {
+      if (!exited) {
+        child.kill('SIGTERM')
+        const timer = setTimeout(() => child.kill('SIGKILL'), 20_000)
+        await exit
+        clearTimeout(timer)
+      }
+      rmSync(opts.pidFile, { force: true })
+    },
+  }
+}

@@ -1,0 +1,21 @@
+import { type ClickHouseClient, ClickHouseLogLevel, createClient } from '@clickhouse/client'
+
+export type { ClickHouseClient }
+
+export function clickhouseClient(url: string, database?: string): ClickHouseClient {
+  return createClient({
+    url,
+    database,
+    request_timeout: 60_000,
+    // 18.16 predates most client-side settings; send none by default.
+    clickhouse_settings: {},
+    compression: { request: false, response: false },
+    // Failures surface as errors to the caller (and its log line); the client's own retry noise is not useful.
+    log: { level: ClickHouseLogLevel.OFF },
+  })
+}
+
+/** Escapes a string as a ClickHouse single-quoted literal (works on every server version). */
+export function quote(s: string): string {
+  return `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`
+}

@@ -1,0 +1,69 @@
+// Runs the real `burrow` CLI as a child process, the way a user does.
+import { type ChildProcess, spawn } from 'node:child_process'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+export const BURROW_BIN = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'bin', 'burrow.js')
+
+export interface CliProcess {
+  child: ChildProcess
+  output(): string
+  /** Resolves when the output matches, rejects when the process exits first or time runs out. */
+  waitFor(pattern: RegExp, timeoutMs?: number): Promise<RegExpMatchArray>
+  exited: Promise<number | null>
+}
+
+export function spawnBurrow(args: string[], env: Record<string, string>): CliProcess {
+  const child = spawn(process.execPath, [BURROW_BIN, ...args], {
+    env: { ...process.env, LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  let out = ''
+  const listeners = new Set<() => void>()
+  const onData = (b: Buffer) => {
+    out += b.toString()
+    for (const l of listeners) l()
+  }
+  child.stdout!.on('data', onData)
+  child.stderr!.on('data', onData)
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
+  return {
+    child,
+    output: () => out,
+    exited,
+    waitFor(pattern, timeoutMs = 60_000) {
+      return new Promise((resolve, reject) => {
+        const check = () => {
+          const m = out.match(pattern)
+          if (m) {
+            cleanup()
+            resolve(m)
+          }
+        }
+        const timer = setTimeout(() => {
+          cleanup()
+          reject(new Error(`timed out waiting for ${pattern}; output:\n${out}`))
+        }, timeoutMs)
+        const cleanup = () => {
+          clearTimeout(timer)
+          listeners.delete(check)
+        }
+        listeners.add(check)
+        exited.then((code) => {
+          if (listeners.has(check)) {
+            cleanup()
+            reject(new Error(`burrow exited (${code}) before ${pattern}; output:\n${out}`))
+          }
+        })
+        check()
+      })
+    },
+  }
+}
+
+/** Runs a CLI command to completion. */
+export async function runBurrow(args: string[], env: Record<string, string>) {
+  const p = spawnBurrow(args, env)
+  const code = await p.exited
+  return { code, output: p.output() }
+}

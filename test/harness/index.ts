@@ -1,0 +1,79 @@
+// What test files use to reach the shared throw-away servers started by global-setup.ts.
+import { mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, inject } from 'vitest'
+import { loadConfig } from '../../src/config/env.ts'
+import { ConfigStore } from '../../src/config/store.ts'
+import { connectNats, type NatsConnection } from '../../src/log/nats.ts'
+import { createLogger } from '../../src/logger.ts'
+import { type RunningBurrow, startBurrow } from '../../src/runtime.ts'
+import { type ClickHouseClient, clickhouseClient } from '../../src/store/clickhouse.ts'
+
+export interface TestStack {
+  natsUrl: string
+  clickhouseUrl: string
+  database: string
+  /** the run's temp dir; servers' data lives below it */
+  dir: string
+  bins: { nats: string; clickhouse: string }
+}
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    stack: TestStack
+  }
+}
+
+export const stack = (): TestStack => inject('stack')
+
+export const tempDir = (prefix = 'burrow-') => mkdtempSync(join(tmpdir(), prefix))
+
+const closers: (() => Promise<unknown>)[] = []
+afterAll(async () => {
+  for (const c of closers.splice(0).reverse()) await c().catch(() => undefined)
+})
+
+/** A client on the migrated test database; closed after the file's tests. */
+export function clickhouse(): ClickHouseClient {
+  const s = stack()
+  const c = clickhouseClient(s.clickhouseUrl, s.database)
+  closers.push(() => c.close())
+  return c
+}
+
+export async function nats(): Promise<NatsConnection> {
+  const nc = await connectNats(stack().natsUrl, 'burrow-test')
+  closers.push(() => nc.close())
+  return nc
+}
+
+/** A team id no other test file uses, for tests that write ClickHouse rows directly. */
+export function uniqueTeamId(): number {
+  return 1_000_000 + Math.floor(Math.random() * 2_000_000_000)
+}
+
+/** A real project (config bucket) of its own for this test file. */
+export async function createTestProject(name = 'test project') {
+  const store = await ConfigStore.open(await nats())
+  const first = await store.getProject(1)
+  const org = first?.organization_id ?? (await store.createOrganization('test org')).id
+  return store.createProject({ name, organization_id: org })
+}
+
+/** Burrow in this process, on the shared servers, with a data dir of its own. */
+export async function startTestBurrow(env: Record<string, string> = {}): Promise<RunningBurrow> {
+  const s = stack()
+  const config = loadConfig({
+    NATS_URL: s.natsUrl,
+    CLICKHOUSE_URL: s.clickhouseUrl,
+    CLICKHOUSE_DATABASE: s.database,
+    DATA_DIR: tempDir('burrow-data-'),
+    PORT: '0',
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    ...env,
+  })
+  const burrow = await startBurrow(config, createLogger(config.LOG_LEVEL))
+  closers.push(() => burrow.stop())
+  return burrow
+}
