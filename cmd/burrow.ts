@@ -8,7 +8,7 @@ import { createLogger, type Logger } from '../src/logger.ts'
 import { startBurrow } from '../src/runtime.ts'
 import { pingClickHouse } from '../src/stack/clickhouse-server.ts'
 import { readStackFile, startStack } from '../src/stack/index.ts'
-import { ensureBinaries } from '../src/stack/install.ts'
+import { type Binary, ensureBinaries } from '../src/stack/install.ts'
 import { migrateClickHouse } from '../src/store/migrate.ts'
 
 function config(overrides: Partial<Record<string, string>> = {}): Config {
@@ -224,9 +224,15 @@ keys
 program
   .command('setup-deps')
   .description('install nats-server and clickhouse-server from Debian when missing (needs root)')
-  .action(() => {
+  .option('--with-browser', 'also install chromium (for the SDK contract tests)')
+  .action((opts: { withBrowser?: boolean }) => {
     const cfg = config()
-    const bins = ensureBinaries(['nats-server', 'clickhouse-server'], {
+    const wanted: Binary[] = [
+      'nats-server',
+      'clickhouse-server',
+      ...(opts.withBrowser ? (['chromium'] as const) : []),
+    ]
+    const bins = ensureBinaries(wanted, {
       autoInstall: cfg.AUTO_INSTALL,
       log: createLogger(cfg.LOG_LEVEL),
     })

@@ -1,6 +1,6 @@
 // JetStream streams and KV buckets Burrow needs, applied idempotently at start and by `burrow migrate`.
 // Subjects of EVENTS: events.<lane>.<partition>, lane = live | historical | overflow; the partition is
-// a hash of (team_id, distinct_id), so one person's events stay in one ordered partition.
+// a hash of team_id, so a team's events (and so each person's) stay in one ordered partition.
 
 export const EVENTS_STREAM = 'EVENTS'
 export const DLQ_STREAM = 'DEAD_LETTERS'

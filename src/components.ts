@@ -1,4 +1,5 @@
 // The parts of Burrow and the roles they run in; the runtime starts those of the configured role.
+import { captureComponent } from './capture/index.ts'
 import type { Component } from './runtime.ts'
 
-export const COMPONENTS: Component[] = []
+export const COMPONENTS: Component[] = [captureComponent]

@@ -3,7 +3,7 @@ import { COMPONENTS } from './components.ts'
 import { type Credentials, ensureDefaults } from './config/bootstrap.ts'
 import type { Config } from './config/env.ts'
 import { ConfigStore } from './config/store.ts'
-import { registerHealth } from './http/health.ts'
+import { registerHealth, registerMetrics } from './http/health.ts'
 import { type App, createHttpServer } from './http/server.ts'
 import { connectNats, migrateJetStream, type NatsConnection } from './log/nats.ts'
 import type { Logger } from './logger.ts'
@@ -72,6 +72,7 @@ export async function startBurrow(
         if (!r.success) throw r.error
       },
     })
+    registerMetrics(app)
     const running: { stop(): Promise<void> }[] = []
     for (const c of components) {
       if (config.ROLE !== 'all' && !c.roles.includes(config.ROLE)) continue

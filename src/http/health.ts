@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify'
+import { registry } from '../metrics.ts'
 
 export type DependencyCheck = () => Promise<void>
 
@@ -34,4 +35,10 @@ export function registerHealth(app: FastifyInstance, checks: Record<string, Depe
       dependencies,
     })
   })
+}
+
+export function registerMetrics(app: FastifyInstance): void {
+  app.get('/metrics', async (_req, reply) =>
+    reply.header('content-type', registry.contentType).send(await registry.metrics()),
+  )
 }

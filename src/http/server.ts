@@ -9,6 +9,7 @@ import Fastify, {
 import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod'
 import { v7 as uuidv7 } from 'uuid'
 import type { Logger } from '../logger.ts'
+import { httpRequests } from '../metrics.ts'
 import { installErrorHandler } from './errors.ts'
 
 export type App = FastifyInstance<
@@ -35,6 +36,11 @@ export function createHttpServer(opts: { log: Logger; bodyLimit: number; trustPr
   app.register(cors, { origin: true, credentials: true, maxAge: 86400 })
   installErrorHandler(app as unknown as FastifyInstance)
   app.addHook('onResponse', (req, reply, done) => {
+    httpRequests.inc({
+      method: req.method,
+      route: req.routeOptions.url ?? 'unmatched',
+      status: reply.statusCode,
+    })
     req.log.info(
       { method: req.method, url: req.url.split('?')[0], status: reply.statusCode, ms: reply.elapsedTime },
       'request',

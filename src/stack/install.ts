@@ -8,6 +8,8 @@ export const BINARIES = {
     pkg: 'clickhouse-server',
     paths: ['/usr/sbin/clickhouse-server', '/usr/bin/clickhouse-server'],
   },
+  // only the SDK contract tests need it (posthog-js runs in headless Chromium)
+  chromium: { pkg: 'chromium', paths: ['/usr/bin/chromium'] },
 } as const
 
 export type Binary = keyof typeof BINARIES

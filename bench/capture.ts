@@ -1,0 +1,107 @@
+// Capture throughput and latency against publishing the same events to JetStream directly.
+// Run: npx tsx bench/capture.ts   (env BATCHES, SINGLES to size it)
+import { jetstream } from '@nats-io/jetstream'
+import { v7 as uuidv7 } from 'uuid'
+import { EventPublisher } from '../src/capture/publisher.ts'
+import type { CapturedEvent } from '../src/log/messages.ts'
+import { connectNats } from '../src/log/nats.ts'
+import { benchBurrow, latencyLine, rate, runPool } from './lib.ts'
+
+const BATCHES = Number(process.env.BATCHES ?? 200)
+const BATCH_SIZE = 1000
+const SINGLES = Number(process.env.SINGLES ?? 5000)
+
+const burrow = await benchBurrow({ OVERFLOW_EVENTS_PER_SECOND: '1000000000' })
+const token = burrow.credentials.project_api_key
+const teamId = burrow.credentials.project_id
+
+const sdkEvent = (i: number) => ({
+  event: '$pageview',
+  distinct_id: `user-${i % 5000}`,
+  uuid: uuidv7(),
+  timestamp: new Date().toISOString(),
+  properties: { $current_url: `https://example.com/p/${i % 100}`, $browser: 'Chrome', $lib: 'bench', n: i },
+})
+
+async function post(path: string, body: unknown) {
+  const res = await fetch(`${burrow.url}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  })
+  if (res.status !== 200) throw new Error(`${path}: ${res.status} ${await res.text()}`)
+  await res.arrayBuffer()
+}
+
+// warm up
+await post('/batch/', { api_key: token, batch: [sdkEvent(0)] })
+
+let t0 = performance.now()
+const batchLat = await runPool(BATCHES, 4, (i) =>
+  post('/batch/', {
+    api_key: token,
+    batch: Array.from({ length: BATCH_SIZE }, (_, j) => sdkEvent(i * BATCH_SIZE + j)),
+  }),
+)
+const batchMs = performance.now() - t0
+
+t0 = performance.now()
+const singleLat = await runPool(SINGLES, 32, (i) => post('/i/v0/e/', { api_key: token, ...sdkEvent(i) }))
+const singleMs = performance.now() - t0
+
+// Baselines on the same server: the same events, already stamped, published straight to JetStream.
+const stamped = (i: number): CapturedEvent => {
+  const e = sdkEvent(i)
+  const now = new Date().toISOString()
+  return { ...e, timestamp: now, now, sent_at: null, ip: '127.0.0.1', team_id: teamId }
+}
+const nc = await connectNats(burrow.natsUrl)
+const publisher = new EventPublisher(nc, {
+  partitions: 4,
+  chunkEvents: BATCH_SIZE,
+  ackTimeoutMs: 10_000,
+})
+t0 = performance.now()
+await runPool(BATCHES, 4, async (i) => {
+  const events = Array.from({ length: BATCH_SIZE }, (_, j) => ({
+    lane: 'live' as const,
+    event: stamped(i * BATCH_SIZE + j),
+  }))
+  await publisher.publish(publisher.chunk(teamId, events).chunks)
+})
+const directChunkMs = performance.now() - t0
+
+const js = jetstream(nc)
+const enc = new TextEncoder()
+t0 = performance.now()
+await runPool(SINGLES, 32, async (i) => {
+  const e = stamped(i)
+  await js.publish(
+    'events.live.0',
+    enc.encode(JSON.stringify({ v: 1, team_id: teamId, lane: 'live', events: [e] })),
+    {
+      msgID: e.uuid,
+    },
+  )
+})
+const directSingleMs = performance.now() - t0
+
+const batchRate = rate(BATCHES * BATCH_SIZE, batchMs)
+const singleRate = rate(SINGLES, singleMs)
+const directChunkRate = rate(BATCHES * BATCH_SIZE, directChunkMs)
+const directSingleRate = rate(SINGLES, directSingleMs)
+console.log(
+  `capture /batch/ (${BATCHES} x ${BATCH_SIZE} events, 4 in flight): ${batchRate} events/s  request ${latencyLine(batchLat)}`,
+)
+console.log(
+  `direct JetStream publish, same chunks:            ${directChunkRate} events/s  ratio capture/direct ${(batchRate / directChunkRate).toFixed(2)}`,
+)
+console.log(
+  `capture /i/v0/e/ (${SINGLES} single events, 32 in flight): ${singleRate} events/s  request ${latencyLine(singleLat)}`,
+)
+console.log(
+  `direct JetStream publish, one message per event:  ${directSingleRate} events/s  ratio capture/direct ${(singleRate / directSingleRate).toFixed(2)}`,
+)
+await nc.close()
+await burrow.cleanup()
+process.exit(0)

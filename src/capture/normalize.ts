@@ -1,0 +1,195 @@
+import { validate as isUuid, v7 as uuidv7 } from 'uuid'
+import { z } from 'zod'
+import { AuthenticationError, ValidationError } from '../errors.ts'
+import type { CapturedEvent } from '../log/messages.ts'
+
+// From a decoded body to the events Burrow stores: find the project token, apply PostHog's drop
+// rules (no name, no or empty distinct_id: dropped, the request still succeeds), and stamp each
+// event with uuid, receive time, clock-skew corrected timestamp and client ip.
+
+const Obj = z.record(z.string(), z.unknown())
+
+const RawEvent = z
+  .object({
+    event: z.unknown().optional(),
+    distinct_id: z.unknown().optional(),
+    $distinct_id: z.unknown().optional(),
+    properties: z.unknown().optional(),
+    timestamp: z.unknown().optional(),
+    uuid: z.unknown().optional(),
+    sent_at: z.unknown().optional(),
+    offset: z.unknown().optional(),
+    api_key: z.unknown().optional(),
+    token: z.unknown().optional(),
+    $token: z.unknown().optional(),
+    $set: z.unknown().optional(),
+    $set_once: z.unknown().optional(),
+  })
+  .passthrough()
+type RawEvent = z.infer<typeof RawEvent>
+
+const Envelope = z
+  .object({
+    batch: z.array(z.unknown()),
+    api_key: z.unknown().optional(),
+    token: z.unknown().optional(),
+    historical_migration: z.unknown().optional(),
+    sent_at: z.unknown().optional(),
+  })
+  .passthrough()
+
+export const DROP_REASONS = [
+  'no_event_name',
+  'no_distinct_id',
+  'invalid_distinct_id',
+  'invalid_event',
+] as const
+export type DropReason = (typeof DROP_REASONS)[number] | 'event_too_large'
+
+export interface ParsedRequest {
+  token: string
+  historical: boolean
+  items: unknown[]
+  sentAt: unknown
+}
+
+const str = (v: unknown) => (typeof v === 'string' && v.length > 0 ? v : undefined)
+
+function tokenOf(e: unknown): string | undefined {
+  const p = RawEvent.safeParse(e)
+  if (!p.success) return undefined
+  const props = Obj.safeParse(p.data.properties)
+  return (
+    str(p.data.api_key) ??
+    str(p.data.token) ??
+    str(p.data.$token) ??
+    (props.success ? (str(props.data.token) ?? str(props.data.$token)) : undefined)
+  )
+}
+
+/** Splits a body (one event, an array of events, or `{batch: [...]}`) into its items and token. */
+export function parseEnvelope(body: unknown, query: { token?: string; sentAtMs?: number }): ParsedRequest {
+  let items: unknown[]
+  let token: string | undefined
+  let historical = false
+  let sentAt: unknown = query.sentAtMs
+  if (Array.isArray(body)) {
+    items = body
+  } else if (body !== null && typeof body === 'object') {
+    const env = Envelope.safeParse(body)
+    if (env.success) {
+      items = env.data.batch
+      token = str(env.data.api_key) ?? str(env.data.token)
+      historical = env.data.historical_migration === true
+      sentAt = env.data.sent_at ?? sentAt
+    } else if ('batch' in body) {
+      throw new ValidationError('batch must be an array of events.', 'batch', 'invalid_payload')
+    } else {
+      items = [body]
+      const b = body as Record<string, unknown>
+      historical = b.historical_migration === true
+    }
+  } else {
+    throw new ValidationError(
+      'Body must be an event, an array of events or a batch object.',
+      null,
+      'invalid_payload',
+    )
+  }
+  token ??= items.map(tokenOf).find(Boolean) ?? str(query.token)
+  if (!token) {
+    throw new AuthenticationError(
+      'API key not found. Send the project API key as api_key, token or properties.token.',
+      'missing_api_key',
+    )
+  }
+  return { token, historical, items, sentAt }
+}
+
+// ClickHouse strings may hold NUL, but ids and names with one break exports and clients.
+const withoutNul = (s: string) => s.replaceAll('\u0000', '\uFFFD')
+
+const MAX_DISTINCT_ID_LENGTH = 200
+const MAX_EVENT_NAME_LENGTH = 200
+/** A timestamp further ahead than this is the client's clock, not the event: use receive time. */
+const MAX_FUTURE_MS = 23 * 3600 * 1000
+
+function distinctIdOf(e: RawEvent, props: Record<string, unknown>): { id: string } | { drop: DropReason } {
+  const raw = e.distinct_id ?? e.$distinct_id ?? props.distinct_id ?? props.$distinct_id
+  if (raw === undefined || raw === null) return { drop: 'no_distinct_id' }
+  let id: string
+  if (typeof raw === 'string') id = raw
+  else if (typeof raw === 'number' && Number.isFinite(raw)) id = String(raw)
+  else if (typeof raw === 'boolean') id = String(raw)
+  else return { drop: 'invalid_distinct_id' }
+  id = id.trim()
+  if (id.length === 0) return { drop: 'no_distinct_id' }
+  return { id: withoutNul(id).slice(0, MAX_DISTINCT_ID_LENGTH) }
+}
+
+function parseTime(v: unknown): number | undefined {
+  if (typeof v === 'number' && Number.isFinite(v)) return v
+  if (typeof v !== 'string' || v.length === 0) return undefined
+  const t = Date.parse(v)
+  return Number.isNaN(t) ? undefined : t
+}
+
+/**
+ * PostHog's timestamp rule: with both `timestamp` and `sent_at` the client's clock skew is removed
+ * (now + timestamp − sent_at); with `offset` (ms ago) it is now − offset; else `timestamp`; else now.
+ */
+export function eventTimeMs(
+  e: { timestamp?: unknown; sent_at?: unknown; offset?: unknown },
+  requestSentAt: unknown,
+  nowMs: number,
+): number {
+  const ts = parseTime(e.timestamp)
+  const sentAt = parseTime(e.sent_at) ?? parseTime(requestSentAt)
+  let t: number
+  if (ts !== undefined && sentAt !== undefined) t = nowMs + (ts - sentAt)
+  else if (typeof e.offset === 'number' && Number.isFinite(e.offset)) t = nowMs - e.offset
+  else t = ts ?? nowMs
+  if (!Number.isFinite(t) || t - nowMs > MAX_FUTURE_MS || t < 0 || t > 253402300799000) return nowMs
+  return Math.round(t)
+}
+
+export type Normalized = { ok: CapturedEvent } | { drop: DropReason }
+
+export function normalizeEvent(
+  item: unknown,
+  ctx: { teamId: number; nowMs: number; ip: string | null; sentAt: unknown },
+): Normalized {
+  const parsed = RawEvent.safeParse(item)
+  if (!parsed.success) return { drop: 'invalid_event' }
+  const e = parsed.data
+  const propsParsed = Obj.safeParse(e.properties ?? {})
+  if (!propsParsed.success) return { drop: 'invalid_event' }
+  const properties: Record<string, unknown> = { ...propsParsed.data }
+  let name = e.event
+  // Legacy /engage/ payloads carry person updates without an event name.
+  if (name === undefined && (e.$set !== undefined || e.$set_once !== undefined)) {
+    name = '$identify'
+    if (e.$set !== undefined) properties.$set = e.$set
+    if (e.$set_once !== undefined) properties.$set_once = e.$set_once
+  }
+  if (typeof name !== 'string' || name.trim().length === 0) return { drop: 'no_event_name' }
+  const distinctId = distinctIdOf(e, properties)
+  if ('drop' in distinctId) return distinctId
+  delete properties.token
+  delete properties.$token
+  const sentAtRaw = e.sent_at ?? ctx.sentAt
+  const sentAtMs = parseTime(sentAtRaw)
+  return {
+    ok: {
+      uuid: typeof e.uuid === 'string' && isUuid(e.uuid) ? e.uuid.toLowerCase() : uuidv7(),
+      event: withoutNul(name).slice(0, MAX_EVENT_NAME_LENGTH),
+      distinct_id: distinctId.id,
+      properties,
+      timestamp: new Date(eventTimeMs(e, ctx.sentAt, ctx.nowMs)).toISOString(),
+      now: new Date(ctx.nowMs).toISOString(),
+      sent_at: sentAtMs !== undefined ? new Date(sentAtMs).toISOString() : null,
+      ip: ctx.ip,
+      team_id: ctx.teamId,
+    },
+  }
+}

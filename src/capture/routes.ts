@@ -1,0 +1,88 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import { z } from 'zod'
+import type { Lane } from '../../schema/jetstream.ts'
+import type { Project } from '../config/documents.ts'
+import type { Config } from '../config/env.ts'
+import { AuthenticationError } from '../errors.ts'
+import type { CapturedEvent } from '../log/messages.ts'
+import { capturedEvents, droppedEvents, publishSeconds } from '../metrics.ts'
+import { decodeBody } from './decode.ts'
+import { type DropReason, normalizeEvent, parseEnvelope } from './normalize.ts'
+import type { OverflowDetector } from './overflow.ts'
+import type { EventPublisher } from './publisher.ts'
+
+export const CAPTURE_PATHS = ['/i/v0/e', '/batch', '/e', '/capture', '/track', '/engage', '/s'] as const
+
+const CaptureQuery = z
+  .object({
+    compression: z.string().optional(),
+    token: z.string().optional(),
+    api_key: z.string().optional(),
+    _: z.coerce.number().optional().catch(undefined),
+    historical_migration: z.string().optional(),
+  })
+  .passthrough()
+
+export interface CaptureDeps {
+  config: Config
+  publisher: EventPublisher
+  overflow: OverflowDetector
+  projectByToken(token: string): Promise<Project | undefined>
+}
+
+export function registerCaptureRoutes(app: FastifyInstance, deps: CaptureDeps): void {
+  // Capture bodies arrive in many wrappings; take them raw and decode in decode.ts.
+  app.removeAllContentTypeParsers()
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body))
+
+  const handler = async (req: FastifyRequest) => {
+    const query = CaptureQuery.parse(req.query ?? {})
+    const nowMs = Date.now()
+    const body = decodeBody({
+      body: Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0),
+      contentType: req.headers['content-type'],
+      contentEncoding: req.headers['content-encoding'],
+      compression: query.compression,
+      maxDecompressedBytes: deps.config.CAPTURE_MAX_BODY_BYTES * 5,
+    })
+    const parsed = parseEnvelope(body, { token: query.token ?? query.api_key, sentAtMs: query._ })
+    const project = await deps.projectByToken(parsed.token)
+    if (!project) throw new AuthenticationError('Project API key invalid.', 'invalid_api_key')
+    const historical = parsed.historical || query.historical_migration === 'true'
+    const accepted: { lane: Lane; event: CapturedEvent }[] = []
+    const drops = new Map<DropReason, number>()
+    const drop = (reason: DropReason, n = 1) => drops.set(reason, (drops.get(reason) ?? 0) + n)
+    const ctx = { teamId: project.id, nowMs, ip: req.ip ?? null, sentAt: parsed.sentAt }
+    for (const item of parsed.items) {
+      const n = normalizeEvent(item, ctx)
+      if ('drop' in n) {
+        drop(n.drop)
+        continue
+      }
+      const lane: Lane = historical
+        ? 'historical'
+        : deps.overflow.allow(project.id, n.ok.distinct_id, nowMs)
+          ? 'live'
+          : 'overflow'
+      accepted.push({ lane, event: n.ok })
+    }
+    const { chunks, tooLarge } = deps.publisher.chunk(project.id, accepted)
+    if (tooLarge.length) drop('event_too_large', tooLarge.length)
+    if (chunks.length) {
+      const end = publishSeconds.startTimer()
+      await deps.publisher.publish(chunks)
+      end()
+      for (const { chunk } of chunks) capturedEvents.inc({ lane: chunk.lane }, chunk.events.length)
+    }
+    if (drops.size) {
+      for (const [reason, n] of drops) droppedEvents.inc({ reason }, n)
+      req.log.info({ project_id: project.id, dropped: Object.fromEntries(drops) }, 'events dropped')
+    }
+    return { status: 1 }
+  }
+
+  for (const path of CAPTURE_PATHS) {
+    app.post(path, handler)
+    app.post(`${path}/`, handler)
+  }
+}

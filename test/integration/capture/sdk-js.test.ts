@@ -1,0 +1,86 @@
+import { readFileSync } from 'node:fs'
+import { createServer, type Server } from 'node:http'
+import { createRequire } from 'node:module'
+import type { AddressInfo } from 'node:net'
+import { chromium } from 'playwright-core'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { Project } from '../../../src/config/documents.ts'
+import type { NatsConnection } from '../../../src/log/nats.ts'
+import type { RunningBurrow } from '../../../src/runtime.ts'
+import { createTestProject, nats, startTestBurrow } from '../../harness/index.ts'
+import { waitForEvents } from '../../harness/log.ts'
+
+const require = createRequire(import.meta.url)
+const CHROMIUM = '/usr/bin/chromium'
+
+let burrow: RunningBurrow
+let project: Project
+let nc: NatsConnection
+let page: Server
+
+beforeAll(async () => {
+  burrow = await startTestBurrow()
+  project = await createTestProject('posthog-js')
+  nc = await nats()
+  const bundle = readFileSync(require.resolve('posthog-js/dist/array.full.js'))
+  const html = `<!doctype html><html><head><title>burrow test</title>
+<script src="/posthog.js"></script>
+<script>
+  posthog.init(${JSON.stringify(project.api_token)}, {
+    api_host: ${JSON.stringify(burrow.url)},
+    autocapture: false,
+    disable_session_recording: true,
+    loaded: function () { window.__loaded = true },
+  })
+</script></head><body><h1>hello</h1></body></html>`
+  page = createServer((req, res) => {
+    if (req.url === '/posthog.js') {
+      res.writeHead(200, { 'content-type': 'application/javascript' })
+      res.end(bundle)
+    } else {
+      res.writeHead(200, { 'content-type': 'text/html' })
+      res.end(html)
+    }
+  })
+  await new Promise<void>((r) => page.listen(0, '127.0.0.1', r))
+})
+
+afterAll(() => new Promise<void>((r) => page.close(() => r())))
+
+describe('posthog-js in headless Chromium pointed at Burrow', () => {
+  it('delivers the $pageview it sends with its default settings', async () => {
+    const browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: [
+        // posthog-js treats navigator.webdriver as a bot and drops its events
+        '--disable-blink-features=AutomationControlled',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
+    })
+    try {
+      // posthog-js drops events from user agents that look like bots, HeadlessChrome included:
+      // present a regular desktop Chrome so the SDK runs with its defaults.
+      const tab = await browser.newPage({
+        userAgent:
+          'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/130.0.0.0 Safari/537.36',
+      })
+      const url = `http://127.0.0.1:${(page.address() as AddressInfo).port}/`
+      await tab.goto(url)
+      await tab.waitForFunction(() => (window as unknown as { __loaded?: boolean }).__loaded === true)
+      const events = await waitForEvents(nc, project.id, 1, 20_000)
+      const pageview = events.find((e) => e.event === '$pageview')
+      expect(pageview).toBeDefined()
+      expect(pageview!.properties.$current_url).toBe(url)
+      expect(pageview!.properties.$lib).toBe('web')
+      expect(pageview!.distinct_id.length).toBeGreaterThan(0)
+    } finally {
+      await browser.close()
+    }
+  })
+})
