@@ -48,6 +48,7 @@ export const EnvSchema = z.object({
   LOG_PARTITIONS: z.coerce.number().int().min(1).max(256).default(4),
   PROJECTOR_BATCH_SIZE: z.coerce.number().int().min(1).default(100),
   PROJECTOR_MAX_WAIT_MS: z.coerce.number().int().min(1).default(200),
+  API_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(1200),
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().positive().default(15_000),
 })
 

@@ -77,3 +77,32 @@ export async function startTestBurrow(env: Record<string, string> = {}): Promise
   closers.push(() => burrow.stop())
   return burrow
 }
+
+/** A personal API key of the default user (run startTestBurrow first, which creates that user). */
+export async function createTestKey(scopes: string[], projects: number[] | null = null): Promise<string> {
+  const store = await ConfigStore.open(await nats())
+  const { key } = await store.createPersonalKey({ user_id: 1, label: 'test', scopes, projects })
+  return key
+}
+
+/** fetch with a personal API key and JSON body. */
+export function api(base: string, key: string | null) {
+  return async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
+    const res = await fetch(`${base}${path}`, {
+      method,
+      headers: {
+        ...(key ? { authorization: `Bearer ${key}` } : {}),
+        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+        ...headers,
+      },
+      body: body !== undefined ? JSON.stringify(body) : undefined,
+    })
+    const text = await res.text()
+    let json: unknown = null
+    try {
+      json = text ? JSON.parse(text) : null
+    } catch {}
+    // biome-ignore lint/suspicious/noExplicitAny: test convenience
+    return { status: res.status, headers: res.headers, body: json as any, text }
+  }
+}

@@ -1,0 +1,22 @@
+import type { FastifyInstance } from 'fastify'
+import type { Component } from '../runtime.ts'
+import { RateLimiter } from './auth.ts'
+import type { ApiContext } from './context.ts'
+import { registerProjectRoutes } from './projects.ts'
+
+/** Each part of the management/query API adds its routes through one of these. */
+type RouteModule = (app: FastifyInstance, ctx: ApiContext) => void | Promise<void>
+
+const ROUTE_MODULES: RouteModule[] = [registerProjectRoutes]
+
+export const apiComponent: Component = {
+  name: 'api',
+  roles: ['api'],
+  async start(rt, app) {
+    const ctx: ApiContext = { rt, limiter: new RateLimiter(rt.config.API_RATE_LIMIT_PER_MINUTE) }
+    await app.register(async (scope) => {
+      for (const m of ROUTE_MODULES) await m(scope as unknown as FastifyInstance, ctx)
+    })
+    return undefined
+  },
+}

@@ -1,0 +1,42 @@
+import type { FastifyRequest } from 'fastify'
+import { z } from 'zod'
+
+export const DEFAULT_PAGE = 100
+export const MAX_PAGE = 1000
+
+/** `limit`/`offset` of every list endpoint: integers, limit 1..1000 (default 100), offset >= 0. */
+export const PageQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(MAX_PAGE).default(DEFAULT_PAGE),
+  offset: z.coerce.number().int().min(0).default(0),
+})
+export type Page = z.infer<typeof PageQuery>
+
+export interface Envelope<T> {
+  count: number
+  next: string | null
+  previous: string | null
+  results: T[]
+}
+
+function pageUrl(req: FastifyRequest, limit: number, offset: number): string {
+  const host = req.headers['x-forwarded-host'] ?? req.headers.host ?? 'localhost'
+  const url = new URL(req.url, `${req.protocol}://${host}`)
+  url.searchParams.set('limit', String(limit))
+  url.searchParams.set('offset', String(offset))
+  return url.toString()
+}
+
+/** The paginated envelope with absolute next/previous links that keep the other query params. */
+export function envelope<T>(req: FastifyRequest, page: Page, count: number, results: T[]): Envelope<T> {
+  const { limit, offset } = page
+  return {
+    count,
+    next: offset + limit < count ? pageUrl(req, limit, offset + limit) : null,
+    previous: offset > 0 ? pageUrl(req, limit, Math.max(0, offset - limit)) : null,
+    results,
+  }
+}
+
+export function paginate<T>(req: FastifyRequest, page: Page, all: T[]): Envelope<T> {
+  return envelope(req, page, all.length, all.slice(page.offset, page.offset + page.limit))
+}
