@@ -1,0 +1,163 @@
+import type { FlagCondition, FlagDefinition, JsonValue } from './definition.ts'
+import { inRollout, pickVariant } from './hash.ts'
+import { type MatchOptions, matchProperty } from './match.ts'
+
+export interface EvalInput {
+  distinctId: string
+  personProperties: Record<string, unknown>
+  groups: Record<string, string>
+  groupProperties: Record<string, Record<string, unknown>>
+  groupTypeIndexToName: Record<number, string>
+}
+
+export interface FlagReason {
+  code: string
+  condition_index: number | null
+  description: string
+}
+
+export interface FlagResult {
+  key: string
+  enabled: boolean
+  variant: string | null
+  reason: FlagReason
+  payload: string | null
+  error?: string
+}
+
+export interface FlagEvaluation {
+  results: Record<string, FlagResult>
+  errorsWhileComputingFlags: boolean
+  // Why each left-out flag failed, for logs; never sent to clients.
+  errors: Record<string, string>
+}
+
+export type EvaluateOptions = MatchOptions
+
+// Reason codes and their ranking from PostHog's flags service
+// (rust/feature-flags/src/flags/flag_match_reason.rs): when no condition matches, the
+// highest-ranked reason among the conditions is reported.
+export const REASON_SCORE = {
+  condition_match: 4,
+  out_of_rollout_bound: 3,
+  no_condition_match: 2,
+  no_group_type: 1,
+} as const
+
+export type ReasonCode = keyof typeof REASON_SCORE
+
+// Descriptions as the Rust service words them (FlagDetails::get_reason_description).
+function describe(code: ReasonCode, conditionIndex: number | null): string {
+  if (code === 'condition_match') return `Matched condition set ${(conditionIndex ?? 0) + 1}`
+  if (code === 'out_of_rollout_bound') return 'Out of rollout bound'
+  if (code === 'no_group_type') return 'No group type'
+  return 'No matching condition set'
+}
+
+function reason(code: ReasonCode, conditionIndex: number | null): FlagReason {
+  return { code, condition_index: conditionIndex, description: describe(code, conditionIndex) }
+}
+
+// Stored payloads may be JSON text already (what PostHog's UI saves) or structured JSON;
+// clients always receive text.
+export function payloadText(payload: JsonValue | undefined): string | null {
+  if (payload === undefined || payload === null) return null
+  return typeof payload === 'string' ? payload : JSON.stringify(payload)
+}
+
+interface Subject {
+  identifier: string
+  properties: Record<string, unknown>
+}
+
+// Person flags bucket by distinct id; group flags by the key of their group type, which
+// must have been sent with the request.
+function subjectFor(flag: FlagDefinition, input: EvalInput): Subject | null {
+  const groupTypeIndex = flag.filters.aggregation_group_type_index
+  if (groupTypeIndex === null || groupTypeIndex === undefined) {
+    return { identifier: input.distinctId, properties: input.personProperties }
+  }
+  const groupType = input.groupTypeIndexToName[groupTypeIndex]
+  const groupKey = groupType === undefined ? undefined : input.groups[groupType]
+  if (groupType === undefined || groupKey === undefined || groupKey === '') return null
+  return { identifier: String(groupKey), properties: input.groupProperties[groupType] ?? {} }
+}
+
+function conditionOutcome(
+  flag: FlagDefinition,
+  condition: FlagCondition,
+  subject: Subject,
+  options: EvaluateOptions,
+): ReasonCode {
+  // Every filter is checked (no short circuit), so a broken regex fails the flag for
+  // everyone rather than only for people who reach it.
+  const results = condition.properties.map((filter) => matchProperty(filter, subject.properties, options))
+  if (!results.every(Boolean)) return 'no_condition_match'
+  const rollout = condition.rollout_percentage ?? 100
+  return inRollout(flag.key, subject.identifier, rollout) ? 'condition_match' : 'out_of_rollout_bound'
+}
+
+// Evaluates one flag; throws when the definition cannot be evaluated (e.g. a bad regex).
+export function evaluateFlag(
+  flag: FlagDefinition,
+  input: EvalInput,
+  options: EvaluateOptions = {},
+): FlagResult {
+  const subject = subjectFor(flag, input)
+  if (!subject) {
+    return {
+      key: flag.key,
+      enabled: false,
+      variant: null,
+      reason: reason('no_group_type', null),
+      payload: null,
+    }
+  }
+  // PostHog evaluates conditions that carry a variant override first, keeping their order
+  // otherwise (stable sort in flag_matching.rs get_match); indexes stay the original ones.
+  const ordered = flag.filters.groups
+    .map((condition, index) => ({ condition, index }))
+    .sort((a, b) => Number(a.condition.variant == null) - Number(b.condition.variant == null))
+  const variants = flag.filters.multivariate?.variants ?? []
+  let best: ReasonCode = 'no_condition_match'
+  let bestIndex: number | null = null
+  for (const { condition, index } of ordered) {
+    const outcome = conditionOutcome(flag, condition, subject, options)
+    if (REASON_SCORE[best] <= REASON_SCORE[outcome]) {
+      best = outcome
+      bestIndex = index
+    }
+    if (outcome !== 'condition_match') continue
+    const override = condition.variant
+    const variant =
+      override != null && variants.some((candidate) => candidate.key === override)
+        ? override
+        : pickVariant(flag.key, subject.identifier, variants)
+    return {
+      key: flag.key,
+      enabled: true,
+      variant,
+      reason: reason('condition_match', index),
+      payload: payloadText(flag.filters.payloads[variant ?? 'true']),
+    }
+  }
+  return { key: flag.key, enabled: false, variant: null, reason: reason(best, bestIndex), payload: null }
+}
+
+export function evaluateFlags(
+  flags: FlagDefinition[],
+  input: EvalInput,
+  options: EvaluateOptions = {},
+): FlagEvaluation {
+  const results: Record<string, FlagResult> = {}
+  const errors: Record<string, string> = {}
+  for (const flag of flags) {
+    if (!flag.active || flag.deleted) continue
+    try {
+      results[flag.key] = evaluateFlag(flag, input, options)
+    } catch (error) {
+      errors[flag.key] = error instanceof Error ? error.message : String(error)
+    }
+  }
+  return { results, errorsWhileComputingFlags: Object.keys(errors).length > 0, errors }
+}

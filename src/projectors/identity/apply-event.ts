@@ -1,0 +1,106 @@
+import {
+  addGroupProperties,
+  groupColumns,
+  groupTypeIndex,
+  upsertGroupFromIdentify,
+  validateGroupIdentify,
+} from './groups.ts'
+import { normalizeEvent } from './normalize.ts'
+import { PERSONLESS_CREATED_AT_MS, uuidFromDistinctId } from './person-uuid.ts'
+import { processPerson } from './persons.ts'
+import { asPlainObject } from './property-updates.ts'
+import { emptyChanges, IdentitySession } from './session.ts'
+import type { ApplyEventResult, IdentityEvent, IdentityStore, PersonMode } from './types.ts'
+
+// A personless event for a person created more than this long before it was most likely sent after the
+// person existed; PostHog marks such events 'force_upgrade' instead of 'propertyless'.
+const FORCE_UPGRADE_GRACE_MS = 60_000
+
+const GROUP_PROPERTY_KEYS = [0, 1, 2, 3, 4].map((index) => `$group_${index}`)
+
+// Decides the person (and groups) an event belongs to, in log order. The store is only read; everything the
+// event changes comes back in `changes`, which the caller must apply before the next event of the team.
+export async function applyEvent(
+  store: IdentityStore,
+  teamId: number,
+  event: IdentityEvent,
+): Promise<ApplyEventResult> {
+  const normalized = normalizeEvent(event)
+  const warnings = [...normalized.warnings]
+  let properties = normalized.properties
+  const drop =
+    normalized.drop ?? (event.event === '$groupidentify' ? validateGroupIdentify(properties) : undefined)
+  if (drop) return { dropped: true, reason: drop, warnings, changes: emptyChanges(teamId) }
+
+  const session = new IdentitySession(store, teamId)
+
+  if (!normalized.processPerson) {
+    const stamped = await personlessPerson(session, teamId, event)
+    properties = { ...properties }
+    for (const key of GROUP_PROPERTY_KEYS) delete properties[key]
+    return {
+      dropped: false,
+      ...stamped,
+      personProperties: {},
+      groupColumns: groupColumns(properties),
+      eventProperties: properties,
+      warnings,
+      changes: session.toChanges(),
+    }
+  }
+
+  const person = await processPerson({
+    session,
+    teamId,
+    eventName: event.event,
+    eventUuid: event.uuid,
+    distinctId: event.distinct_id,
+    properties,
+    timestampMs: event.timestamp_ms,
+    warnings,
+    updateIsIdentified: false,
+  })
+
+  // PostHog registers the identified group's type before the types named in $groups.
+  if (event.event === '$groupidentify' && properties.$group_type != null && properties.$group_set != null) {
+    await groupTypeIndex(session, String(properties.$group_type))
+  }
+  properties = await addGroupProperties(session, properties)
+  if (event.event === '$groupidentify') await upsertGroupFromIdentify(session, properties, event.timestamp_ms)
+
+  return {
+    dropped: false,
+    personId: person.id,
+    // The event shows what it set even where a merge kept another value, as in PostHog.
+    personProperties: { ...person.properties, ...(asPlainObject(properties.$set) ?? {}) },
+    personCreatedAtMs: person.createdAtMs,
+    personMode: 'full',
+    groupColumns: groupColumns(properties),
+    eventProperties: properties,
+    warnings,
+    changes: session.toChanges(),
+  }
+}
+
+async function personlessPerson(
+  session: IdentitySession,
+  teamId: number,
+  event: IdentityEvent,
+): Promise<{ personId: string; personCreatedAtMs: number; personMode: PersonMode }> {
+  const existing = await session.getPersonByDistinctId(event.distinct_id)
+  if (existing) {
+    const late = event.timestamp_ms > existing.createdAtMs + FORCE_UPGRADE_GRACE_MS
+    return {
+      personId: existing.id,
+      personCreatedAtMs: existing.createdAtMs,
+      personMode: late ? 'force_upgrade' : 'propertyless',
+    }
+  }
+  // Remembered so that a later identify knows this id's deterministic person id is already on events.
+  if (!(await session.isPersonless(event.distinct_id))) session.markPersonless(event.distinct_id)
+  return {
+    personId: uuidFromDistinctId(teamId, event.distinct_id),
+    personCreatedAtMs: PERSONLESS_CREATED_AT_MS,
+    personMode: 'propertyless',
+  }
+}

@@ -1,0 +1,92 @@
+import { asPlainObject, sameValue } from './property-updates.ts'
+import type { IdentitySession } from './session.ts'
+import type { DropReason, GroupColumns, Properties } from './types.ts'
+
+export const MAX_GROUP_TYPES_PER_TEAM = 5
+export const MAX_GROUP_KEY_LENGTH = 400
+
+// Postgres (PostHog's store) cannot hold NUL; PostHog swaps it for U+FFFD and so do we, to keep keys equal.
+function sanitizeGroupKey(key: unknown): string {
+  return String(key).replaceAll('\u0000', '\uFFFD')
+}
+
+// Checked before anything else is written so that a rejected event leaves no trace.
+export function validateGroupIdentify(properties: Properties): DropReason | undefined {
+  const groupSet = properties.$group_set
+  if (groupSet !== undefined && groupSet !== null && !asPlainObject(groupSet)) return 'invalid_group_set'
+  const groupKey = properties.$group_key
+  if (groupKey && String(groupKey).length > MAX_GROUP_KEY_LENGTH) return 'group_key_too_long'
+  return undefined
+}
+
+// Types get indexes 0-4 in order of first appearance; once five exist, new types are ignored for good.
+export async function groupTypeIndex(session: IdentitySession, groupType: string): Promise<number | null> {
+  const types = await session.getGroupTypes()
+  const known = types.find((mapping) => mapping.groupType === groupType)
+  if (known) return known.groupTypeIndex
+  if (types.length >= MAX_GROUP_TYPES_PER_TEAM) return null
+  const index = types.length
+  await session.addGroupType({ groupType, groupTypeIndex: index })
+  return index
+}
+
+// Maps $groups {type: key} onto $group_<index> properties; it registers new types but never creates a group.
+export async function addGroupProperties(
+  session: IdentitySession,
+  properties: Properties,
+): Promise<Properties> {
+  const groups = asPlainObject(properties.$groups)
+  if (!groups) return properties
+  const next = { ...properties }
+  for (const [groupType, groupKey] of Object.entries(groups)) {
+    const index = await groupTypeIndex(session, groupType)
+    if (index !== null) next[`$group_${index}`] = groupKey
+  }
+  return next
+}
+
+export async function upsertGroupFromIdentify(
+  session: IdentitySession,
+  properties: Properties,
+  timestampMs: number,
+): Promise<void> {
+  const { $group_type: groupType, $group_key: groupKey } = properties
+  if (!groupType || !groupKey) return
+  const index = await groupTypeIndex(session, String(groupType))
+  if (index === null) return
+  const key = sanitizeGroupKey(groupKey)
+  const toSet = asPlainObject(properties.$group_set) ?? {}
+  const existing = await session.getGroup(index, key)
+  if (!existing) {
+    session.putGroup({
+      groupTypeIndex: index,
+      groupKey: key,
+      createdAtMs: timestampMs,
+      properties: toSet,
+      version: 1,
+    })
+    return
+  }
+  // $group_set is a shallow merge in log order; unchanged values cause no new version.
+  const changed = Object.entries(toSet).filter(
+    ([name, value]) => !(name in existing.properties) || !sameValue(existing.properties[name], value),
+  )
+  if (changed.length === 0) return
+  session.putGroup({
+    ...existing,
+    createdAtMs: Math.min(existing.createdAtMs, timestampMs),
+    properties: { ...existing.properties, ...Object.fromEntries(changed) },
+    version: existing.version + 1,
+  })
+}
+
+function columnValue(value: unknown): string {
+  if (value === undefined || value === null) return ''
+  if (typeof value === 'string') return value
+  if (typeof value === 'object') return JSON.stringify(value)
+  return String(value)
+}
+
+export function groupColumns(properties: Properties): GroupColumns {
+  return [0, 1, 2, 3, 4].map((index) => columnValue(properties[`$group_${index}`])) as GroupColumns
+}

@@ -1,0 +1,93 @@
+import { asPlainObject } from './property-updates.ts'
+import type { Properties } from './types.ts'
+
+// Event properties PostHog copies onto the person: the latest value via $set, the first one seen via
+// $set_once as $initial_<name>.
+const EVENT_TO_PERSON = [
+  '$app_build',
+  '$app_name',
+  '$app_namespace',
+  '$app_version',
+  '$browser',
+  '$browser_version',
+  '$device_type',
+  '$current_url',
+  '$pathname',
+  '$os',
+  '$os_name',
+  '$os_version',
+  '$referring_domain',
+  '$referrer',
+  '$screen_height',
+  '$screen_width',
+  '$viewport_height',
+  '$viewport_width',
+  '$raw_user_agent',
+]
+
+const CAMPAIGN = [
+  'utm_source',
+  'utm_medium',
+  'utm_campaign',
+  'utm_content',
+  'utm_name',
+  'utm_term',
+  'gclid',
+  'gad_source',
+  'gclsrc',
+  'dclid',
+  'gbraid',
+  'wbraid',
+  'fbclid',
+  'msclkid',
+  'twclid',
+  'li_fat_id',
+  'mc_cid',
+  'igshid',
+  'ttclid',
+  'rdt_cid',
+  'irclid',
+  '_kx',
+  'epik',
+  'qclid',
+  'sccid',
+]
+
+export const PERSON_MAPPED_EVENT_PROPERTIES: readonly string[] = [...EVENT_TO_PERSON, ...CAMPAIGN]
+
+export function initialKey(key: string): string {
+  return `$initial_${key.replace('$', '')}`
+}
+
+// Returns new properties with $set / $set_once extended; the input is left untouched. Explicit values in
+// the event's own $set / $set_once win over the derived ones.
+export function withInitialAndCampaignProperties(properties: Properties): Properties {
+  // A server SDK stamps the host's OS, not the user's device; it must not become the person's OS.
+  const skipHostOs = properties.$is_server === true
+  let set: Properties | undefined
+  let setOnce: Properties | undefined
+
+  for (const key of PERSON_MAPPED_EVENT_PROPERTIES) {
+    if (!(key in properties)) continue
+    if (skipHostOs && (key === '$os' || key === '$os_version')) continue
+    if (set === undefined || setOnce === undefined) {
+      set = { ...(asPlainObject(properties.$set) ?? {}) }
+      setOnce = { ...(asPlainObject(properties.$set_once) ?? {}) }
+    }
+    const value = properties[key]
+    if (!(key in set)) set[key] = value
+    // A null first-touch value would block the real one forever, since $set_once never overwrites.
+    const initial = initialKey(key)
+    if (value !== null && value !== undefined && !(initial in setOnce)) setOnce[initial] = value
+  }
+  if (set === undefined || setOnce === undefined) return properties
+
+  // Some SDKs send $os_name instead of $os: it only feeds $initial_os and is not kept under its own name.
+  const osName = properties.$os_name
+  if (osName !== undefined && !skipHostOs) {
+    if (osName !== null && !('$initial_os' in setOnce)) setOnce.$initial_os = osName
+    delete set.$os_name
+    delete setOnce.$initial_os_name
+  }
+  return { ...properties, $set: set, $set_once: setOnce }
+}

@@ -1,0 +1,52 @@
+import { withInitialAndCampaignProperties } from './initial-props.ts'
+import { asPlainObject } from './property-updates.ts'
+import type { DropReason, IdentityEvent, IngestionWarning, Properties } from './types.ts'
+
+// These only make sense for a person profile; PostHog drops them when person processing is off.
+const PERSON_ONLY_EVENTS = new Set(['$identify', '$create_alias', '$merge_dangerously', '$groupidentify'])
+
+// Recording payloads are never mined for person properties.
+const NO_PERSON_MAPPING_EVENTS = new Set(['$snapshot', '$performance_event'])
+
+const PERSON_KEYS = ['$set', '$set_once', '$unset']
+
+export interface NormalizedEvent {
+  processPerson: boolean
+  properties: Properties
+  warnings: IngestionWarning[]
+  drop?: DropReason
+}
+
+export function normalizeEvent(event: IdentityEvent): NormalizedEvent {
+  const warnings: IngestionWarning[] = []
+  let properties: Properties = { ...event.properties }
+  const topSet = asPlainObject(event.$set)
+  const topSetOnce = asPlainObject(event.$set_once)
+  if (topSet) properties.$set = { ...(asPlainObject(properties.$set) ?? {}), ...topSet }
+  if (topSetOnce) properties.$set_once = { ...(asPlainObject(properties.$set_once) ?? {}), ...topSetOnce }
+
+  const flag = properties.$process_person_profile
+  // Only a real boolean false turns person processing off; anything else falls back to the default.
+  const processPerson = flag !== false
+  if (!processPerson && PERSON_ONLY_EVENTS.has(event.event)) {
+    return { processPerson, properties, warnings, drop: 'invalid_event_when_process_person_profile_is_false' }
+  }
+  if (flag !== undefined && typeof flag !== 'boolean') {
+    warnings.push({
+      type: 'invalid_process_person_profile',
+      details: { eventUuid: event.uuid, event: event.event, distinctId: event.distinct_id, value: flag },
+    })
+  }
+
+  if (!NO_PERSON_MAPPING_EVENTS.has(event.event)) properties = withInitialAndCampaignProperties(properties)
+
+  // $groupidentify describes a group, so its $set must not leak onto the sender's person.
+  if (!processPerson || event.event === '$groupidentify') {
+    properties = { ...properties }
+    for (const key of PERSON_KEYS) delete properties[key]
+  }
+  if (processPerson) delete properties.$process_person_profile
+  else properties.$process_person_profile = false
+
+  return { processPerson, properties, warnings }
+}

@@ -1,0 +1,12 @@
+import { v5 as uuidv5 } from 'uuid'
+
+// PostHog's namespace for person uuids; using the same one keeps person ids identical to PostHog's for the
+// same (team, distinct_id), which matters for imports and for comparing results with a PostHog instance.
+export const PERSON_UUIDV5_NAMESPACE = '932979b4-65c3-4424-8467-0b66ec27bc22'
+
+export function uuidFromDistinctId(teamId: number, distinctId: string): string {
+  return uuidv5(`${teamId}:${distinctId}`, PERSON_UUIDV5_NAMESPACE)
+}
+
+// PostHog stamps personless events with this created_at so they are told apart from real persons.
+export const PERSONLESS_CREATED_AT_MS = 5000

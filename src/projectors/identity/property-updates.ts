@@ -1,0 +1,62 @@
+import type { Properties } from './types.ts'
+
+export interface PropertyUpdates {
+  toSet: Properties
+  toUnset: string[]
+  hasChanges: boolean
+}
+
+export function asPlainObject(value: unknown): Properties | undefined {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+    ? (value as Properties)
+    : undefined
+}
+
+// PostHog compares with !==, which rewrites equal objects; comparing structurally only saves a version bump
+// and never changes the resulting properties.
+export function sameValue(a: unknown, b: unknown): boolean {
+  if (a === b) return true
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false
+  return JSON.stringify(a) === JSON.stringify(b)
+}
+
+function unsetKeys(value: unknown): string[] {
+  if (Array.isArray(value)) return value.filter((key): key is string => typeof key === 'string')
+  const object = asPlainObject(value)
+  return object ? Object.keys(object) : []
+}
+
+// The order matters and follows PostHog: $set_once only fills keys the person does not have yet (judged
+// before this event), $set then overwrites (so within one event $set beats $set_once), and $unset removes
+// keys the person had before this event.
+export function computePropertyUpdates(eventProperties: Properties, current: Properties): PropertyUpdates {
+  const toSet: Properties = {}
+  const toUnset: string[] = []
+  let hasChanges = false
+
+  for (const [key, value] of Object.entries(asPlainObject(eventProperties.$set_once) ?? {})) {
+    if (current[key] === undefined) {
+      toSet[key] = value
+      hasChanges = true
+    }
+  }
+  for (const [key, value] of Object.entries(asPlainObject(eventProperties.$set) ?? {})) {
+    if (!sameValue(current[key], value)) {
+      toSet[key] = value
+      hasChanges = true
+    }
+  }
+  for (const key of unsetKeys(eventProperties.$unset)) {
+    if (key in current) {
+      toUnset.push(key)
+      hasChanges = true
+    }
+  }
+  return { toSet, toUnset, hasChanges }
+}
+
+export function applyPropertyUpdates(current: Properties, updates: PropertyUpdates): Properties {
+  const next: Properties = { ...current, ...updates.toSet }
+  for (const key of updates.toUnset) delete next[key]
+  return next
+}

@@ -1,0 +1,134 @@
+export type Properties = Record<string, unknown>
+
+export interface PersonState {
+  id: string
+  createdAtMs: number
+  properties: Properties
+  isIdentified: boolean
+  version: number
+  distinctIds: string[]
+  // Person ids whose already-stamped events now belong to this person: persons merged into it and
+  // deterministic ids of distinct ids that were used personless before joining it. Kept here so a
+  // later merge of this person can re-point them all at once (overrides stay one hop deep).
+  overriddenIds: string[]
+}
+
+export interface DistinctIdState {
+  personId: string
+  version: number
+}
+
+export interface GroupTypeMapping {
+  groupType: string
+  groupTypeIndex: number
+}
+
+export interface GroupState {
+  groupTypeIndex: number
+  groupKey: string
+  createdAtMs: number
+  properties: Properties
+  version: number
+}
+
+// Read side of the identity state of all teams. Writes never go through here: applyEvent returns them
+// as IdentityChanges and the caller applies them (cache first, KV after) before the next event.
+export interface IdentityStore {
+  getDistinctId(teamId: number, distinctId: string): Promise<DistinctIdState | undefined>
+  getPerson(teamId: number, personId: string): Promise<PersonState | undefined>
+  // True once an event with $process_person_profile=false was seen for a distinct id without a person.
+  isPersonlessDistinctId(teamId: number, distinctId: string): Promise<boolean>
+  getGroupTypes(teamId: number): Promise<GroupTypeMapping[]>
+  getGroup(teamId: number, groupTypeIndex: number, groupKey: string): Promise<GroupState | undefined>
+}
+
+export interface WritableIdentityStore extends IdentityStore {
+  applyChanges(changes: IdentityChanges): Promise<void>
+}
+
+export interface DistinctIdRow {
+  distinctId: string
+  personId: string
+  version: number
+  isDeleted: boolean
+}
+
+export interface OverrideRow {
+  oldPersonId: string
+  overridePersonId: string
+  version: number
+}
+
+export interface DeletedPersonRow {
+  id: string
+  createdAtMs: number
+  version: number
+}
+
+export interface GroupTypeRow extends GroupTypeMapping {
+  version: number
+}
+
+export interface IdentityChanges {
+  teamId: number
+  persons: PersonState[]
+  deletedPersons: DeletedPersonRow[]
+  distinctIds: DistinctIdRow[]
+  overrides: OverrideRow[]
+  personlessDistinctIds: string[]
+  groupTypes: GroupTypeRow[]
+  groups: GroupState[]
+}
+
+export interface IdentityEvent {
+  uuid: string
+  event: string
+  distinct_id: string
+  properties: Properties
+  timestamp_ms: number
+  // Legacy top-level fields some SDKs send; merged under properties.$set / $set_once like PostHog does.
+  $set?: Properties
+  $set_once?: Properties
+}
+
+export type IngestionWarningType =
+  | 'cannot_merge_already_identified'
+  | 'cannot_merge_with_illegal_distinct_id'
+  | 'invalid_process_person_profile'
+
+export interface IngestionWarning {
+  type: IngestionWarningType
+  details: Record<string, unknown>
+}
+
+export type DropReason =
+  | 'invalid_event_when_process_person_profile_is_false'
+  | 'invalid_group_set'
+  | 'group_key_too_long'
+
+export type PersonMode = 'full' | 'propertyless' | 'force_upgrade'
+
+export type GroupColumns = [string, string, string, string, string]
+
+export interface StampedEvent {
+  dropped: false
+  personId: string
+  personProperties: Properties
+  personCreatedAtMs: number
+  personMode: PersonMode
+  groupColumns: GroupColumns
+  // The event's properties as they should be stored: person-only keys stripped where PostHog strips them,
+  // $group_N added, $process_person_profile normalised. The input object is never mutated.
+  eventProperties: Properties
+  warnings: IngestionWarning[]
+  changes: IdentityChanges
+}
+
+export interface DroppedEvent {
+  dropped: true
+  reason: DropReason
+  warnings: IngestionWarning[]
+  changes: IdentityChanges
+}
+
+export type ApplyEventResult = StampedEvent | DroppedEvent
