@@ -40,4 +40,8 @@ export const BUCKETS = {
   identity: { name: 'burrow_identity', history: 1, ttlSeconds: 0 },
   queryStatus: { name: 'burrow_query_status', history: 1, ttlSeconds: 3600 },
   queryCache: { name: 'burrow_query_cache', history: 1, ttlSeconds: 24 * 3600 },
+  /** session recording playlists and their recordings */
+  playlists: { name: 'burrow_playlists', history: 5, ttlSeconds: 0 },
+  /** plugin configs: the per-project pipeline steps the projector runs */
+  pluginConfigs: { name: 'burrow_plugin_configs', history: 5, ttlSeconds: 0 },
 } as const satisfies Record<string, BucketDef>

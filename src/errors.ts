@@ -2,11 +2,7 @@
 // shape: { type, code, detail, attr }.
 
 export type ErrorType =
-  | 'validation_error'
-  | 'authentication_error'
-  | 'invalid_request'
-  | 'throttled_error'
-  | 'server_error'
+  'validation_error' | 'authentication_error' | 'invalid_request' | 'throttled_error' | 'server_error'
 
 export class AppError extends Error {
   constructor(

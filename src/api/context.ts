@@ -41,7 +41,7 @@ export function projectRoute(
   method: Method,
   path: string,
   opts: RouteShorthandOptions,
-  // biome-ignore lint/suspicious/noExplicitAny: handlers are typed by their zod schemas
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- handlers are typed by their zod schemas
   handler: (req: any, reply: any) => Promise<unknown>,
 ): void {
   for (const prefix of PROJECT_PREFIXES) app[method](`${prefix}${path}`, opts, handler)

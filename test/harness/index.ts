@@ -102,7 +102,7 @@ export function api(base: string, key: string | null) {
     try {
       json = text ? JSON.parse(text) : null
     } catch {}
-    // biome-ignore lint/suspicious/noExplicitAny: test convenience
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- test convenience
     return { status: res.status, headers: res.headers, body: json as any, text }
   }
 }

@@ -22,7 +22,7 @@ function post(path: string, body: string | Buffer, headers: Record<string, strin
   return fetch(`${burrow.url}${path}`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', ...headers },
-    body,
+    body: typeof body === 'string' ? body : new Uint8Array(body),
   })
 }
 
