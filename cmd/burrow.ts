@@ -7,6 +7,7 @@ import { connectNats, migrateJetStream } from '../src/log/nats.ts'
 import { createLogger, type Logger } from '../src/logger.ts'
 import { startBurrow } from '../src/runtime.ts'
 import { pingClickHouse } from '../src/stack/clickhouse-server.ts'
+import { replayCommand } from '../src/projectors/replay.ts'
 import { readStackFile, startStack } from '../src/stack/index.ts'
 import { type Binary, ensureBinaries } from '../src/stack/install.ts'
 import { migrateClickHouse } from '../src/store/migrate.ts'
@@ -75,9 +76,32 @@ program
   .action(async (opts: { role?: string }) => {
     const cfg = config(opts.role ? { ROLE: opts.role } : {})
     const log = createLogger(cfg.LOG_LEVEL)
+    // Handlers go in before anything starts, so a signal during start-up still shuts down cleanly.
+    let starting: Promise<Awaited<ReturnType<typeof startBurrow>> | undefined> = Promise.resolve(undefined)
+    let stopping = false
+    const shutdown = async (signal: string) => {
+      if (stopping) {
+        log.warn({ signal }, 'second signal: exiting now')
+        process.exit(1)
+      }
+      stopping = true
+      log.info({ signal }, 'shutting down')
+      const force = setTimeout(() => {
+        log.error('shutdown timed out')
+        process.exit(1)
+      }, cfg.SHUTDOWN_TIMEOUT_MS)
+      const running = await starting.catch(() => undefined)
+      await running?.stop()
+      clearTimeout(force)
+      process.exit(0)
+    }
+    process.on('SIGINT', () => void shutdown('SIGINT'))
+    process.on('SIGTERM', () => void shutdown('SIGTERM'))
+    const start = startBurrow(cfg, log)
+    starting = start
     let burrow: Awaited<ReturnType<typeof startBurrow>>
     try {
-      burrow = await startBurrow(cfg, log)
+      burrow = await start
     } catch (err) {
       log.fatal({ err }, 'start-up failed')
       console.error(`burrow: ${(err as Error).message}`)
@@ -99,24 +123,6 @@ program
     console.log(
       `Burrow listening on ${burrow.url} (role ${cfg.ROLE}); credentials in ${credentialsFile(cfg.DATA_DIR)}`,
     )
-    let stopping = false
-    const shutdown = async (signal: string) => {
-      if (stopping) {
-        log.warn({ signal }, 'second signal: exiting now')
-        process.exit(1)
-      }
-      stopping = true
-      log.info({ signal }, 'shutting down')
-      const force = setTimeout(() => {
-        log.error('shutdown timed out')
-        process.exit(1)
-      }, cfg.SHUTDOWN_TIMEOUT_MS)
-      await burrow.stop()
-      clearTimeout(force)
-      process.exit(0)
-    }
-    process.on('SIGINT', () => void shutdown('SIGINT'))
-    process.on('SIGTERM', () => void shutdown('SIGTERM'))
   })
 
 program
@@ -218,6 +224,26 @@ keys
       })
       console.log(key)
       console.error(`created key ${doc.id} (${doc.mask}) scopes=${scopes.join(',')}`)
+    })
+  })
+
+program
+  .command('replay')
+  .description('rebuild the ClickHouse views from the log into fresh tables and swap them in (resumable)')
+  .option('--project <id>', 'rebuild one project only')
+  .option('--from <seq|time>', 'first stream sequence or time to replay')
+  .option('--to <seq|time>', 'last sequence or time; the tables are then left unswapped')
+  .action(async (opts: { project?: string; from?: string; to?: string }) => {
+    const cfg = config()
+    const log = createLogger(cfg.LOG_LEVEL)
+    await withStack(cfg, log, async ({ natsUrl, clickhouseUrl }) => {
+      const { client } = await migrateClickHouse(clickhouseUrl, cfg.CLICKHOUSE_DATABASE, log)
+      try {
+        const r = await replayCommand(opts, { natsUrl, ch: client, log, batchSize: cfg.PROJECTOR_BATCH_SIZE })
+        console.log(JSON.stringify(r, null, 2))
+      } finally {
+        await client.close()
+      }
     })
   })
 

@@ -12,6 +12,8 @@ export class AppError extends Error {
     readonly detail: string,
     readonly attr: string | null = null,
     readonly headers: Record<string, string> = {},
+    /** extra fields of the body, e.g. the position of a query error */
+    readonly extra: Record<string, unknown> = {},
   ) {
     super(detail)
     this.name = new.target.name

@@ -49,6 +49,9 @@ export const EnvSchema = z.object({
   PROJECTOR_BATCH_SIZE: z.coerce.number().int().min(1).default(100),
   PROJECTOR_MAX_WAIT_MS: z.coerce.number().int().min(1).default(200),
   API_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(1200),
+  FLAGS_QUOTA_PER_MINUTE: z.coerce.number().int().min(0).default(0),
+  QUERY_MAX_EXECUTION_SECONDS: z.coerce.number().int().positive().default(60),
+  QUERY_MAX_RESULT_ROWS: z.coerce.number().int().positive().default(100_000),
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().positive().default(15_000),
 })
 

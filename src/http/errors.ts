@@ -2,6 +2,7 @@ import type { FastifyError, FastifyInstance } from 'fastify'
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod'
 import { ZodError } from 'zod'
 import { AppError } from '../errors.ts'
+import { HogQLError } from '../hogql/errors.ts'
 
 export interface ErrorBody {
   type: string
@@ -11,7 +12,7 @@ export interface ErrorBody {
 }
 
 export function errorBody(err: AppError): ErrorBody {
-  return { type: err.type, code: err.code, detail: err.detail, attr: err.attr }
+  return { type: err.type, code: err.code, detail: err.detail, attr: err.attr, ...err.extra }
 }
 
 function zodIssueBody(path: PropertyKey[], message: string): ErrorBody {
@@ -30,6 +31,17 @@ export function installErrorHandler(app: FastifyInstance): void {
     if (err instanceof AppError) {
       if (err.status >= 500) req.log.warn({ err }, err.detail)
       return reply.code(err.status).headers(err.headers).send(errorBody(err))
+    }
+    if (err instanceof HogQLError) {
+      // PostHog's shape, plus where in the query text the problem is
+      return reply.code(400).send({
+        type: 'validation_error',
+        code: err.code,
+        detail: err.message,
+        attr: 'query',
+        start: err.start ?? null,
+        end: err.end ?? null,
+      })
     }
     if (hasZodFastifySchemaValidationErrors(err)) {
       const first = err.validation[0]

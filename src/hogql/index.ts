@@ -1,0 +1,84 @@
+import { HogQLError } from './errors.ts'
+import { outputItems, type Query } from './ir.ts'
+import { getParser, parseSelect } from './parse.ts'
+import { Printer } from './printer.ts'
+import { Resolver } from './resolver.ts'
+
+export type { HogQLErrorCode } from './errors.ts'
+export { HogQLError } from './errors.ts'
+export { TABLES } from './schema.ts'
+
+export interface CompileOptions {
+  teamId: number
+  // Values for `{name}` placeholders; printed as escaped literals.
+  values?: Record<string, unknown>
+  defaultLimit?: number
+  maxLimit?: number
+  // The project's time zone (IANA name); DateTime values are shown and truncated in it.
+  timezone?: string
+}
+
+export interface CompiledQuery {
+  hogql: string
+  clickhouse: string
+  // Output names as HogQL sees them. The ClickHouse column names may differ (an alias gets a
+  // suffix when it would shadow a column on 18.16): read results by position.
+  columns: string[]
+  types: string[]
+  /** the LIMIT applied to the outermost query (default or capped) */
+  limit?: number
+}
+
+export const DEFAULT_LIMIT = 100
+export const MAX_LIMIT = 50000
+
+function checkTimezone(tz: string): string {
+  if (!/^[A-Za-z0-9_+\-/]+$/.test(tz)) throw new HogQLError('bad_argument', `Invalid time zone '${tz}'`)
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: tz })
+  } catch {
+    throw new HogQLError('bad_argument', `Invalid time zone '${tz}'`)
+  }
+  return tz
+}
+
+function applyLimit(q: Query, opts: CompileOptions): number {
+  const max = opts.maxLimit ?? MAX_LIMIT
+  const fallback = Math.min(opts.defaultLimit ?? DEFAULT_LIMIT, max)
+  if (q.k === 'select') {
+    q.limit = q.limit === undefined ? fallback : Math.min(q.limit, max)
+    return q.limit
+  }
+  return fallback
+}
+
+// Warm the WebAssembly parser so compileHogQLSync can be used (e.g. at server start).
+let readyParser: Awaited<ReturnType<typeof getParser>> | undefined
+
+export async function prepareHogQL(): Promise<void> {
+  readyParser = await getParser()
+}
+
+export async function compileHogQL(query: string, opts: CompileOptions): Promise<CompiledQuery> {
+  readyParser = await getParser()
+  return compileHogQLSync(query, opts)
+}
+
+export function compileHogQLSync(query: string, opts: CompileOptions): CompiledQuery {
+  if (!readyParser) throw new Error('call prepareHogQL() (or compileHogQL) before compileHogQLSync')
+  if (!Number.isSafeInteger(opts.teamId)) throw new HogQLError('bad_argument', 'teamId must be an integer')
+  const tz = checkTimezone(opts.timezone ?? 'UTC')
+  const ast = parseSelect(readyParser, query)
+  const resolver = new Resolver(readyParser, { teamId: opts.teamId, tz, values: opts.values ?? {} })
+  resolver.sourceText = query
+  const q = resolver.resolveQuery(ast)
+  const limit = applyLimit(q, opts)
+  const printer = new Printer({ teamId: opts.teamId, tz })
+  let clickhouse = printer.query(q, true)
+  // A union's LIMIT clauses belong to its branches; the cap goes around the whole union.
+  if (q.k === 'set') clickhouse = `SELECT * FROM (${clickhouse}) LIMIT ${limit}`
+  const columns = outputItems(q)
+    .filter((i) => !i.hidden)
+    .map((i) => i.name)
+  return { hogql: query, clickhouse, columns, types: printer.outputTypes(q), limit }
+}

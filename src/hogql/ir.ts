@@ -1,0 +1,95 @@
+import type { Span } from './errors.ts'
+import type { FnDef } from './functions.ts'
+import type { TableDef } from './schema.ts'
+
+// The resolved query: every name is bound to a source column, a select item, a lambda argument or
+// a constant. The printer only walks this tree; it never looks names up.
+
+export type Expr =
+  | { k: 'const'; value: string | number | boolean | null; type: string }
+  // A column of a source. `tz`: print in the project time zone (DateTime values).
+  // `ms`: the epoch-milliseconds twin column, for output with millisecond precision.
+  | { k: 'col'; src: Source; column: string; type: string; ms?: string; tz?: boolean }
+  // A property read: the value stored under `key` in a key/value array pair of a source.
+  | { k: 'prop'; src: Source; keys: string; values: string; key: string; type: string }
+  | { k: 'item'; item: SelectItem; type: string }
+  | { k: 'call'; fn: FnDef; name: string; args: Expr[]; params?: Expr[]; type: string; span: Span }
+  | { k: 'op'; op: string; left: Expr; right: Expr; type: string }
+  | { k: 'and' | 'or'; items: Expr[]; type: string }
+  | { k: 'not'; expr: Expr; type: string }
+  | { k: 'lambda'; args: string[]; body: Expr; type: string }
+  | { k: 'ident'; name: string; type: string }
+  | { k: 'array' | 'tuple'; items: Expr[]; type: string }
+  | { k: 'subquery'; query: Query; type: string }
+  // Fixed SQL around printed children: `parts` interleave with `args` (parts.length = args.length + 1).
+  | { k: 'template'; parts: string[]; args: Expr[]; type: string }
+
+export interface SourceColumn {
+  name: string
+  type: string
+  // set by the printer when it prints the source
+  printed?: string
+  ms?: string
+}
+
+export interface Source {
+  id: number
+  // The name the query uses to qualify fields (alias, or the table name when unaliased).
+  name: string
+  kind: 'table' | 'query'
+  table?: TableDef
+  query?: Query
+  // For sources after the first: how they join.
+  joinType?: string
+  on?: Expr
+  // Lazy joins hang off a parent source.
+  parent?: Source
+  lazyField?: string
+  // Columns the query reads from this source (physical columns for tables, output names for queries).
+  used: Set<string>
+  // Set by the printer.
+  printAlias?: string
+  span: Span
+}
+
+export interface SelectItem {
+  name: string
+  expr: Expr
+  // Items the user did not ask for: millisecond twins of timestamps passed up from subqueries.
+  hidden?: boolean
+  printAlias?: string
+}
+
+export interface OrderItem {
+  expr: Expr
+  desc: boolean
+}
+
+export interface Select {
+  k: 'select'
+  sources: Source[]
+  arrayJoin?: { left: boolean; items: { expr: Expr; alias: string }[] }
+  items: SelectItem[]
+  distinct: boolean
+  where?: Expr
+  groupBy?: Expr[]
+  having?: Expr
+  orderBy?: OrderItem[]
+  limit?: number
+  offset?: number
+  limitBy?: { n: number; offset?: number; exprs: Expr[] }
+  aggregating: boolean
+}
+
+export interface SetQuery {
+  k: 'set'
+  // UNION ALL of the branches; `distinct` removes duplicates afterwards (UNION DISTINCT).
+  queries: Query[]
+  distinct: boolean
+}
+
+export type Query = Select | SetQuery
+
+export function outputItems(q: Query): SelectItem[] {
+  return q.k === 'select' ? q.items : outputItems(q.queries[0]!)
+}

@@ -1,0 +1,38 @@
+import createHogQLParser, { type HogQLParser } from '@posthog/hogql-parser'
+import type { Node, QueryNode } from './ast.ts'
+import { HogQLError } from './errors.ts'
+
+// The WebAssembly module takes a moment to instantiate; one instance serves the whole process.
+let parserPromise: Promise<HogQLParser> | undefined
+
+export function getParser(): Promise<HogQLParser> {
+  parserPromise ??= createHogQLParser()
+  return parserPromise
+}
+
+function check(json: string): Node {
+  const out = JSON.parse(json) as Node & { error?: boolean; message?: string; type?: string }
+  if (out.error) {
+    const message = String(out.message ?? 'could not parse the query')
+    // The parser reports SETTINGS as "not implemented"; for us it is a policy refusal.
+    if (out.type === 'NotImplementedError' && /settingsClause/i.test(message)) {
+      throw new HogQLError('settings_not_allowed', 'SETTINGS are not allowed in queries')
+    }
+    const code = out.type === 'NotImplementedError' ? 'not_supported' : 'syntax_error'
+    const start = out.start?.offset
+    const end = out.end?.offset
+    // The parser gives 0..0 when it has no position; leave the span out rather than point at the start.
+    const spanOk = start !== undefined && end !== undefined && (start !== 0 || end !== 0)
+    throw new HogQLError(code, message, spanOk ? { start, end } : undefined)
+  }
+  return out
+}
+
+export function parseSelect(parser: HogQLParser, query: string): QueryNode {
+  return check(parser.parseSelect(query)) as QueryNode
+}
+
+export function parseExpr(parser: HogQLParser, expr: string): Node {
+  // Internal expressions (schema definitions) carry no positions: errors in them are ours, not the user's.
+  return check(parser.parseExpr(expr, true))
+}

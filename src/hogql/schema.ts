@@ -1,0 +1,154 @@
+// Burrow's virtual schema: what HogQL users see, and how each name reaches the physical tables in
+// schema/clickhouse/. Adding a table (e.g. feature-flag usage) is an entry here, not a printer change.
+
+// How a virtual table is read. Every relation is printed with the team guard by the printer.
+export type RelationDef =
+  // A plain team-guarded scan of one table (events: the hot path, printed as a bare table so that
+  // WHERE conditions on timestamp reach the partition key).
+  | { kind: 'physical'; table: string }
+  // Versioned rows: the newest version of each key wins, optionally hiding deleted keys. Printed as a
+  // GROUP BY key subquery with argMax(column, version) for each column the query uses.
+  | { kind: 'latest'; table: string; key: string[]; version: string; deleted?: string }
+
+export type FieldDef =
+  // A column of the relation. `ms` names an epoch-milliseconds twin of a DateTime column: selected
+  // timestamps come back with millisecond precision from it (18.16 has no DateTime64).
+  | { kind: 'column'; column: string; type: string; ms?: string }
+  // A property bag stored as raw JSON plus parallel key/value arrays (see 0001_events.sql).
+  | { kind: 'properties'; raw: string; keys: string; values: string }
+  // A HogQL expression over the table's own fields (hidden fields included).
+  | { kind: 'expression'; expr: string; type: string }
+  // A lazy join: `person.x` on events joins persons only when used. `from` is a HogQL expression
+  // on this table, `to` a field of the joined table; they must be equal.
+  | { kind: 'join'; table: string; from: string; to: string }
+
+export interface TableDef {
+  name: string
+  relation: RelationDef
+  fields: Record<string, FieldDef>
+  // Fields users cannot name directly; they serve expression fields and lazy joins.
+  hidden?: Record<string, FieldDef>
+  // What `*` expands to, in order.
+  asterisk: string[]
+}
+
+const ZERO_UUID = "toUUID('00000000-0000-0000-0000-000000000000')"
+
+const groupColumns: Record<string, FieldDef> = Object.fromEntries(
+  [0, 1, 2, 3, 4].map((i) => [`$group_${i}`, { kind: 'column', column: `$group_${i}`, type: 'String' }]),
+)
+
+export const TABLES: Record<string, TableDef> = {
+  events: {
+    name: 'events',
+    relation: { kind: 'physical', table: 'events' },
+    fields: {
+      uuid: { kind: 'column', column: 'uuid', type: 'UUID' },
+      event: { kind: 'column', column: 'event', type: 'String' },
+      timestamp: { kind: 'column', column: 'timestamp', type: 'DateTime', ms: 'timestamp_ms' },
+      distinct_id: { kind: 'column', column: 'distinct_id', type: 'String' },
+      properties: { kind: 'properties', raw: 'properties', keys: 'prop_keys', values: 'prop_values' },
+      elements_chain: { kind: 'column', column: 'elements_chain', type: 'String' },
+      $session_id: { kind: 'column', column: 'session_id', type: 'String' },
+      ...groupColumns,
+      created_at: { kind: 'column', column: 'created_at', type: 'DateTime' },
+      // Events keep the person id they were stamped with; a later merge is recorded as an override,
+      // so the id users see goes through it.
+      person_id: {
+        kind: 'expression',
+        expr: `if(__override.override_person_id = ${ZERO_UUID}, __stamped_person_id, __override.override_person_id)`,
+        type: 'UUID',
+      },
+      person: { kind: 'join', table: 'persons', from: 'person_id', to: 'id' },
+    },
+    hidden: {
+      __stamped_person_id: { kind: 'column', column: 'person_id', type: 'UUID' },
+      __override: {
+        kind: 'join',
+        table: '__person_overrides',
+        from: '__stamped_person_id',
+        to: 'old_person_id',
+      },
+    },
+    asterisk: [
+      'uuid',
+      'event',
+      'properties',
+      'timestamp',
+      'distinct_id',
+      'elements_chain',
+      'created_at',
+      '$session_id',
+      '$group_0',
+      '$group_1',
+      '$group_2',
+      '$group_3',
+      '$group_4',
+    ],
+  },
+  persons: {
+    name: 'persons',
+    relation: { kind: 'latest', table: 'person', key: ['id'], version: 'version', deleted: 'is_deleted' },
+    fields: {
+      id: { kind: 'column', column: 'id', type: 'UUID' },
+      created_at: { kind: 'column', column: 'created_at', type: 'DateTime', ms: 'created_at_ms' },
+      properties: { kind: 'properties', raw: 'properties', keys: 'prop_keys', values: 'prop_values' },
+      is_identified: { kind: 'column', column: 'is_identified', type: 'UInt8' },
+    },
+    asterisk: ['id', 'created_at', 'properties', 'is_identified'],
+  },
+  person_distinct_ids: {
+    name: 'person_distinct_ids',
+    relation: {
+      kind: 'latest',
+      table: 'person_distinct_id',
+      key: ['distinct_id'],
+      version: 'version',
+      deleted: 'is_deleted',
+    },
+    fields: {
+      distinct_id: { kind: 'column', column: 'distinct_id', type: 'String' },
+      person_id: { kind: 'column', column: 'person_id', type: 'UUID' },
+      person: { kind: 'join', table: 'persons', from: 'person_id', to: 'id' },
+    },
+    asterisk: ['distinct_id', 'person_id'],
+  },
+  groups: {
+    name: 'groups',
+    relation: { kind: 'latest', table: 'groups', key: ['group_type_index', 'group_key'], version: 'version' },
+    fields: {
+      index: { kind: 'column', column: 'group_type_index', type: 'UInt8' },
+      key: { kind: 'column', column: 'group_key', type: 'String' },
+      created_at: { kind: 'column', column: 'created_at', type: 'DateTime' },
+      properties: { kind: 'properties', raw: 'properties', keys: 'prop_keys', values: 'prop_values' },
+    },
+    asterisk: ['index', 'key', 'created_at', 'properties'],
+  },
+  // Internal: the newest override of each old person id. Not reachable from user queries.
+  __person_overrides: {
+    name: '__person_overrides',
+    relation: { kind: 'latest', table: 'person_overrides', key: ['old_person_id'], version: 'version' },
+    fields: {
+      old_person_id: { kind: 'column', column: 'old_person_id', type: 'UUID' },
+      override_person_id: { kind: 'column', column: 'override_person_id', type: 'UUID' },
+    },
+    asterisk: [],
+  },
+}
+
+// Tables a user may name in FROM / JOIN.
+export function userTable(name: string): TableDef | undefined {
+  if (name.startsWith('__')) return undefined
+  return Object.hasOwn(TABLES, name) ? TABLES[name] : undefined
+}
+
+export function lookupField(table: TableDef, name: string, internal: boolean): FieldDef | undefined {
+  if (Object.hasOwn(table.fields, name)) return table.fields[name]
+  if (internal && table.hidden && Object.hasOwn(table.hidden, name)) return table.hidden[name]
+  return undefined
+}
+
+// Every physical table the schema can print; the unit tests check each gets a team guard.
+export function physicalTables(): string[] {
+  return [...new Set(Object.values(TABLES).map((t) => t.relation.table))]
+}

@@ -1,0 +1,39 @@
+import type { Project } from '../config/documents.ts'
+import { ValidationError } from '../errors.ts'
+import { compileHogQL, type CompiledQuery } from '../hogql/index.ts'
+import { HogQLQuerySchema } from './schema.ts'
+
+/**
+ * A query kind turns its request object into one compiled ClickHouse query and, optionally,
+ * reshapes the rows into the kind's result format. Insight kinds (trends, funnels, …) register here.
+ */
+export interface QueryKind {
+  compile(query: unknown, project: Project): Promise<CompiledQuery>
+  /** Default: rows as arrays, in column order. */
+  shape?(rows: unknown[][], compiled: CompiledQuery, query: unknown, project: Project): unknown
+}
+
+const hogql: QueryKind = {
+  async compile(raw, project) {
+    const q = HogQLQuerySchema.parse(raw)
+    return compileHogQL(q.query, { teamId: project.id, values: q.values, timezone: project.timezone })
+  },
+}
+
+const KINDS = new Map<string, QueryKind>([['HogQLQuery', hogql]])
+
+export function registerQueryKind(kind: string, impl: QueryKind): void {
+  KINDS.set(kind, impl)
+}
+
+export function queryKind(kind: string): QueryKind {
+  const k = KINDS.get(kind)
+  if (!k) {
+    throw new ValidationError(
+      `Unsupported query kind '${kind}'. Supported: ${[...KINDS.keys()].sort().join(', ')}.`,
+      'query.kind',
+      'unsupported_query_kind',
+    )
+  }
+  return k
+}

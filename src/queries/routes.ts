@@ -1,0 +1,89 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { z } from 'zod'
+import type { ApiContext } from '../api/context.ts'
+import { authorize, projectRoute } from '../api/context.ts'
+import type { QueryRunner } from './runner.ts'
+import { QueryIdParams, QueryRequestSchema } from './schema.ts'
+
+const ProjectParams = z.object({ project_id: z.string() })
+
+function wantsEventStream(req: FastifyRequest): boolean {
+  return (req.headers.accept ?? '').includes('text/event-stream')
+}
+
+/** Streams each status change as a server-sent event until the query ends or the client leaves. */
+async function streamStatus(
+  runner: QueryRunner,
+  teamId: number,
+  id: string,
+  req: FastifyRequest,
+  reply: FastifyReply,
+) {
+  await runner.status(teamId, id) // 404 before the stream starts
+  reply.hijack()
+  const res = reply.raw
+  res.writeHead(200, {
+    'content-type': 'text/event-stream',
+    'cache-control': 'no-cache',
+    connection: 'keep-alive',
+    'access-control-allow-origin': req.headers.origin ?? '*',
+  })
+  const abort = new AbortController()
+  req.raw.on('close', () => abort.abort())
+  const keepAlive = setInterval(() => res.write(': keep-alive\n\n'), 15_000)
+  try {
+    for await (const status of runner.statuses.watch(teamId, id, abort.signal)) {
+      res.write(`event: status\ndata: ${JSON.stringify({ query_status: status })}\n\n`)
+      if (status.complete || status.error) break
+    }
+  } catch (err) {
+    req.log.warn({ err, query_id: id }, 'status stream failed')
+  } finally {
+    clearInterval(keepAlive)
+    abort.abort()
+    res.end()
+  }
+}
+
+export function registerQueryRoutes(app: FastifyInstance, ctx: ApiContext, runner: QueryRunner): void {
+  projectRoute(
+    app,
+    'post',
+    '/query/',
+    { schema: { params: ProjectParams, body: QueryRequestSchema } },
+    async (req) => {
+      const { project } = await authorize(ctx, req, 'query:read')
+      return runner.run(project, req.body, req.log)
+    },
+  )
+
+  projectRoute(app, 'get', '/query/:id/', { schema: { params: QueryIdParams } }, async (req, reply) => {
+    const { project } = await authorize(ctx, req, 'query:read')
+    const { id } = req.params as z.infer<typeof QueryIdParams>
+    if (wantsEventStream(req)) return streamStatus(runner, project.id, id, req, reply)
+    return { query_status: await runner.status(project.id, id) }
+  })
+
+  projectRoute(app, 'delete', '/query/:id/', { schema: { params: QueryIdParams } }, async (req, reply) => {
+    const { project } = await authorize(ctx, req, 'query:read')
+    await runner.cancel(project.id, (req.params as z.infer<typeof QueryIdParams>).id)
+    return reply.code(204).send()
+  })
+
+  // The spec gives these no scope; they confirm the key may run queries in this project.
+  projectRoute(
+    app,
+    'post',
+    '/query/check_auth_for_async/',
+    { schema: { params: ProjectParams } },
+    async (req, reply) => {
+      await authorize(ctx, req, 'query:read')
+      return reply.code(200).send()
+    },
+  )
+
+  projectRoute(app, 'get', '/query/draft_sql/', { schema: { params: ProjectParams } }, async (req, reply) => {
+    await authorize(ctx, req, 'query:read')
+    return reply.code(200).send()
+  })
+}

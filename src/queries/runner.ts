@@ -1,0 +1,220 @@
+import { v4 as uuidv4 } from 'uuid'
+import type { Project } from '../config/documents.ts'
+import { AppError, NotFound } from '../errors.ts'
+import type { CompiledQuery } from '../hogql/index.ts'
+import type { Logger } from '../logger.ts'
+import type { Runtime } from '../runtime.ts'
+import { quote } from '../store/clickhouse.ts'
+import { cacheKey, FRESHNESS_SECONDS, ResultCache } from './cache.ts'
+import { execute, mapClickHouseError } from './execute.ts'
+import { queryKind } from './kinds.ts'
+import type { QueryRequest, QueryStatus, RefreshMode } from './schema.ts'
+import { newStatus, QueryStatusStore } from './status.ts'
+
+export interface QueryLimits {
+  maxExecutionSeconds: number
+  maxResultRows: number
+}
+
+type Response = Record<string, unknown>
+
+/** ClickHouse query ids are global; the team prefix keeps one project's ids from touching another's. */
+export const clickhouseQueryId = (teamId: number, id: string) => `t${teamId}-${id}`
+
+const ageSeconds = (iso: string) => (Date.now() - Date.parse(iso)) / 1000
+
+/** Runs query requests with PostHog's refresh modes, the results cache and async status. */
+export class QueryRunner {
+  private readonly running = new Map<string, AbortController>()
+
+  private constructor(
+    private readonly rt: Runtime,
+    readonly statuses: QueryStatusStore,
+    private readonly cache: ResultCache,
+    private readonly limits: QueryLimits,
+  ) {}
+
+  static async create(rt: Runtime, limits: QueryLimits) {
+    return new QueryRunner(rt, await QueryStatusStore.open(rt.nc), await ResultCache.open(rt.nc), limits)
+  }
+
+  async run(project: Project, req: QueryRequest, log: Logger): Promise<Response> {
+    const kind = queryKind(req.query.kind)
+    let mode: RefreshMode = req.refresh
+    if (req.async === true && mode === 'blocking') mode = 'async'
+    const key = cacheKey(project.id, req.query, {
+      filters_override: req.filters_override ?? null,
+      variables_override: req.variables_override ?? null,
+    })
+    const useCacheWithin: number | null =
+      mode === 'blocking' || mode === 'async'
+        ? FRESHNESS_SECONDS.veryFresh
+        : mode === 'lazy_async'
+          ? FRESHNESS_SECONDS.somewhatFresh
+          : mode === 'force_cache'
+            ? Number.POSITIVE_INFINITY
+            : null
+    if (useCacheWithin !== null) {
+      const hit = await this.cache.get(key)
+      if (hit && ageSeconds(hit.last_refresh) <= useCacheWithin) {
+        return { ...hit.response, is_cached: true, last_refresh: hit.last_refresh, cache_key: key }
+      }
+      if (mode === 'force_cache') {
+        return { results: null, is_cached: false, cache_key: key, last_refresh: null, query_status: null }
+      }
+    }
+    // Compile first: a query that cannot compile is a 400 now, not a failed background job.
+    const compiled = await kind.compile(req.query, project)
+    const id = req.client_query_id ?? uuidv4()
+    const background = mode === 'async' || mode === 'lazy_async' || mode === 'force_async'
+    if (!background) {
+      return this.calculate(project, req, compiled, id, key, log)
+    }
+    const status = newStatus(project.id, id, new Date())
+    await this.statuses.put(status)
+    void this.runInBackground(project, req, compiled, status, key, log)
+    return { query_status: status, cache_key: key, is_cached: false, results: null }
+  }
+
+  private async calculate(
+    project: Project,
+    req: QueryRequest,
+    compiled: CompiledQuery,
+    id: string,
+    key: string,
+    log: Logger,
+    abort?: AbortSignal,
+  ): Promise<Response> {
+    const kind = queryKind(req.query.kind)
+    const t0 = performance.now()
+    const out = await execute(this.rt.ch, compiled, {
+      ...this.limits,
+      queryId: clickhouseQueryId(project.id, id),
+      abort,
+    })
+    const ms = performance.now() - t0
+    const limit = compiled.limit ?? null
+    const lastRefresh = new Date().toISOString()
+    const response: Response = {
+      results: kind.shape ? kind.shape(out.rows, compiled, req.query, project) : out.rows,
+      columns: compiled.columns,
+      types: out.types.length ? out.types : compiled.types,
+      hogql: compiled.hogql,
+      clickhouse: compiled.clickhouse,
+      timings: [{ k: './execute', t: ms / 1000 }],
+      hasMore: limit !== null && out.rows.length >= limit,
+      limit,
+      offset: 0,
+      is_cached: false,
+      last_refresh: lastRefresh,
+      cache_key: key,
+      query_status: null,
+    }
+    log.info(
+      { query_id: id, ms: Math.round(ms), rows: out.rows.length, rows_read: out.rowsRead },
+      'query executed',
+    )
+    await this.cache.put(key, { response, last_refresh: lastRefresh }).catch((err) => {
+      log.warn({ err, query_id: id }, 'could not cache the query result')
+    })
+    return response
+  }
+
+  private async runInBackground(
+    project: Project,
+    req: QueryRequest,
+    compiled: CompiledQuery,
+    initial: QueryStatus,
+    key: string,
+    log: Logger,
+  ): Promise<void> {
+    const abort = new AbortController()
+    const runKey = `${project.id}.${initial.id}`
+    this.running.set(runKey, abort)
+    let status: QueryStatus = { ...initial, pickup_time: new Date().toISOString() }
+    const save = async (next: QueryStatus) => {
+      // A cancel written by any process wins over whatever this run reports afterwards.
+      const stored = await this.statuses.get(project.id, next.id).catch(() => undefined)
+      if (stored?.cancelled) return
+      status = next
+      await this.statuses.put(next)
+    }
+    await save(status).catch(() => undefined)
+    const progress = setInterval(() => {
+      void this.progress(project.id, initial.id)
+        .then((p) => (p && !abort.signal.aborted ? save({ ...status, query_progress: p }) : undefined))
+        .catch(() => undefined)
+    }, 500)
+    try {
+      const response = await this.calculate(project, req, compiled, initial.id, key, log, abort.signal)
+      clearInterval(progress)
+      await save({ ...status, complete: true, end_time: new Date().toISOString(), results: response })
+    } catch (err) {
+      clearInterval(progress)
+      const mapped = mapClickHouseError(err)
+      if (mapped.status >= 500) log.error({ err, query_id: initial.id }, 'background query failed')
+      await save({
+        ...status,
+        complete: true,
+        error: true,
+        error_message: mapped.detail,
+        end_time: new Date().toISOString(),
+      }).catch((e) => log.warn({ err: e }, 'could not store query status'))
+    } finally {
+      this.running.delete(runKey)
+    }
+  }
+
+  private async progress(teamId: number, id: string): Promise<QueryStatus['query_progress']> {
+    const rs = await this.rt.ch.query({
+      query: `SELECT read_rows, read_bytes, total_rows_approx, elapsed FROM system.processes WHERE query_id = ${quote(
+        clickhouseQueryId(teamId, id),
+      )}`,
+      format: 'JSONEachRow',
+    })
+    const [row] = await rs.json<{
+      read_rows: string
+      read_bytes: string
+      total_rows_approx: string
+      elapsed: number
+    }>()
+    if (!row) return null
+    return {
+      rows_read: Number(row.read_rows),
+      bytes_read: Number(row.read_bytes),
+      estimated_rows_total: Number(row.total_rows_approx),
+      time_elapsed: Number(row.elapsed),
+      active_cpu_time: 0,
+    }
+  }
+
+  async status(teamId: number, id: string): Promise<QueryStatus> {
+    const s = await this.statuses.get(teamId, id)
+    if (!s) throw new NotFound('Query not found.')
+    return s
+  }
+
+  /** Kills the ClickHouse query (whichever process started it) and marks the status cancelled. */
+  async cancel(teamId: number, id: string): Promise<void> {
+    const s = await this.status(teamId, id)
+    await this.rt.ch.command({
+      query: `KILL QUERY WHERE query_id = ${quote(clickhouseQueryId(teamId, id))}`,
+    })
+    this.running.get(`${teamId}.${id}`)?.abort()
+    if (!s.complete || !s.error) {
+      await this.statuses.put({
+        ...s,
+        complete: true,
+        error: true,
+        cancelled: true,
+        error_message: 'Query cancelled',
+        end_time: new Date().toISOString(),
+      })
+    }
+  }
+
+  /** Waits for this process's background queries (graceful shutdown). */
+  async stop(): Promise<void> {
+    for (const a of this.running.values()) a.abort()
+  }
+}

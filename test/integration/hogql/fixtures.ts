@@ -1,0 +1,174 @@
+// Rows written straight into the ClickHouse tables, shaped the way schema/clickhouse/*.sql
+// describes them, so the HogQL tests do not depend on the projectors.
+import type { ClickHouseClient } from '@clickhouse/client'
+
+const SEP = '\x1F'
+
+// Top-level and nested-object keys with their stored text: strings as they are, other scalars and
+// objects as JSON, nulls left out; nested object paths join their keys with \x1F.
+export function flattenProperties(props: Record<string, unknown>): { keys: string[]; values: string[] } {
+  const keys: string[] = []
+  const values: string[] = []
+  const walk = (obj: Record<string, unknown>, prefix: string) => {
+    for (const [k, v] of Object.entries(obj)) {
+      if (v === null || v === undefined) continue
+      const key = prefix ? `${prefix}${SEP}${k}` : k
+      keys.push(key)
+      values.push(typeof v === 'string' ? v : JSON.stringify(v))
+      if (typeof v === 'object' && !Array.isArray(v)) walk(v as Record<string, unknown>, key)
+    }
+  }
+  walk(props, '')
+  return { keys, values }
+}
+
+// '2024-03-01 10:00:00.123' (UTC) -> seconds text and epoch milliseconds
+function splitTime(ts: string): { seconds: string; ms: number } {
+  const ms = Date.parse(`${ts.replace(' ', 'T')}Z`)
+  return { seconds: new Date(ms).toISOString().slice(0, 19).replace('T', ' '), ms }
+}
+
+export interface EventRow {
+  team: number
+  uuid: string
+  event: string
+  distinctId: string
+  personId: string
+  timestamp: string
+  properties?: Record<string, unknown>
+  groups?: string[]
+  sessionId?: string
+}
+
+let seq = 1
+
+export async function insertEvents(ch: ClickHouseClient, rows: EventRow[]): Promise<void> {
+  await ch.insert({
+    table: 'events',
+    format: 'JSONEachRow',
+    values: rows.map((r) => {
+      const { keys, values } = flattenProperties(r.properties ?? {})
+      const t = splitTime(r.timestamp)
+      const g = r.groups ?? []
+      return {
+        team_id: r.team,
+        uuid: r.uuid,
+        event: r.event,
+        distinct_id: r.distinctId,
+        person_id: r.personId,
+        timestamp: t.seconds,
+        timestamp_ms: t.ms,
+        properties: JSON.stringify(r.properties ?? {}),
+        prop_keys: keys,
+        prop_values: values,
+        person_properties: '',
+        elements_chain: '',
+        session_id: r.sessionId ?? '',
+        $group_0: g[0] ?? '',
+        $group_1: g[1] ?? '',
+        $group_2: g[2] ?? '',
+        $group_3: g[3] ?? '',
+        $group_4: g[4] ?? '',
+        created_at: t.seconds,
+        _seq: seq++,
+        _offset: 0,
+      }
+    }),
+  })
+}
+
+export interface PersonRow {
+  team: number
+  id: string
+  createdAt: string
+  properties: Record<string, unknown>
+  version: number
+  deleted?: boolean
+  identified?: boolean
+}
+
+export async function insertPersons(ch: ClickHouseClient, rows: PersonRow[]): Promise<void> {
+  await ch.insert({
+    table: 'person',
+    format: 'JSONEachRow',
+    values: rows.map((r) => {
+      const { keys, values } = flattenProperties(r.properties)
+      const t = splitTime(r.createdAt)
+      return {
+        team_id: r.team,
+        id: r.id,
+        created_at: t.seconds,
+        created_at_ms: t.ms,
+        properties: JSON.stringify(r.properties),
+        prop_keys: keys,
+        prop_values: values,
+        is_identified: r.identified ? 1 : 0,
+        is_deleted: r.deleted ? 1 : 0,
+        version: r.version,
+      }
+    }),
+  })
+}
+
+export async function insertDistinctIds(
+  ch: ClickHouseClient,
+  rows: { team: number; distinctId: string; personId: string; version: number; deleted?: boolean }[],
+): Promise<void> {
+  await ch.insert({
+    table: 'person_distinct_id',
+    format: 'JSONEachRow',
+    values: rows.map((r) => ({
+      team_id: r.team,
+      distinct_id: r.distinctId,
+      person_id: r.personId,
+      is_deleted: r.deleted ? 1 : 0,
+      version: r.version,
+    })),
+  })
+}
+
+export async function insertOverrides(
+  ch: ClickHouseClient,
+  rows: { team: number; oldPersonId: string; overridePersonId: string; version: number }[],
+): Promise<void> {
+  await ch.insert({
+    table: 'person_overrides',
+    format: 'JSONEachRow',
+    values: rows.map((r) => ({
+      team_id: r.team,
+      old_person_id: r.oldPersonId,
+      override_person_id: r.overridePersonId,
+      version: r.version,
+    })),
+  })
+}
+
+export async function insertGroups(
+  ch: ClickHouseClient,
+  rows: {
+    team: number
+    index: number
+    key: string
+    createdAt: string
+    properties: Record<string, unknown>
+    version: number
+  }[],
+): Promise<void> {
+  await ch.insert({
+    table: 'groups',
+    format: 'JSONEachRow',
+    values: rows.map((r) => {
+      const { keys, values } = flattenProperties(r.properties)
+      return {
+        team_id: r.team,
+        group_type_index: r.index,
+        group_key: r.key,
+        created_at: splitTime(r.createdAt).seconds,
+        properties: JSON.stringify(r.properties),
+        prop_keys: keys,
+        prop_values: values,
+        version: r.version,
+      }
+    }),
+  })
+}
