@@ -1,6 +1,6 @@
 import { v4 as uuidv4 } from 'uuid'
 import type { Project } from '../config/documents.ts'
-import { AppError, NotFound } from '../errors.ts'
+import { NotFound } from '../errors.ts'
 import type { CompiledQuery } from '../hogql/index.ts'
 import type { Logger } from '../logger.ts'
 import type { Runtime } from '../runtime.ts'
