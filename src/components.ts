@@ -1,6 +1,8 @@
 // The parts of Burrow and the roles they run in; the runtime starts those of the configured role.
 import { apiComponent } from './api/index.ts'
 import { captureComponent } from './capture/index.ts'
+import { flagsComponent } from './flags/index.ts'
+import { projectorComponent } from './projectors/index.ts'
 import type { Component } from './runtime.ts'
 
-export const COMPONENTS: Component[] = [captureComponent, apiComponent]
+export const COMPONENTS: Component[] = [captureComponent, flagsComponent, apiComponent, projectorComponent]

@@ -1,0 +1,137 @@
+// End-to-end ingestion: events/s from HTTP /batch/ to queryable in ClickHouse, against a direct
+// ClickHouse insert of the same rows (serialized the way the projector does) in the same run, and the
+// lag from capture's 200 to queryable (p50/p99, per HTTP batch of 1,000 events).
+// Run: npx tsx bench/ingest.ts   (env BATCHES=100 batches of 1,000 events, DISTINCT=5000 ids)
+import { v7 as uuidv7 } from 'uuid'
+import { insertTsv } from '../src/projectors/clickhouse-io.ts'
+import { eventLine } from '../src/projectors/rows.ts'
+import { EVENT_COLUMNS } from '../src/projectors/tables.ts'
+import { clickhouseClient } from '../src/store/clickhouse.ts'
+import { benchBurrow, percentile, rate, runPool } from './lib.ts'
+
+const BATCHES = Number(process.env.BATCHES ?? 100)
+const BATCH_SIZE = 1000
+const DISTINCT = Number(process.env.DISTINCT ?? 5000)
+
+const burrow = await benchBurrow({ OVERFLOW_EVENTS_PER_SECOND: '1000000000' })
+const ch = clickhouseClient(burrow.clickhouseUrl, burrow.database)
+const token = burrow.credentials.project_api_key
+const team = burrow.credentials.project_id
+
+try {
+  const batches = Array.from({ length: BATCHES }, (_, b) =>
+    Array.from({ length: BATCH_SIZE }, (_, j) => {
+      const i = b * BATCH_SIZE + j
+      return {
+        // the event name carries the batch so the poller can count a batch's rows cheaply
+        event: `bench_${b}`,
+        distinct_id: `user-${i % DISTINCT}`,
+        uuid: uuidv7(),
+        timestamp: new Date(Date.UTC(2024, 0, 1) + i * 1000).toISOString(),
+        properties: {
+          $current_url: `https://example.com/p/${i % 100}`,
+          $browser: 'Chrome',
+          $session_id: `s-${i % 777}`,
+          $lib: 'bench',
+          n: i,
+          nested: { a: i % 3, b: 'x' },
+          ...(i % 50 === 0 ? { $set: { plan: i % 2 ? 'pro' : 'free' } } : {}),
+        },
+      }
+    }),
+  )
+
+  const acked = new Array<number>(BATCHES)
+  const visible = new Array<number>(BATCHES)
+  let seen = 0
+  let polling = true
+  const poller = (async () => {
+    while (polling) {
+      const rs = await ch.query({
+        query: `SELECT event, count() AS n FROM events WHERE team_id = ${team} GROUP BY event`,
+        format: 'JSONEachRow',
+      })
+      const now = performance.now()
+      for (const r of await rs.json<{ event: string; n: string }>()) {
+        const b = Number(r.event.slice(6))
+        if (Number(r.n) >= BATCH_SIZE && visible[b] === undefined) {
+          visible[b] = now
+          seen++
+        }
+      }
+      if (seen === BATCHES) return
+      await new Promise((r) => setTimeout(r, 20))
+    }
+  })()
+
+  const t0 = performance.now()
+  await runPool(BATCHES, 4, async (b) => {
+    const res = await fetch(`${burrow.url}/batch/`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ api_key: token, batch: batches[b] }),
+    })
+    if (res.status !== 200) throw new Error(`/batch/: ${res.status} ${await res.text()}`)
+    await res.arrayBuffer()
+    acked[b] = performance.now()
+  })
+  const capturedMs = performance.now() - t0
+  const deadline = Date.now() + 10 * 60_000
+  while (seen < BATCHES && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50))
+  polling = false
+  await poller
+  if (seen < BATCHES) throw new Error(`only ${seen}/${BATCHES} batches became queryable`)
+  const e2eMs = Math.max(...visible) - t0
+  const total = BATCHES * BATCH_SIZE
+
+  // The same rows, inserted straight into a copy of the events table.
+  await ch.command({ query: 'CREATE TABLE IF NOT EXISTS events_bench_direct AS events' })
+  await ch.command({ query: 'TRUNCATE TABLE events_bench_direct' })
+  // 10 HTTP batches per INSERT: about what one projector batch writes under this load
+  const t1 = performance.now()
+  let seq = 0
+  let pending: string[] = []
+  for (const batch of batches) {
+    seq++
+    const lines = batch.map((e, offset) => {
+      const ts = Date.parse(e.timestamp)
+      return eventLine({
+        teamId: team,
+        uuid: e.uuid,
+        event: e.event,
+        distinctId: e.distinct_id,
+        personId: '00000000-0000-0000-0000-000000000000',
+        timestampMs: ts,
+        properties: e.properties,
+        personProperties: {},
+        elementsChain: '',
+        sessionId: e.properties.$session_id,
+        groups: ['', '', '', '', ''],
+        createdAtMs: ts,
+        seq,
+        offset,
+      })
+    })
+    pending.push(...lines)
+    if (seq % 10 === 0 || seq === batches.length) {
+      await insertTsv(ch, 'events_bench_direct', EVENT_COLUMNS, pending)
+      pending = []
+    }
+  }
+  const directMs = performance.now() - t1
+  await ch.command({ query: 'DROP TABLE events_bench_direct' })
+
+  const lags = visible.map((v, b) => v - acked[b]!).sort((a, b) => a - b)
+  const e2e = rate(total, e2eMs)
+  const direct = rate(total, directMs)
+  console.log(`events: ${total} in ${BATCHES} HTTP batches of ${BATCH_SIZE}, ${DISTINCT} distinct ids`)
+  console.log(`capture (HTTP /batch/ acked):       ${rate(total, capturedMs)} events/s`)
+  console.log(`end to end (POST -> queryable):     ${e2e} events/s  (${(e2eMs / 1000).toFixed(2)} s)`)
+  console.log(`direct ClickHouse insert (TSV, 10k): ${direct} events/s  (${(directMs / 1000).toFixed(2)} s)`)
+  console.log(`end to end / direct:                ${(e2e / direct).toFixed(2)}`)
+  const p = (q: number) => percentile(lags, q).toFixed(0)
+  console.log(`lag capture 200 -> queryable:       p50 ${p(50)} ms  p99 ${p(99)} ms`)
+} finally {
+  await ch.close()
+  await burrow.cleanup()
+}

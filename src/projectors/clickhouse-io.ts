@@ -1,0 +1,26 @@
+import { Readable } from 'node:stream'
+import type { ClickHouseClient } from '../store/clickhouse.ts'
+
+const quoteIdent = (name: string) => `\`${name.replace(/`/g, '\\`')}\``
+
+/** Inserts rows already serialized as TabSeparated lines (each ending in '\n'). */
+export async function insertTsv(
+  ch: ClickHouseClient,
+  table: string,
+  columns: string[],
+  lines: string[],
+): Promise<void> {
+  if (lines.length === 0) return
+  const query = `INSERT INTO ${quoteIdent(table)} (${columns.map(quoteIdent).join(', ')}) FORMAT TabSeparated`
+  const body = Buffer.from(lines.join(''), 'utf8')
+  const res = await ch.exec({ query, values: Readable.from([body]) })
+  // The response body is empty for an INSERT, but it must be read for the socket to be reused.
+  for await (const _ of res.stream) {
+    // drain
+  }
+}
+
+export async function selectRows<T>(ch: ClickHouseClient, query: string): Promise<T[]> {
+  const rs = await ch.query({ query, format: 'JSONEachRow' })
+  return rs.json<T>()
+}

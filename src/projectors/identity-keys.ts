@@ -1,0 +1,33 @@
+import { createHash } from 'node:crypto'
+
+// Keys of the identity bucket. Relative keys (`t.<team>...`) name one piece of state; the store puts
+// them under a namespace (`<ns>.t.<team>...`) so that replay can build a complete second copy and
+// switch to it by changing a pointer. KV keys allow only [-/_=.A-Za-z0-9]: ids and group keys are
+// base64url-encoded, long ones hashed (the value holds the real id, so a hash only has to be unique).
+
+const MAX_ENCODED = 160
+
+export function encodeKeyPart(s: string): string {
+  const b64 = Buffer.from(s, 'utf8').toString('base64url')
+  if (b64.length <= MAX_ENCODED) return `b${b64}`
+  return `h${createHash('sha256').update(s).digest('hex')}`
+}
+
+export const personKey = (team: number, id: string) => `t.${team}.p.${id}`
+export const distinctIdKey = (team: number, distinctId: string) => `t.${team}.d.${encodeKeyPart(distinctId)}`
+export const personlessKey = (team: number, distinctId: string) => `t.${team}.pl.${encodeKeyPart(distinctId)}`
+export const groupTypesKey = (team: number) => `t.${team}.gt`
+export const groupKey = (team: number, index: number, key: string) =>
+  `t.${team}.g.${index}.${encodeKeyPart(key)}`
+
+export const teamPrefix = (ns: string, team: number) => `${ns}.t.${team}`
+export const watermarkKey = (ns: string, source: string) => `${ns}.w.${source}`
+export const namespacePointerKey = (team: number | 'default') =>
+  team === 'default' ? 'nsp.default' : `nsp.t.${team}`
+
+export const LIVE_NAMESPACE = 'live'
+
+/** A source is one ordered feed of the log (a lane's durable consumer, or a replay). */
+export function sourceName(...parts: string[]): string {
+  return parts.join('-').replace(/[^A-Za-z0-9_-]/g, '_')
+}

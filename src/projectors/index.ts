@@ -1,0 +1,125 @@
+import { jetstream, jetstreamManager } from '@nats-io/jetstream'
+import { BUCKETS, EVENTS_STREAM, LANES, type Lane } from '../../schema/jetstream.ts'
+import { bucket, type NatsConnection } from '../log/nats.ts'
+import type { Logger } from '../logger.ts'
+import type { Component } from '../runtime.ts'
+import type { ClickHouseClient } from '../store/clickhouse.ts'
+import { ProjectorControl } from './control.ts'
+import { DLQ_EVENTS_SUBJECT } from './dead-letters.ts'
+import { sourceName } from './identity-keys.ts'
+import { KvIdentityStore } from './identity-store-kv.ts'
+import { LaneConsumer } from './lane-consumer.ts'
+import { Mutex } from './mutex.ts'
+import type { ProjectionContext } from './projection.ts'
+import { LIVE_TABLES, type ProjectionTables } from './tables.ts'
+
+export { SimulatedCrash } from './lane-consumer.ts'
+
+export interface ProjectorOptions {
+  nc: NatsConnection
+  ch: ClickHouseClient
+  log: Logger
+  batchSize: number
+  maxWaitMs: number
+  /** JetStream ack wait of the durable consumers; a batch must finish (or heartbeat) within it */
+  ackWaitMs?: number
+  stream?: string
+  /** subjects are `<subjectPrefix>.<lane>.<partition>` */
+  subjectPrefix?: string
+  durablePrefix?: string
+  dlqSubject?: string
+  lanes?: readonly Lane[]
+  tables?: ProjectionTables
+  teams?: ReadonlySet<number>
+  afterInsert?: ProjectionContext['afterInsert']
+  onCrash?: () => Promise<void> | void
+}
+
+export interface RunningProjector {
+  store: KvIdentityStore
+  consumers: Map<Lane, LaneConsumer>
+  stop(): Promise<void>
+}
+
+export const durableName = (prefix: string, lane: Lane) => `${prefix}-${lane}`
+
+/** The identity watermark source of a lane's consumer. */
+export const laneSource = (stream: string, durable: string) => sourceName(stream, durable)
+
+/**
+ * Starts one durable consumer per lane: live, historical and overflow each progress in their own log
+ * order, so a backlog of imported history or a flood from one distinct id never delays live events.
+ */
+export async function startProjector(o: ProjectorOptions): Promise<RunningProjector> {
+  const stream = o.stream ?? EVENTS_STREAM
+  const prefix = o.subjectPrefix ?? 'events'
+  const durablePrefix = o.durablePrefix ?? 'projector'
+  const js = jetstream(o.nc)
+  const jsm = await jetstreamManager(o.nc)
+  const kv = await bucket(o.nc, BUCKETS.identity)
+  const store = new KvIdentityStore(kv)
+  const mutex = new Mutex()
+  const control = await ProjectorControl.open(kv, () => store.reset())
+  const consumers = new Map<Lane, LaneConsumer>()
+  try {
+    for (const lane of o.lanes ?? LANES) {
+      const durable = durableName(durablePrefix, lane)
+      const log = o.log.child({ component: 'projector', lane })
+      const c = new LaneConsumer({
+        js,
+        jsm,
+        stream,
+        durable,
+        filterSubject: `${prefix}.${lane}.>`,
+        batchSize: o.batchSize,
+        maxWaitMs: o.maxWaitMs,
+        ackWaitMs: o.ackWaitMs ?? 30_000,
+        mutex,
+        control,
+        log,
+        onCrash: o.onCrash,
+        projection: {
+          ch: o.ch,
+          js,
+          store,
+          tables: o.tables ?? LIVE_TABLES,
+          source: laneSource(stream, durable),
+          dlqSubject: o.dlqSubject ?? DLQ_EVENTS_SUBJECT,
+          teams: o.teams,
+          log,
+          afterInsert: o.afterInsert,
+        },
+      })
+      await c.start()
+      consumers.set(lane, c)
+    }
+  } catch (err) {
+    for (const c of consumers.values()) await c.stop()
+    control.close()
+    throw err
+  }
+  return {
+    store,
+    consumers,
+    async stop() {
+      await Promise.all([...consumers.values()].map((c) => c.stop()))
+      control.close()
+    },
+  }
+}
+
+export const projectorComponent: Component = {
+  name: 'projector',
+  roles: ['projector'],
+  async start(rt) {
+    const p = await startProjector({
+      nc: rt.nc,
+      ch: rt.ch,
+      log: rt.log,
+      batchSize: rt.config.PROJECTOR_BATCH_SIZE,
+      maxWaitMs: rt.config.PROJECTOR_MAX_WAIT_MS,
+    })
+    rt.log.info('projector started')
+    return { stop: () => p.stop() }
+  },
+}

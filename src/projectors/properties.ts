@@ -1,0 +1,50 @@
+// The one encoding of a property bag into the parallel key/value arrays every table stores (events,
+// person, groups): queries read `properties.$browser` as an exact array lookup, so the writer and the
+// HogQL printer must agree on it byte for byte.
+
+/** Joins the keys of a nested path: `properties.$set.email` is stored under `$set\x1Femail`. */
+export const PATH_SEPARATOR = '\x1F'
+
+/** Nested objects are expanded this many levels below the top; deeper values stay in their parent's JSON. */
+export const MAX_NESTED_DEPTH = 3
+
+export interface EncodedProperties {
+  keys: string[]
+  values: string[]
+}
+
+/**
+ * Strings are stored as they are, every other value (numbers, booleans, arrays, objects) as JSON text;
+ * keys whose value is null or undefined are left out. An object value is stored whole under its key and
+ * each of its members again under the joined path, depth first, so the arrays follow the object's order.
+ */
+export function encodeProperties(properties: Record<string, unknown>): EncodedProperties {
+  const out: EncodedProperties = { keys: [], values: [] }
+  walk(properties, '', 0, out)
+  return out
+}
+
+function walk(obj: Record<string, unknown>, prefix: string, depth: number, out: EncodedProperties): void {
+  for (const key of Object.keys(obj)) {
+    const value = obj[key]
+    if (value === null || value === undefined) continue
+    const path = prefix === '' ? key : `${prefix}${PATH_SEPARATOR}${key}`
+    const text = scalarText(value)
+    if (text === undefined) continue
+    out.keys.push(path)
+    out.values.push(text)
+    if (depth < MAX_NESTED_DEPTH && isPlainObject(value)) walk(value, path, depth + 1, out)
+  }
+}
+
+/** The stored text of one value; undefined for values JSON cannot represent (functions, symbols). */
+export function scalarText(value: unknown): string | undefined {
+  if (typeof value === 'string') return value
+  if (typeof value === 'number') return Number.isFinite(value) ? JSON.stringify(value) : undefined
+  if (typeof value === 'bigint') return value.toString()
+  return JSON.stringify(value)
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+}

@@ -1,0 +1,42 @@
+// Rows for ClickHouse's TabSeparated format, serialized here rather than by the client: the client's
+// object serialization is the slow part of the insert path (see DESIGN.md's numbers).
+
+// One escaping serves both a plain TSV field and a string inside a TSV array literal: ClickHouse reads
+// backslash escapes in both places, and escaping the quote is harmless in a plain field.
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the control characters are what we escape
+const NEEDS_ESCAPE = /[\\\t\n\r\0'\b\f]/
+// biome-ignore lint/suspicious/noControlCharactersInRegex: as above
+const ESCAPES = /[\\\t\n\r\0'\b\f]/g
+const REPLACEMENT: Record<string, string> = {
+  '\\': '\\\\',
+  '\t': '\\t',
+  '\n': '\\n',
+  '\r': '\\r',
+  '\0': '\\0',
+  "'": "\\'",
+  '\b': '\\b',
+  '\f': '\\f',
+}
+
+export function tsvString(s: string): string {
+  return NEEDS_ESCAPE.test(s) ? s.replace(ESCAPES, (c) => REPLACEMENT[c]!) : s
+}
+
+export function tsvArray(items: string[]): string {
+  let out = '['
+  for (let i = 0; i < items.length; i++) {
+    if (i > 0) out += ','
+    out += `'${tsvString(items[i]!)}'`
+  }
+  return `${out}]`
+}
+
+/** 'YYYY-MM-DD hh:mm:ss' in UTC, what a DateTime('UTC') column parses. */
+export function tsvDateTime(ms: number): string {
+  const iso = new Date(Math.floor(ms / 1000) * 1000).toISOString()
+  return `${iso.slice(0, 10)} ${iso.slice(11, 19)}`
+}
+
+// DateTime holds whole seconds from the epoch up to 2105; anything outside cannot be stored.
+export const MIN_DATETIME_MS = 0
+export const MAX_DATETIME_MS = Date.UTC(2105, 11, 31, 23, 59, 59)
