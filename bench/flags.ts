@@ -1,0 +1,168 @@
+// Flag evaluation: POST /flags?v=2 for a project with 50 flags, against calling the evaluator in
+// process on the same definitions and inputs.
+// Run: npx tsx bench/flags.ts   (env REQUESTS, CONCURRENCY to size it)
+import { flagDefinitionSchema } from '../src/flags/definition.ts'
+import { type EvalInput, evaluateFlags } from '../src/flags/evaluate.ts'
+import { benchBurrow, latencyLine, rate, runPool } from './lib.ts'
+
+const REQUESTS = Number(process.env.REQUESTS ?? 4000)
+const CONCURRENCY = Number(process.env.CONCURRENCY ?? 16)
+const FLAG_COUNT = 50
+
+const burrow = await benchBurrow({ API_RATE_LIMIT_PER_MINUTE: '0' })
+const { project_id: projectId, project_api_key: token, personal_api_key: personalKey } = burrow.credentials
+
+const person = (key: string, operator: string, value: unknown) => ({ key, operator, value, type: 'person' })
+// A mix like a real project's: plain rollouts, experiments, targeted flags, payloads.
+function flagBody(i: number) {
+  const key = `bench-flag-${i}`
+  const kind = i % 5
+  if (kind === 0) return { key, filters: { groups: [{ properties: [], rollout_percentage: (i * 7) % 100 }] } }
+  if (kind === 1) {
+    return {
+      key,
+      filters: {
+        groups: [{ properties: [], rollout_percentage: 90 }],
+        multivariate: {
+          variants: [
+            { key: 'control', rollout_percentage: 50 },
+            { key: 'test', rollout_percentage: 50 },
+          ],
+        },
+        payloads: { test: { color: 'blue', n: i } },
+      },
+    }
+  }
+  if (kind === 2) {
+    return {
+      key,
+      filters: {
+        groups: [
+          { properties: [person('email', 'icontains', '@corp.com')], rollout_percentage: 100 },
+          { properties: [person('country', 'exact', ['US', 'CA', 'DE'])], rollout_percentage: 40 },
+        ],
+      },
+    }
+  }
+  if (kind === 3) {
+    return {
+      key,
+      filters: {
+        groups: [
+          {
+            properties: [person('age', 'gte', '18'), person('plan', 'is_not', 'free')],
+            rollout_percentage: 80,
+          },
+        ],
+      },
+    }
+  }
+  return {
+    key,
+    filters: {
+      groups: [
+        { properties: [person('email', 'regex', '^user-\\d+@'), person('signup', 'is_date_after', '-30d')] },
+      ],
+      payloads: { true: '{"banner":"hello"}' },
+    },
+  }
+}
+
+async function call(method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
+  const res = await fetch(`${burrow.url}${path}`, {
+    method,
+    headers: { 'content-type': 'application/json', ...headers },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  })
+  const text = await res.text()
+  if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${text}`)
+  return JSON.parse(text) as Record<string, unknown>
+}
+
+const auth = { authorization: `Bearer ${personalKey}` }
+for (let i = 0; i < FLAG_COUNT; i++) {
+  await call('POST', `/api/projects/${projectId}/feature_flags/`, flagBody(i), auth)
+}
+const definitions = (
+  (await call('GET', `/flags/definitions?token=${token}`, undefined, auth)).flags as unknown[]
+).map((f) => flagDefinitionSchema.parse(f))
+if (definitions.length !== FLAG_COUNT)
+  throw new Error(`expected ${FLAG_COUNT} definitions, got ${definitions.length}`)
+
+const COUNTRIES = ['US', 'CA', 'DE', 'FR', 'JP']
+const properties = (i: number) => ({
+  email: `user-${i}@${i % 4 === 0 ? 'corp.com' : 'example.com'}`,
+  country: COUNTRIES[i % COUNTRIES.length],
+  age: String(10 + (i % 50)),
+  plan: i % 3 === 0 ? 'free' : 'pro',
+  signup: new Date(Date.now() - (i % 60) * 86_400_000).toISOString(),
+})
+const distinctId = (i: number) => `bench-user-${i}`
+
+let checked = false
+async function evaluateOverHttp(i: number, withProperties: boolean) {
+  const body = await call('POST', '/flags?v=2', {
+    api_key: token,
+    distinct_id: distinctId(i),
+    ...(withProperties ? { person_properties: properties(i) } : {}),
+  })
+  if (!checked) {
+    const count = Object.keys(body.flags as object).length
+    if (count !== FLAG_COUNT) throw new Error(`expected ${FLAG_COUNT} flags in the answer, got ${count}`)
+    checked = true
+  }
+}
+
+// Warm up the server (JIT, the project token cache, ClickHouse connections).
+await runPool(200, 8, (i) => evaluateOverHttp(i, i % 2 === 0))
+
+async function measureHttp(withProperties: boolean, concurrency: number, requests: number) {
+  const t0 = performance.now()
+  const lat = await runPool(requests, concurrency, (i) => evaluateOverHttp(i, withProperties))
+  return { ms: performance.now() - t0, lat }
+}
+
+const seqWith = await measureHttp(true, 1, Math.min(REQUESTS, 1000))
+const loadWith = await measureHttp(true, CONCURRENCY, REQUESTS)
+const seqStored = await measureHttp(false, 1, Math.min(REQUESTS, 1000))
+const loadStored = await measureHttp(false, CONCURRENCY, REQUESTS)
+
+// The same definitions and inputs through the evaluator in this process.
+const inputs: EvalInput[] = Array.from({ length: REQUESTS }, (_, i) => ({
+  distinctId: distinctId(i),
+  personProperties: properties(i),
+  groups: {},
+  groupProperties: {},
+  groupTypeIndexToName: {},
+}))
+for (const input of inputs.slice(0, 500)) evaluateFlags(definitions, input)
+const inProcLat: number[] = []
+const t0 = performance.now()
+for (const input of inputs) {
+  const s = performance.now()
+  evaluateFlags(definitions, input)
+  inProcLat.push(performance.now() - s)
+}
+const inProcMs = performance.now() - t0
+
+const line = (label: string, requests: number, r: { ms: number; lat: number[] }) =>
+  `${label.padEnd(62)} ${String(rate(requests, r.ms)).padStart(7)} req/s ${String(rate(requests * FLAG_COUNT, r.ms)).padStart(9)} flag evals/s  ${latencyLine(r.lat)}`
+
+const inProcRate = rate(REQUESTS, inProcMs)
+console.log(`project with ${FLAG_COUNT} flags; ${REQUESTS} requests per loaded run\n`)
+console.log(line('POST /flags?v=2, request properties, sequential', Math.min(REQUESTS, 1000), seqWith))
+console.log(line(`POST /flags?v=2, request properties, ${CONCURRENCY} in flight`, REQUESTS, loadWith))
+console.log(
+  line('POST /flags?v=2, stored person from ClickHouse, sequential', Math.min(REQUESTS, 1000), seqStored),
+)
+console.log(
+  line(`POST /flags?v=2, stored person from ClickHouse, ${CONCURRENCY} in flight`, REQUESTS, loadStored),
+)
+console.log(
+  line('evaluateFlags() in process, same definitions and inputs', REQUESTS, { ms: inProcMs, lat: inProcLat }),
+)
+console.log(
+  `\nratio HTTP (request properties, loaded) / in-process: ${(rate(REQUESTS, loadWith.ms) / inProcRate).toFixed(3)}`,
+)
+await burrow.cleanup()
+process.exit(0)

@@ -1,0 +1,56 @@
+import type { Project } from '../config/documents.ts'
+import type { ConfigStore } from '../config/store.ts'
+import { lookupGeoip } from '../geoip/index.ts'
+import type { Component } from '../runtime.ts'
+import { flagCacheFor } from './cache.ts'
+import { GroupTypeCache } from './properties.ts'
+import { FlagQuota } from './quota.ts'
+import { registerEvaluationRoutes } from './routes.ts'
+
+const NEGATIVE_TTL_MS = 2000
+
+// Project tokens never change once issued, so a found project is kept for the process; an unknown
+// token is remembered briefly so a misconfigured SDK cannot hammer the config bucket.
+function tokenLookup(store: ConfigStore): (token: string) => Promise<Project | undefined> {
+  const known = new Map<string, Project>()
+  const unknown = new Map<string, number>()
+  return async (token) => {
+    const hit = known.get(token)
+    if (hit) return hit
+    if ((unknown.get(token) ?? 0) > Date.now()) return undefined
+    const p = await store.projectByToken(token)
+    if (p) known.set(token, p)
+    else {
+      if (unknown.size > 10_000) unknown.clear()
+      unknown.set(token, Date.now() + NEGATIVE_TTL_MS)
+    }
+    return p
+  }
+}
+
+/** POST /decide and /flags. They are called as often as capture, so they run (and scale) with it. */
+export const flagsComponent: Component = {
+  name: 'flags',
+  roles: ['capture'],
+  async start(rt, app) {
+    const cache = await flagCacheFor(rt.nc, rt.log)
+    // Reading the IPv4 database takes ~100 ms; pay it at start rather than in the first request.
+    lookupGeoip('8.8.8.8')
+    await app.register(async (scope) =>
+      registerEvaluationRoutes(scope, {
+        cache,
+        ch: rt.ch,
+        groupTypes: new GroupTypeCache(rt.ch),
+        log: rt.log,
+        quota: new FlagQuota(rt.config.FLAGS_QUOTA_PER_MINUTE),
+        maxDecompressedBytes: rt.config.CAPTURE_MAX_BODY_BYTES * 5,
+        projectByToken: tokenLookup(rt.configStore),
+      }),
+    )
+    return {
+      async stop() {
+        cache.stop()
+      },
+    }
+  },
+}

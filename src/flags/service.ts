@@ -1,0 +1,137 @@
+import type { ClickHouseClient } from '@clickhouse/client'
+import { FLAG_GEOIP_KEYS, lookupGeoip } from '../geoip/index.ts'
+import type { Logger } from '../logger.ts'
+import type { FlagCache } from './cache.ts'
+import { type EvalInput, evaluateFlags, type FlagEvaluation } from './evaluate.ts'
+import { type GroupTypeCache, groupProperties, personProperties } from './properties.ts'
+import type { FlagRequest } from './request.ts'
+import type { StoredFlag } from './stored.ts'
+
+// One evaluation request end to end: the project's live definitions from the watched cache,
+// stored properties from ClickHouse only when a flag needs a property the request did not bring,
+// GeoIP from the client address, and per-flag error isolation when a lookup fails.
+
+export interface EvaluationDeps {
+  cache: FlagCache
+  ch: ClickHouseClient
+  groupTypes: GroupTypeCache
+  log: Logger
+}
+
+export interface EvaluationOutcome {
+  evaluation: FlagEvaluation
+  /** The definitions that were considered, for the v2 metadata (id, version). */
+  definitions: StoredFlag[]
+}
+
+type Properties = Record<string, unknown>
+
+const filterKeys = new WeakMap<StoredFlag, string[]>()
+
+// The property keys a flag's conditions read (cached per definition object, which the cache
+// replaces on every change).
+function keysOf(flag: StoredFlag): string[] {
+  let keys = filterKeys.get(flag)
+  if (!keys) {
+    keys = [...new Set(flag.filters.groups.flatMap((c) => c.properties.map((p) => p.key)))]
+    filterKeys.set(flag, keys)
+  }
+  return keys
+}
+
+const needsStored = (flag: StoredFlag, known: Properties) =>
+  keysOf(flag).some((k) => !Object.hasOwn(known, k))
+
+/** The `$geoip_*` properties PostHog's flags service derives from the client address. */
+export function geoipPersonProperties(ip: string | null): Properties {
+  const all = lookupGeoip(ip)
+  const out: Properties = {}
+  for (const key of FLAG_GEOIP_KEYS) if (all[key] !== undefined) out[key] = all[key]
+  return out
+}
+
+export async function evaluateRequest(
+  deps: EvaluationDeps,
+  teamId: number,
+  req: FlagRequest,
+  clientIp: string | null,
+): Promise<EvaluationOutcome> {
+  let definitions = deps.cache.flags(teamId).filter((f) => f.active && !f.deleted)
+  if (req.flagKeys) {
+    const wanted = new Set(req.flagKeys)
+    definitions = definitions.filter((f) => wanted.has(f.key))
+  }
+  // Stored < GeoIP < request: the request's person_properties always win.
+  const personOverrides: Properties = {
+    ...(req.geoipDisable ? {} : geoipPersonProperties(clientIp)),
+    ...req.personProperties,
+  }
+  const personFlags = definitions.filter((f) => f.filters.aggregation_group_type_index == null)
+  const groupFlags = definitions.filter((f) => f.filters.aggregation_group_type_index != null)
+  const failed = new Map<string, string>()
+  const fail = (flags: StoredFlag[], why: string) => {
+    for (const f of flags) failed.set(f.key, why)
+  }
+
+  let mapping: Record<number, string> = {}
+  if (groupFlags.length > 0) {
+    try {
+      mapping = await deps.groupTypes.get(teamId)
+    } catch (err) {
+      deps.log.warn({ err, team_id: teamId }, 'group type lookup failed; group flags left out')
+      fail(groupFlags, 'group types unavailable')
+    }
+  }
+
+  const personFromStore = personFlags.filter((f) => needsStored(f, personOverrides))
+  const groupFromStore = new Map<number, StoredFlag[]>()
+  for (const f of groupFlags) {
+    if (failed.has(f.key)) continue
+    const index = f.filters.aggregation_group_type_index as number
+    const name = mapping[index]
+    if (name === undefined || req.groups[name] === undefined) continue
+    if (!needsStored(f, req.groupProperties[name] ?? {})) continue
+    groupFromStore.set(index, [...(groupFromStore.get(index) ?? []), f])
+  }
+
+  const wantedGroups = [...groupFromStore.keys()].map((index) => ({
+    index,
+    key: req.groups[mapping[index]!]!,
+  }))
+  const [storedPerson, storedGroups] = await Promise.allSettled([
+    personFromStore.length > 0 ? personProperties(deps.ch, teamId, req.distinctId) : Promise.resolve({}),
+    groupProperties(deps.ch, teamId, wantedGroups),
+  ])
+  let person: Properties = {}
+  if (storedPerson.status === 'fulfilled') person = storedPerson.value
+  else {
+    deps.log.warn({ err: storedPerson.reason, team_id: teamId }, 'person lookup failed')
+    fail(personFromStore, 'person properties unavailable')
+  }
+  const groupProps: Record<string, Properties> = { ...req.groupProperties }
+  if (storedGroups.status === 'fulfilled') {
+    for (const [index, stored] of Object.entries(storedGroups.value)) {
+      const name = mapping[Number(index)]!
+      groupProps[name] = { ...stored, ...req.groupProperties[name] }
+    }
+  } else {
+    deps.log.warn({ err: storedGroups.reason, team_id: teamId }, 'group lookup failed')
+    fail([...groupFromStore.values()].flat(), 'group properties unavailable')
+  }
+
+  const input: EvalInput = {
+    distinctId: req.distinctId,
+    personProperties: { ...person, ...personOverrides },
+    groups: req.groups,
+    groupProperties: groupProps,
+    groupTypeIndexToName: mapping,
+  }
+  const evaluable = failed.size ? definitions.filter((f) => !failed.has(f.key)) : definitions
+  const evaluation = evaluateFlags(evaluable, input)
+  for (const [key, why] of failed) evaluation.errors[key] = why
+  if (failed.size) evaluation.errorsWhileComputingFlags = true
+  if (Object.keys(evaluation.errors).length > 0) {
+    deps.log.debug({ team_id: teamId, errors: evaluation.errors }, 'flags left out of the response')
+  }
+  return { evaluation, definitions }
+}
