@@ -32,13 +32,16 @@ const SAFE_JOIN_FOR_PUSHDOWN = new Set([
   'ANY INNER JOIN',
   'CROSS JOIN',
 ])
+// 18.16 mishandles INNER joins that match nothing when the left side is itself a join: it returns
+// unmatched rows, or crashes when the select list holds a NULL. Inner joins are therefore printed as
+// left joins that keep only rows where the right side's marker column is set.
+const MATCHED = '_matched'
+const INNER_AS_LEFT = new Set(['INNER JOIN', 'ANY INNER JOIN'])
 const JOIN_KEYWORD: Record<string, string> = {
-  'INNER JOIN': 'ALL INNER JOIN',
+  'INNER JOIN': 'ALL LEFT JOIN',
   'LEFT JOIN': 'ALL LEFT JOIN',
-  'RIGHT JOIN': 'ALL RIGHT JOIN',
-  'FULL JOIN': 'ALL FULL OUTER JOIN',
   'ANY LEFT JOIN': 'ANY LEFT JOIN',
-  'ANY INNER JOIN': 'ANY INNER JOIN',
+  'ANY INNER JOIN': 'ANY LEFT JOIN',
   'CROSS JOIN': 'CROSS JOIN',
 }
 
@@ -71,6 +74,7 @@ export class Printer {
     let from = ''
     let guard: string | undefined
     let where = s.where
+    const joinFilters: string[] = []
     let columnNames: Set<string>
 
     if (srcs.length <= 2) {
@@ -82,18 +86,24 @@ export class Printer {
         from = ` FROM ${base.sql}`
         guard = base.guard
       }
-      if (s1) from += ` ${this.joinClause(s1, level)}`
+      if (s1) {
+        const join = this.joinClause(s1, level)
+        from += ` ${join.sql}`
+        if (join.filter) joinFilters.push(join.filter)
+      }
       columnNames = new Set(srcs.flatMap((src) => [...src.used].map((c) => this.colName(src, c))))
     } else {
       const nested = this.nestJoins(s, level)
       from = nested.from
       where = nested.where
+      joinFilters.push(...nested.filters)
       columnNames = nested.columnNames
     }
 
     // Names an alias must not take at this level.
     const unsafe = new Set<string>([
       'team_id',
+      MATCHED,
       ...columnNames,
       ...srcs.map((x) => x.printAlias!),
       ...identNames(s),
@@ -134,7 +144,7 @@ export class Printer {
       const list = s.arrayJoin.items.map((a) => `${this.expr(a.expr, level)} AS ${escapeIdentifier(a.alias)}`)
       sql += ` ${s.arrayJoin.left ? 'LEFT ' : ''}ARRAY JOIN ${list.join(', ')}`
     }
-    const conds = [guard, where && this.expr(where, level)].filter((c): c is string => !!c)
+    const conds = [guard, ...joinFilters, where && this.expr(where, level)].filter((c): c is string => !!c)
     if (conds.length) sql += ` WHERE ${conds.join(' AND ')}`
     if (s.groupBy) sql += ` GROUP BY ${s.groupBy.map((g) => this.expr(g, level)).join(', ')}`
     else if (distinctAsGroupBy)
@@ -199,15 +209,22 @@ export class Printer {
 
   // `base`: the relation opens a FROM clause, so a physical table can be scanned directly with
   // the guard in WHERE; elsewhere every relation is a self-contained guarded subquery.
-  private relation(src: Source, base: boolean): { sql: string; guard?: string } {
+  private relation(src: Source, base: boolean, marked = false): { sql: string; guard?: string } {
     const alias = quoteIdentifier(src.printAlias!)
-    if (src.kind === 'query') return { sql: `(${this.query(src.query!, false)}) AS ${alias}` }
+    const marker = marked ? [`1 AS ${quoteIdentifier(MATCHED)}`] : []
+    if (src.kind === 'query') {
+      const sub = this.query(src.query!, false)
+      if (marked) return { sql: `(SELECT *, ${marker[0]} FROM (${sub})) AS ${alias}` }
+      return { sql: `(${sub}) AS ${alias}` }
+    }
     const rel = src.table!.relation
     const cols = [...src.used].sort()
     if (rel.kind === 'physical') {
       if (base) return { sql: `${quoteIdentifier(rel.table)} AS ${alias}`, guard: `${alias}.${this.guard}` }
-      const list = cols.length ? cols.map(quoteIdentifier).join(', ') : '1'
-      return { sql: `(SELECT ${list} FROM ${quoteIdentifier(rel.table)} WHERE ${this.guard}) AS ${alias}` }
+      const list = [...cols.map(quoteIdentifier), ...marker]
+      return {
+        sql: `(SELECT ${list.join(', ') || '1'} FROM ${quoteIdentifier(rel.table)} WHERE ${this.guard}) AS ${alias}`,
+      }
     }
     // Newest version per key; argMax keeps every column of the same (newest) row.
     const keys = rel.key.map(quoteIdentifier)
@@ -220,23 +237,30 @@ export class Printer {
         ),
     ]
     if (!list.length) list.push(keys[0]!)
+    list.push(...marker)
     let sql = `SELECT ${list.join(', ')} FROM ${quoteIdentifier(rel.table)} WHERE ${this.guard} GROUP BY ${keys.join(', ')}`
     if (rel.deleted)
       sql += ` HAVING argMax(${quoteIdentifier(rel.deleted)}, ${quoteIdentifier(rel.version)}) = 0`
     return { sql: `(${sql}) AS ${alias}` }
   }
 
-  private joinClause(src: Source, level: Level): string {
+  private joinClause(src: Source, level: Level): { sql: string; filter?: string } {
     const kw = JOIN_KEYWORD[src.joinType!]
     if (!kw) throw new Error(`printer: unknown join type ${src.joinType}`)
-    const rel = this.relation(src, false).sql
-    if (src.joinType === 'CROSS JOIN') return `${kw} ${rel}`
-    return `${kw} ${rel} ON ${this.expr(src.on!, level)}`
+    const marked = INNER_AS_LEFT.has(src.joinType!)
+    const rel = this.relation(src, false, marked).sql
+    if (src.joinType === 'CROSS JOIN') return { sql: `${kw} ${rel}` }
+    const sql = `${kw} ${rel} ON ${this.expr(src.on!, level)}`
+    if (!marked) return { sql }
+    return { sql, filter: `${quoteIdentifier(src.printAlias!)}.${quoteIdentifier(MATCHED)} = 1` }
   }
 
   // FROM a JOIN b JOIN c ... becomes FROM (SELECT ... FROM a JOIN b) AS _j1 JOIN c ...: one JOIN per
   // level. Each inner level exposes the columns later levels use, renamed <alias>__<column>.
-  private nestJoins(s: Select, outer: Level): { from: string; where?: Expr; columnNames: Set<string> } {
+  private nestJoins(
+    s: Select,
+    outer: Level,
+  ): { from: string; where?: Expr; columnNames: Set<string>; filters: string[] } {
     const srcs = s.sources
     const exposed = new Map<Source, Map<string, string>>()
     const expose = (src: Source, column: string) => `${src.printAlias}__${this.colName(src, column)}`
@@ -277,13 +301,14 @@ export class Printer {
       } else {
         from = `FROM (${innerSql}) AS ${quoteIdentifier(innerAlias)}`
       }
-      from += ` ${this.joinClause(srcs[k]!, level)}`
+      const join = this.joinClause(srcs[k]!, level)
+      from += ` ${join.sql}`
       if (k === srcs.length - 1) {
         outer.ref = level.ref
         const columnNames = new Set<string>()
         for (const m of exposed.values()) for (const n of m.values()) columnNames.add(n)
         for (const c of srcs[k]!.used) columnNames.add(this.colName(srcs[k]!, c))
-        return { from: ` ${from}`, where: andOf(kept), columnNames }
+        return { from: ` ${from}`, where: andOf(kept), columnNames, filters: join.filter ? [join.filter] : [] }
       }
       const cols: string[] = []
       for (let i = 0; i <= k; i++) {
@@ -309,7 +334,9 @@ export class Printer {
           keys.set(side, name)
         }
       }
-      const conds = [levelGuard, ...(k === 1 ? pushed.map((p) => this.expr(p, level)) : [])].filter(Boolean)
+      const conds = [levelGuard, join.filter, ...(k === 1 ? pushed.map((p) => this.expr(p, level)) : [])].filter(
+        Boolean,
+      )
       innerSql = `SELECT ${cols.join(', ') || '1'} ${from}${conds.length ? ` WHERE ${conds.join(' AND ')}` : ''}`
       innerAlias = `_j${k}`
     }
@@ -339,8 +366,9 @@ export class Printer {
       case 'prop': {
         const k = level.ref(e.src, e.keys)
         const v = level.ref(e.src, e.values)
-        const key = escapeString(e.key)
-        return `if(has(${k}, ${key}), ${v}[indexOf(${k}, ${key})], NULL)`
+        // A missing key gives index 0, which reads NULL from an array of Nullable: one scan, no NULL
+        // literal (18.16 crashes on `if(..., NULL)` in some join shapes).
+        return `arrayElement(CAST(${v} AS Array(Nullable(String))), indexOf(${k}, ${escapeString(e.key)}))`
       }
       case 'item':
         if (level.formatted.has(e.item)) return this.expr(e.item.expr, level)

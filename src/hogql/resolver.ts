@@ -857,11 +857,14 @@ function normalizeJoinType(raw: string, node: Node): string {
     'INNER ANY JOIN': 'ANY INNER JOIN',
     'ANY INNER JOIN': 'ANY INNER JOIN',
     'ANY JOIN': 'ANY INNER JOIN',
-    'RIGHT JOIN': 'RIGHT JOIN',
-    'FULL JOIN': 'FULL JOIN',
     'CROSS JOIN': 'CROSS JOIN',
   }
   const out = known[t]
+  // 18.16 cannot return the right table's join key from RIGHT/FULL joins; LEFT JOIN with the tables
+  // swapped says the same thing and runs everywhere.
+  if (/RIGHT|FULL/.test(t)) {
+    throw new HogQLError('not_supported', `${raw} is not supported; swap the tables and use LEFT JOIN`, span(node))
+  }
   if (!out) throw new HogQLError('not_supported', `${raw} is not supported`, span(node))
   return out
 }

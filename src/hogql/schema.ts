@@ -124,6 +124,22 @@ export const TABLES: Record<string, TableDef> = {
     },
     asterisk: ['index', 'key', 'created_at', 'properties'],
   },
+  // Flag usage per flag, variant, day and source (schema/clickhouse/0005_feature_flag_usage.sql). The
+  // ClickHouse view already counts each event once and follows person merges, so it reads as a plain
+  // table; the guard lands on the view's own team_id column.
+  feature_flag_usage: {
+    name: 'feature_flag_usage',
+    relation: { kind: 'physical', table: 'feature_flag_usage' },
+    fields: {
+      flag: { kind: 'column', column: 'flag', type: 'String' },
+      variant: { kind: 'column', column: 'variant', type: 'String' },
+      day: { kind: 'column', column: 'day', type: 'Date' },
+      source: { kind: 'column', column: 'source', type: 'String' },
+      calls: { kind: 'column', column: 'calls', type: 'UInt64' },
+      unique_persons: { kind: 'column', column: 'unique_persons', type: 'UInt64' },
+    },
+    asterisk: ['flag', 'variant', 'day', 'source', 'calls', 'unique_persons'],
+  },
   // Internal: the newest override of each old person id. Not reachable from user queries.
   __person_overrides: {
     name: '__person_overrides',

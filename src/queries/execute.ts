@@ -85,8 +85,9 @@ export async function execute(
 export function mapClickHouseError(err: unknown): AppError {
   if (err instanceof AppError) return err
   const e = err as { code?: string; message?: string; type?: string }
-  const code = Number(e.code)
   const message = e.message ?? String(err)
+  // The client does not parse 18.16's error format, so the code is read from the message too.
+  const code = Number(e.code ?? /^Code: (\d+)/.exec(message)?.[1])
   if (code === 159 || /TIMEOUT_EXCEEDED|Timeout exceeded/.test(message)) {
     return new AppError(
       504,

@@ -428,6 +428,14 @@ describe('subqueries, joins, CTEs, unions', () => {
     ])
   })
 
+  it('inner joins that match nothing return nothing (and do not upset 18.16)', async () => {
+    const sql = `
+      select person.properties.email, e.properties.$browser, g.key
+      from events e join groups g on e.distinct_id = g.key`
+    expect(await run(sql)).toEqual([])
+    expect(await run("select 1, g.key from events e join groups g on e.event = g.key where e.event != ''")).toEqual([])
+  })
+
   it('inlines CTEs', async () => {
     expect(
       await run("with pv as (select * from events where event = '$pageview') select count() from pv"),

@@ -116,6 +116,19 @@ describe('POST /query/ with HogQLQuery', () => {
     expect(badRefresh.status).toBe(400)
   })
 
+  it('answers 400 without internal names when ClickHouse rejects the query', async () => {
+    for (const text of [
+      'SELECT event + 1 FROM events',
+      'SELECT properties.$browser + 1 FROM events',
+      'SELECT avg(event) FROM events',
+    ]) {
+      const r = await call('POST', q('/query/'), { query: hogql(text) })
+      expect(r.status, text).toBe(400)
+      expect(r.body).toMatchObject({ type: 'validation_error', code: 'query_error' })
+      expect(r.body.detail, text).not.toMatch(/prop_values|prop_keys|burrow_test|Code: \d+/)
+    }
+  })
+
   it('needs query:read on the project', async () => {
     const noScope = api(burrow.url, await createTestKey(['person:read']))
     expect((await noScope('POST', q('/query/'), { query: hogql('SELECT 1') })).status).toBe(403)

@@ -1,0 +1,46 @@
+// Building HogQL text safely, and compiling the event-reading parts of an insight.
+//
+// Insights are written as HogQL wherever HogQL can say it, so they inherit the compiler's team
+// guard on every table, person-override resolution, property storage and 18.16 portability.
+// What HogQL cannot say (ranking breakdowns, lifecycle status arrays) is a ClickHouse wrapper
+// that reads only from compiled HogQL subqueries, never from a table: it needs no guard of its own.
+import { compileHogQL, type CompiledQuery } from '../../../hogql/index.ts'
+
+/** A HogQL string literal (the grammar takes backslash escapes). */
+export function str(value: string): string {
+  return `'${value.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`
+}
+
+/** A ClickHouse string literal, for the wrappers around compiled HogQL. */
+export const sqlStr = str
+
+/** A numeric literal; refuses anything that is not a finite number. */
+export function num(value: number): string {
+  if (!Number.isFinite(value)) throw new Error(`not a finite number: ${value}`)
+  return String(value)
+}
+
+/** `properties['key']` on the events table, or on `person` / another prefix. */
+export function propertyField(key: string, prefix: '' | 'person.' = ''): string {
+  return `${prefix}properties[${str(key)}]`
+}
+
+/** Every condition must hold; an empty list is true. */
+export function and(conds: (string | undefined | null | false)[]): string {
+  const c = conds.filter((x): x is string => !!x)
+  if (!c.length) return '1 = 1'
+  return c.map((x) => `(${x})`).join(' AND ')
+}
+
+export function or(conds: string[]): string {
+  if (!conds.length) return '1 = 0'
+  return conds.map((x) => `(${x})`).join(' OR ')
+}
+
+// Inner queries must never be cut by the compiler's default LIMIT: their rows are aggregated again.
+const NO_LIMIT = Number.MAX_SAFE_INTEGER
+
+/** Compiles an inner HogQL SELECT for embedding in a wrapper: no row limit, project time zone. */
+export function compileInner(hogql: string, teamId: number, timezone: string): Promise<CompiledQuery> {
+  return compileHogQL(hogql, { teamId, timezone, defaultLimit: NO_LIMIT, maxLimit: NO_LIMIT })
+}

@@ -1,0 +1,267 @@
+// FunnelsQuery -> HogQL. ClickHouse 18.16 has windowFunnel, but without modes, timings or breakdown
+// attribution, and no arrayFold to run PostHog's per-person state machine (funnel-udf/src/steps.rs).
+// So each person's events become one sorted array and every candidate start is followed with array
+// functions; the result equals the state machine's:
+//  * ordered: from each step-1 event, the earliest later event of each next step, all within the
+//    window measured from the start. The person's result is the chain reaching most steps, first
+//    to get there (ties: the later start), as PostHog's `max_step` keeps the first chain to reach a
+//    new maximum.
+//  * strict: the same, but each step must be the person's very next event (all events are read).
+//  * unordered: at each event, the distinct steps seen within the window before it (an event counts
+//    for its lowest step, as PostHog's UDF does); the first event reaching the most steps wins.
+//  * exclusions (from..to): a chain that is between step `from` and step `to` when an excluded event
+//    happens within its window is tainted; it can still reach one more step but no further, and a
+//    person whose best chain is tainted is left out (PostHog's `-1`). Unordered funnels ignore
+//    exclusions, as PostHog's UDF does.
+// Events are ordered by second, then by lowest step, which is how PostHog orders same-time events.
+import { ValidationError } from '../../../errors.ts'
+import { num, str } from '../actors/hogql.ts'
+import { propertiesToHogQL } from '../actors/property-filters.ts'
+import { rangeCondition, resolveDateRange } from './date-range.ts'
+import { EventsNode, type ExclusionNode, type FunnelsQuery } from './schema.ts'
+
+// PostHog's DATERANGE_MAP: a month is 30 days.
+const UNIT_SECONDS = { second: 1, minute: 60, hour: 3600, day: 86400, week: 604800, month: 2592000 }
+
+export type OrderType = 'ordered' | 'strict' | 'unordered'
+export type Attribution = 'first_touch' | 'last_touch' | 'all_events' | 'step'
+
+export interface FunnelPlan {
+  steps: EventsNode[]
+  order: OrderType
+  windowSeconds: number
+  exclusions: ExclusionNode[]
+  breakdown: { exprs: string[]; array: boolean } | null
+  attribution: Attribution
+  attributionStep: number
+  breakdownLimit: number
+}
+
+export const DEFAULT_BREAKDOWN_LIMIT = 25
+
+function eventCondition(node: { event?: string | null; properties?: unknown }): string {
+  const parts: string[] = []
+  if (node.event !== null && node.event !== undefined) parts.push(`event = ${str(node.event)}`)
+  const props = propertiesToHogQL(node.properties, 'events')
+  if (props !== '1') parts.push(`(${props})`)
+  return parts.length ? parts.join(' AND ') : '1'
+}
+
+function breakdownExpr(prop: string | number, type: string): string {
+  const key = String(prop)
+  if (type === 'event') return `ifNull(toString(properties[${str(key)}]), '')`
+  if (type === 'person') return `ifNull(toString(person.properties[${str(key)}]), '')`
+  if (type === 'hogql') return `ifNull(toString(${key}), '')`
+  throw new ValidationError(`Unsupported breakdown type '${type}'.`, 'breakdownFilter.breakdown_type')
+}
+
+export function planFunnel(q: FunnelsQuery): FunnelPlan {
+  const steps = q.series.map((s, i) => {
+    const node = EventsNode.safeParse(s)
+    if (!node.success) {
+      throw new ValidationError(`Step ${i} must be an EventsNode (actions are not supported).`, `series.${i}`)
+    }
+    return node.data
+  })
+  const f = q.funnelsFilter ?? {}
+  const unit = f.funnelWindowIntervalUnit ?? 'day'
+  const windowSeconds = f.funnelWindowInterval
+    ? f.funnelWindowInterval * UNIT_SECONDS[unit]
+    : (f.funnelWindowDays ?? 14) * 86400
+  const exclusions = f.exclusions ?? []
+  for (const e of exclusions) {
+    if (e.funnelFromStep >= e.funnelToStep) {
+      throw new ValidationError('Exclusion event range is invalid. End of range should be greater than start.')
+    }
+    if (e.funnelToStep > steps.length - 1) {
+      throw new ValidationError('Exclusion event range is invalid. End of range is greater than number of steps.')
+    }
+  }
+  const order = f.funnelOrderType ?? 'ordered'
+  const b = q.breakdownFilter
+  let breakdown: FunnelPlan['breakdown'] = null
+  if (b?.breakdown !== null && b?.breakdown !== undefined && b.breakdown !== '') {
+    const type = b.breakdown_type ?? 'event'
+    breakdown = Array.isArray(b.breakdown)
+      ? { exprs: b.breakdown.map((x) => breakdownExpr(x, type)), array: true }
+      : { exprs: [breakdownExpr(b.breakdown, type)], array: false }
+  }
+  const attribution = f.breakdownAttributionType ?? 'first_touch'
+  const attributionStep = f.breakdownAttributionValue ?? 0
+  if (attribution === 'step' && attributionStep >= steps.length) {
+    throw new ValidationError('breakdownAttributionValue is not a step of the funnel.')
+  }
+  if (order === 'unordered' && attribution === 'step' && attributionStep !== 0) {
+    throw new ValidationError('Only the first step can be used for breakdown attribution in unordered funnels')
+  }
+  return {
+    steps,
+    order,
+    windowSeconds,
+    exclusions: order === 'unordered' ? [] : exclusions,
+    breakdown,
+    attribution,
+    attributionStep,
+    breakdownLimit: b?.breakdown_limit ?? DEFAULT_BREAKDOWN_LIMIT,
+  }
+}
+
+// Element k (1-based) of the tuple at position i of `evs`: 1 ts, 2 uuid, 3 steps, 4 exclusions, 5 lowest
+// step, 6 breakdown value.
+const at = (i: string, k: number) => `tupleElement(arrayElement(evs, ${i}), ${k})`
+const ts = (i: string) => at(i, 1)
+
+/** One row per matching event: who, when, which steps (1-based) and exclusions it matches. */
+function eventsLevel(plan: FunnelPlan, where: string): string {
+  const n = plan.steps.length
+  const stepFlags = plan.steps.map((s, i) => `${i + 1} * if(${eventCondition(s)}, 1, 0)`)
+  // exclusion_i blocks entering step i (0-based) from step i-1, as PostHog numbers them.
+  const exclusionFlags: string[] = []
+  for (let i = 1; i < n; i++) {
+    const xs = plan.exclusions.filter((e) => e.funnelFromStep + 1 <= i && i <= e.funnelToStep)
+    if (xs.length) exclusionFlags.push(`${i} * if(${xs.map((x) => `(${eventCondition(x)})`).join(' OR ')}, 1, 0)`)
+  }
+  const prop = plan.breakdown
+    ? plan.breakdown.array
+      ? `[${plan.breakdown.exprs.join(', ')}]`
+      : plan.breakdown.exprs[0]!
+    : `''`
+  const conds = [where]
+  if (plan.order !== 'strict') {
+    const any = [...plan.steps, ...plan.exclusions].map((s) => `(${eventCondition(s)})`)
+    conds.push(`(${any.join(' OR ')})`)
+  }
+  return `SELECT person_id AS aggregation_target, toUnixTimestamp(timestamp) AS ts, uuid,
+  arrayFilter(x -> x != 0, [${stepFlags.join(', ')}]) AS st,
+  arrayFilter(x -> x != 0, [${exclusionFlags.join(', ')}]) AS ex,
+  ${prop} AS prop
+FROM events
+WHERE ${conds.join(' AND ')}`
+}
+
+/** The breakdown value(s) each person is counted under, and the events that count for it. */
+function attributionLevel(plan: FunnelPlan, inner: string): string {
+  const a = plan.breakdown ? plan.attribution : 'first_touch'
+  let bv: string
+  let evs = 'evs_all'
+  if (!plan.breakdown) bv = `''`
+  else if (a === 'first_touch') bv = `tupleElement(arrayElement(evs_all, 1), 6)`
+  else if (a === 'last_touch') bv = `tupleElement(arrayElement(evs_all, length(evs_all)), 6)`
+  else if (a === 'all_events') {
+    bv = `arrayJoin(arrayDistinct(arrayMap(e -> tupleElement(e, 6), evs_all)))`
+    evs = `arrayFilter(e -> tupleElement(e, 6) = bv, evs_all)`
+  } else {
+    const step = plan.attributionStep + 1
+    bv = `arrayJoin(arrayDistinct(arrayMap(e -> tupleElement(e, 6),
+      arrayFilter(e -> has(tupleElement(e, 3), ${step}), evs_all))))`
+  }
+  return `SELECT aggregation_target, ${bv} AS bv, ${evs} AS evs
+FROM (
+  SELECT aggregation_target,
+    arraySort(e -> tuple(tupleElement(e, 1), tupleElement(e, 5)),
+      groupArray(tuple(ts, uuid, st, ex, arrayElement(st, 1), prop))) AS evs_all
+  FROM (${inner})
+  GROUP BY aggregation_target
+)`
+}
+
+/** Extra condition for the event used as step `k` (0-based) under step attribution. */
+function stepAttribution(plan: FunnelPlan, k: number, e: string): string {
+  return plan.breakdown && plan.attribution === 'step' && plan.attributionStep === k
+    ? ` AND tupleElement(${e}, 6) = bv`
+    : ''
+}
+
+/** Candidate chains: arrays of event positions, one per step (0 = not reached). */
+function chains(plan: FunnelPlan): { defs: string[]; zip: string } {
+  const n = plan.steps.length
+  const W = num(plan.windowSeconds)
+  if (plan.order === 'unordered') {
+    const per = plan.steps.map(
+      (_, k) => `arrayFirstIndex((e, i) -> i <= j AND tupleElement(e, 5) = ${k + 1}
+        AND ${ts('j')} - tupleElement(e, 1) <= ${W}${stepAttribution(plan, k, 'e')}, evs, idx)`,
+    )
+    return { defs: [], zip: `arrayMap(j -> [${per.join(',\n      ')}], arrayFilter(j -> ${at('j', 5)} > 0, idx))` }
+  }
+  const starts = `arrayFilter(p -> has(${at('p', 3)}, 1)${stepAttribution(plan, 0, 'arrayElement(evs, p)')}, idx)`
+  const cols = ['s0']
+  const defs = [`${starts} AS s0`]
+  for (let k = 1; k < n; k++) {
+    const q = k === 1 ? 'p' : 'q'
+    let body: string
+    if (plan.order === 'strict') {
+      body = `if(${q} > 0 AND ${q} + 1 <= length(evs) AND has(${at(`${q} + 1`, 3)}, ${k + 1})
+        AND ${ts(`${q} + 1`)} - ${ts('p')} <= ${W}${stepAttribution(plan, k, `arrayElement(evs, ${q} + 1)`)},
+        ${q} + 1, 0)`
+    } else {
+      body = `if(${q} = 0, 0, arrayFirstIndex((e, j) -> j > ${q} AND has(tupleElement(e, 3), ${k + 1})
+        AND tupleElement(e, 1) - ${ts('p')} <= ${W}${stepAttribution(plan, k, 'e')}, evs, idx))`
+    }
+    const lambda = k === 1 ? `p -> ${body}, s0` : `(p, q) -> ${body}, s0, c${k - 1}`
+    defs.push(`arrayMap(${lambda}) AS c${k}`)
+    cols.push(`c${k}`)
+  }
+  const xs = cols.map((_, i) => `x${i}`).join(', ')
+  return { defs, zip: `arrayMap((${xs}) -> [${xs}], ${cols.join(', ')})` }
+}
+
+/** HogQL of one row per (person, breakdown value): the step reached (0-based) and step timings. */
+export function personsLevel(plan: FunnelPlan, eventsQuery: string): string {
+  const n = plan.steps.length
+  const W = num(plan.windowSeconds)
+  const { defs, zip } = chains(plan)
+  const ch = (i: string) => `arrayElement(ch, ${i})`
+  // An exclusion hit while the chain sits between step i-1 and step i (positions i and i+1 of ch).
+  const excl: string[] = []
+  for (let i = 1; i < n; i++) {
+    if (!plan.exclusions.some((e) => e.funnelFromStep + 1 <= i && i <= e.funnelToStep)) continue
+    excl.push(`${ch(`${i}`)} > 0 AND arrayExists((e, j) -> has(tupleElement(e, 4), ${i}) AND j > ${ch(`${i}`)}
+        AND (${ch(`${i + 1}`)} = 0 OR j < ${ch(`${i + 1}`)}) AND tupleElement(e, 1) - ${ts(ch('1'))} <= ${W},
+        evs, idx), ${i}`)
+  }
+  const exclAt = excl.length ? `multiIf(${excl.join(', ')}, 0)` : '0'
+  // (steps reached, where the chain was tainted (0: not), chain)
+  const firsts = `arrayMap(ch -> tuple(arrayCount(x -> x > 0, ch), ${exclAt}, ch), ${zip})`
+  // A tainted chain counts up to one step past where it was tainted.
+  const eff = `if(tupleElement(t, 2) > 0, least(tupleElement(t, 1), tupleElement(t, 2) + 1), tupleElement(t, 1))`
+  const chainAt = (i: string) => `arrayElement(tupleElement(t, 3), ${i})`
+  // Sort keys after "most steps, untainted first": ordered/strict take the chain that reached its last
+  // step first, then the later start; unordered takes the first candidate.
+  const when =
+    plan.order === 'unordered' ? 'pos' : ts(chainAt(eff))
+  const start = plan.order === 'unordered' ? '0' : `0 - ${ts(chainAt('1'))}`
+  const infos = `arrayMap((t, pos) -> tuple(${eff}, if(tupleElement(t, 2) > 0, 1, 0), ${when}, ${start},
+      tupleElement(t, 3)), firsts, arrayEnumerate(firsts))`
+  const best = `arrayElement(arraySort(x -> tuple(-tupleElement(x, 1), tupleElement(x, 2),
+      tupleElement(x, 3), tupleElement(x, 4)), infos), 1)`
+  // Timings come from the steps the chosen chain actually counts.
+  const times = `arraySort(arrayMap(i -> ${ts('i')}, arraySlice(arrayFilter(i -> i > 0, tupleElement(best, 5)), 1,
+      tupleElement(best, 1))))`
+  return `SELECT aggregation_target, bv AS breakdown,
+  tupleElement(best, 1) - 1 AS step_reached,
+  arrayMap((a, b) -> b - a, arraySlice(times, 1, length(times) - 1), arraySlice(times, 2)) AS timings,
+  arrayElement(times, 1) AS first_ts, arrayElement(times, length(times)) AS last_ts
+FROM (
+  SELECT aggregation_target, bv, evs,
+    arrayEnumerate(evs) AS idx,${defs.map((d) => `\n    ${d},`).join('')}
+    ${firsts} AS firsts,
+    ${infos} AS infos,
+    ${best} AS best,
+    ${times} AS times
+  FROM (${attributionLevel(plan, eventsQuery)})
+)
+WHERE step_reached >= 0 AND tupleElement(best, 2) = 0`
+}
+
+export function funnelWhere(q: FunnelsQuery, tz: string): string {
+  const range = resolveDateRange(q.dateRange, tz, '-7d')
+  const parts = [rangeCondition(range)]
+  const props = propertiesToHogQL(q.properties, 'events')
+  if (props !== '1') parts.push(`(${props})`)
+  return parts.join(' AND ')
+}
+
+/** One row per (person, breakdown value) that entered the funnel: breakdown, step_reached, timings. */
+export function personsQuery(plan: FunnelPlan, where: string): string {
+  return personsLevel(plan, eventsLevel(plan, where))
+}

@@ -1,0 +1,198 @@
+// LifecycleQuery (posthog/hogql_queries/insights/lifecycle/lifecycle_query_runner.py). For each
+// person and interval of the range:
+//   new          first active interval is the one the person was created in
+//   returning    active, and active in the interval before
+//   resurrecting active, not active in the interval before (and not new)
+//   dormant      active in the interval before, not in this one (counted negative)
+// Only events from one interval before the range to one after are read, whatever the history.
+// Events sent with `$process_person_profile: false` are left out.
+import { z } from 'zod'
+import type { Project } from '../../../config/documents.ts'
+import type { CompiledQuery } from '../../../hogql/index.ts'
+import type { QueryKind } from '../../kinds.ts'
+import {
+  addIntervals,
+  alignToInterval,
+  and,
+  bound,
+  bucketsOf,
+  bucketText,
+  compileInner,
+  DateRangeSchema,
+  dayOf,
+  EventsNodeSchema,
+  type Interval,
+  IntervalSchema,
+  labelOf,
+  PropertiesSchema,
+  type ResolvedRange,
+  resolveDateRange,
+  seriesCondition,
+  seriesLabel,
+  str,
+} from '../common/index.ts'
+import { ValidationError } from '../../../errors.ts'
+
+export const LifecycleQuerySchema = z
+  .object({
+    kind: z.literal('LifecycleQuery'),
+    series: z.array(EventsNodeSchema).min(1),
+    interval: IntervalSchema.nullable().optional(),
+    dateRange: DateRangeSchema.nullable().optional(),
+    properties: PropertiesSchema,
+    lifecycleFilter: z.object({ toggledLifecycles: z.array(z.string()).nullable().optional() }).passthrough()
+      .nullable().optional(),
+  })
+  .passthrough()
+export type LifecycleQuery = z.infer<typeof LifecycleQuerySchema>
+
+const STATUSES = ['new', 'returning', 'resurrecting', 'dormant'] as const
+
+interface LifecyclePlan {
+  query: LifecycleQuery
+  range: ResolvedRange
+}
+
+interface LifecycleCompiled extends CompiledQuery {
+  lifecycle: LifecyclePlan
+}
+
+// Interval starts as consecutive integers, computed from the wall-clock text of each bucket, so
+// "the interval before" is `index - 1` whatever the month lengths or DST.
+function indexSql(interval: Interval, text: string): string {
+  switch (interval) {
+    case 'minute':
+      return `toRelativeMinuteNum(toDateTime(${text}, 'UTC'))`
+    case 'hour':
+      return `toRelativeHourNum(toDateTime(${text}, 'UTC'))`
+    case 'day':
+      return `toRelativeDayNum(toDate(${text}))`
+    case 'week':
+      // Sunday-based weeks: day 0 (1970-01-01) is a Thursday, so +4 puts week breaks on Sundays.
+      return `intDiv(toRelativeDayNum(toDate(${text})) + 4, 7)`
+    case 'month':
+      return `(toYear(toDate(${text})) * 12 + toMonth(toDate(${text})) - 1)`
+  }
+}
+
+function wallOfIndex(interval: Interval, i: number): number {
+  switch (interval) {
+    case 'minute':
+      return i * 60_000
+    case 'hour':
+      return i * 3_600_000
+    case 'day':
+      return i * 86_400_000
+    case 'week':
+      return (i * 7 - 4) * 86_400_000
+    case 'month':
+      return Date.UTC(Math.floor(i / 12), i % 12, 1)
+  }
+}
+
+export async function compileLifecycle(q: LifecycleQuery, project: Project, now = Date.now()) {
+  const tz = project.timezone
+  const interval = q.interval ?? 'day'
+  if (q.dateRange?.date_from === 'all') {
+    throw new ValidationError("Lifecycle does not support date_from 'all'", 'dateRange.date_from')
+  }
+  const range = resolveDateRange(q.dateRange, interval, tz, { now })
+  bucketsOf(range)
+  const first = alignToInterval(range.from, interval)
+  const last = alignToInterval(range.to, interval)
+  const node = q.series[0]!
+  const where = and([
+    `ifNull(properties['$process_person_profile'], '') != 'false'`,
+    `timestamp >= ${str(bound(addIntervals(first, interval, -1)))}`,
+    `timestamp < ${str(bound(addIntervals(last, interval, 1)))}`,
+    seriesCondition(node, q.properties),
+  ])
+  const hogql =
+    'SELECT person_id AS insight_actor,' +
+    ` ${bucketText(interval, 'min(person.created_at)')} AS insight_created,` +
+    ` groupUniqArray(${bucketText(interval)}) AS insight_activity` +
+    ` FROM events WHERE ${where} GROUP BY insight_actor`
+  const inner = (await compileInner(hogql, project.id, tz)).clickhouse
+  const perActor =
+    `SELECT toInt64(${indexSql(interval, 'insight_created')}) AS created,` +
+    ` arraySort(arrayMap(t -> toInt64(${indexSql(interval, 't')}), insight_activity)) AS acts FROM (${inner})`
+  // Lambdas take every value as an argument: 18.16 drops columns a lambda only captures.
+  const statuses =
+    'SELECT arrayJoin(arrayConcat(' +
+    "arrayMap((cur, prev, i) -> tuple(cur, if(prev = cur, 'new'," +
+    " if(i > 1 AND prev = cur - 1, 'returning', 'resurrecting'))), acts, prevs, arrayEnumerate(acts))," +
+    " arrayMap(cur -> tuple(cur + 1, 'dormant'), arrayFilter((cur, nxt) -> nxt != cur + 1, acts, nexts))" +
+    ')) AS ps FROM (SELECT acts, arrayPushFront(arrayPopBack(acts), created) AS prevs,' +
+    ` arrayPushBack(arrayPopFront(acts), toInt64(0)) AS nexts FROM (${perActor}))`
+  const lo = indexOf(interval, first)
+  const hi = indexOf(interval, last)
+  const clickhouse =
+    'SELECT tupleElement(ps, 1) AS period, tupleElement(ps, 2) AS status, count() AS persons' +
+    ` FROM (${statuses}) WHERE period >= ${lo} AND period <= ${hi} GROUP BY period, status`
+  const compiled: LifecycleCompiled = {
+    hogql,
+    clickhouse,
+    columns: ['period', 'status', 'persons'],
+    types: ['Int64', 'String', 'UInt64'],
+    lifecycle: { query: q, range },
+  }
+  return compiled
+}
+
+function indexOf(interval: Interval, w: number): number {
+  switch (interval) {
+    case 'minute':
+      return Math.floor(w / 60_000)
+    case 'hour':
+      return Math.floor(w / 3_600_000)
+    case 'day':
+      return Math.floor(w / 86_400_000)
+    case 'week':
+      return Math.floor((Math.floor(w / 86_400_000) + 4) / 7)
+    case 'month': {
+      const d = new Date(w)
+      return d.getUTCFullYear() * 12 + d.getUTCMonth()
+    }
+  }
+}
+
+export function shapeLifecycle(rows: unknown[][], plan: LifecyclePlan) {
+  const { range, query } = plan
+  const buckets = bucketsOf(range)
+  const at = new Map(buckets.map((b, i) => [b, i]))
+  const counts = new Map<string, number[]>(STATUSES.map((s) => [s, new Array<number>(buckets.length).fill(0)]))
+  for (const [period, status, persons] of rows as [number, string, number][]) {
+    const i = at.get(wallOfIndex(range.interval, Number(period)))
+    const data = counts.get(status)
+    if (i === undefined || !data) continue
+    data[i] = status === 'dormant' ? -Number(persons) : Number(persons)
+  }
+  const node = query.series[0]!
+  const name = seriesLabel(node)
+  const labels = buckets.map((b) => labelOf(b, range))
+  const days = buckets.map((b) => dayOf(b, range.interval === 'minute' ? 'day' : range.interval))
+  return STATUSES.map((status) => {
+    const data = counts.get(status)!
+    return {
+      action: {
+        id: node.event ?? null,
+        name,
+        type: 'events',
+        order: 0,
+        math: 'total',
+        ...(node.custom_name ? { custom_name: node.custom_name } : {}),
+      },
+      data,
+      count: data.reduce((a, b) => a + b, 0),
+      labels,
+      days,
+      label: `${name} - ${status}`,
+      status,
+    }
+  })
+}
+
+export const lifecycleKind: QueryKind = {
+  compile: (raw, project) => compileLifecycle(LifecycleQuerySchema.parse(raw), project),
+  shape: (rows, compiled) => shapeLifecycle(rows, (compiled as LifecycleCompiled).lifecycle),
+}

@@ -1,0 +1,196 @@
+// RetentionQuery (PostHog's shape): cohorts by the period of the target event (the first one ever for
+// `retention_first_time`, every one for `retention_recurring`), and for each later period how many of
+// the cohort did the returning event. The range ends at date_to (default now) and spans totalIntervals
+// periods back; only first-time retention reads older events (to find each person's first time).
+import { z } from 'zod'
+import { ValidationError } from '../../../errors.ts'
+import { registerQueryKind } from '../../kinds.ts'
+import { compile, str } from '../actors/hogql.ts'
+import { propertiesToHogQL } from '../actors/property-filters.ts'
+import {
+  addDays,
+  addMonths,
+  DateRange,
+  resolveDateRange,
+  startOfDay,
+  type Wall,
+  wallFromMs,
+  wallMs,
+  wallNow,
+  wallText,
+} from '../funnels/date-range.ts'
+
+const Entity = z
+  .object({
+    id: z.union([z.string(), z.number()]).nullable().optional(),
+    type: z.string().nullable().optional(),
+    name: z.string().nullable().optional(),
+    properties: z.unknown().optional(),
+  })
+  .passthrough()
+
+export const PERIODS = ['Hour', 'Day', 'Week', 'Month'] as const
+export type Period = (typeof PERIODS)[number]
+
+export const RetentionQuery = z
+  .object({
+    kind: z.literal('RetentionQuery'),
+    dateRange: DateRange.nullable().optional(),
+    properties: z.unknown().optional(),
+    retentionFilter: z
+      .object({
+        retentionType: z.enum(['retention_first_time', 'retention_recurring']).nullable().optional(),
+        totalIntervals: z.number().int().min(1).max(400).nullable().optional(),
+        period: z.enum(PERIODS).nullable().optional(),
+        targetEntity: Entity.nullable().optional(),
+        returningEntity: Entity.nullable().optional(),
+      })
+      .passthrough()
+      .nullable()
+      .optional(),
+  })
+  .passthrough()
+export type RetentionQuery = z.infer<typeof RetentionQuery>
+
+export const DEFAULT_TOTAL_INTERVALS = 11
+
+export interface RetentionPlan {
+  period: Period
+  total: number
+  firstTime: boolean
+  start: Wall // start of period 0
+  end: Wall // end of the last period (exclusive)
+  target: string
+  returning: string
+  where: string
+}
+
+function entityCondition(e: z.infer<typeof Entity> | null | undefined): string {
+  const parts: string[] = []
+  if (e && (e.type ?? 'events') !== 'events') {
+    throw new ValidationError('Only event entities are supported in retention.', 'retentionFilter')
+  }
+  const event = e?.id ?? '$pageview'
+  if (event !== null && event !== '') parts.push(`event = ${str(String(event))}`)
+  const props = propertiesToHogQL(e?.properties, 'events')
+  if (props !== '1') parts.push(`(${props})`)
+  return parts.length ? parts.join(' AND ') : '1'
+}
+
+export function addPeriods(w: Wall, period: Period, n: number): Wall {
+  if (period === 'Hour') return wallFromMs(wallMs(w) + n * 3_600_000)
+  if (period === 'Day') return addDays(w, n)
+  if (period === 'Week') return addDays(w, 7 * n)
+  return addMonths(w, n)
+}
+
+function startOfPeriod(w: Wall, period: Period): Wall {
+  if (period === 'Hour') return { ...w, mi: 0, s: 0 }
+  if (period === 'Day') return startOfDay(w)
+  // Weeks start on Sunday (PostHog's default week_start_day).
+  if (period === 'Week') return addDays(startOfDay(w), -new Date(wallMs(w)).getUTCDay())
+  return startOfDay({ ...w, d: 1 })
+}
+
+export function planRetention(q: RetentionQuery, tz: string): RetentionPlan {
+  const f = q.retentionFilter ?? {}
+  const period = f.period ?? 'Day'
+  const total = f.totalIntervals ?? DEFAULT_TOTAL_INTERVALS
+  const to = q.dateRange?.date_to ? resolveDateRange(q.dateRange, tz).to : wallNow(tz)
+  const last = startOfPeriod(to, period)
+  const start = addPeriods(last, period, -(total - 1))
+  const target = entityCondition(f.targetEntity)
+  const returning = f.returningEntity ? entityCondition(f.returningEntity) : target
+  const props = propertiesToHogQL(q.properties, 'events')
+  return {
+    period,
+    total,
+    firstTime: (f.retentionType ?? 'retention_first_time') === 'retention_first_time',
+    start,
+    end: addPeriods(last, period, 1),
+    target,
+    returning,
+    where: props,
+  }
+}
+
+/** The period index (0 = the first period of the range) of a timestamp, in the project time zone. */
+function periodIndex(p: RetentionPlan, ts: string): string {
+  const startText = `'${wallText(p.start)}'`
+  if (p.period === 'Hour') return `intDiv(dateDiff('second', assumeNotNull(toDateTime(${startText})), ${ts}), 3600)`
+  if (p.period === 'Day') return `dateDiff('day', assumeNotNull(toDate(${startText})), toDate(${ts}))`
+  if (p.period === 'Week') return `intDiv(dateDiff('day', assumeNotNull(toDate(${startText})), toDate(${ts})), 7)`
+  return `(toYear(${ts}) * 12 + toMonth(${ts})) - ${p.start.y * 12 + p.start.m}`
+}
+
+/** One row per (person, cohort period): the person, the cohort and the later periods they returned in. */
+export function retentionPersonsHogQL(p: RetentionPlan): string {
+  const inRange = `timestamp >= '${wallText(p.start)}' AND timestamp < '${wallText(p.end)}'`
+  const conds = [`((${p.target}) OR (${p.returning}))`, `timestamp < '${wallText(p.end)}'`]
+  if (!p.firstTime) conds.push(inRange)
+  if (p.where !== '1') conds.push(`(${p.where})`)
+  const pi = periodIndex(p, 'timestamp')
+  const cohorts = p.firstTime
+    ? `arrayFilter(c -> c >= 0 AND c < ${p.total}, [${periodIndex(p, 'minIf(timestamp, is_target)')}])`
+    : `arrayDistinct(groupArrayIf(${pi}, is_target))`
+  return `SELECT person_id, cohort, arrayFilter(x -> x > cohort AND x < ${p.total}, returned) AS returned_in
+FROM (
+  SELECT person_id, ${cohorts} AS cohorts,
+    arrayDistinct(groupArrayIf(${pi}, is_returning AND ${inRange})) AS returned
+  FROM (
+    SELECT person_id, timestamp, if(${p.target}, 1, 0) AS is_target, if(${p.returning}, 1, 0) AS is_returning
+    FROM events WHERE ${conds.join(' AND ')}
+  )
+  GROUP BY person_id
+)
+ARRAY JOIN cohorts AS cohort`
+}
+
+export function retentionHogQL(p: RetentionPlan): string {
+  return `SELECT cohort, offset, count() AS persons
+FROM (
+  SELECT cohort, arrayJoin(arrayConcat([0], arrayMap(x -> x - cohort, returned_in))) AS offset
+  FROM (${retentionPersonsHogQL(p)})
+)
+GROUP BY cohort, offset
+ORDER BY cohort, offset
+LIMIT 50000`
+}
+
+function tzOffsetMinutes(tz: string, utcMs: number): number {
+  return Math.round((wallMs(wallNow(tz, new Date(utcMs))) - utcMs) / 60_000)
+}
+
+/** A wall time as ISO 8601 with the zone's offset at that time. */
+export function isoInZone(w: Wall, tz: string): string {
+  const guess = wallMs(w)
+  const utc = guess - tzOffsetMinutes(tz, guess - tzOffsetMinutes(tz, guess) * 60_000) * 60_000
+  const off = tzOffsetMinutes(tz, utc)
+  const sign = off >= 0 ? '+' : '-'
+  const abs = Math.abs(off)
+  const zone = off === 0 ? 'Z' : `${sign}${String(Math.floor(abs / 60)).padStart(2, '0')}:${String(abs % 60).padStart(2, '0')}`
+  return `${wallText(w).replace(' ', 'T')}${zone}`
+}
+
+export function formatRetention(p: RetentionPlan, rows: unknown[][], tz: string) {
+  const counts = new Map<string, number>()
+  for (const [c, o, n] of rows) counts.set(`${Number(c)}:${Number(o)}`, Number(n))
+  return Array.from({ length: p.total }, (_, i) => ({
+    values: Array.from({ length: p.total - i }, (_, k) => ({
+      count: counts.get(`${i}:${k}`) ?? 0,
+      label: `${p.period} ${k}`,
+    })),
+    label: `${p.period} ${i}`,
+    date: isoInZone(addPeriods(p.start, p.period, i), tz),
+  }))
+}
+
+registerQueryKind('RetentionQuery', {
+  async compile(raw, project) {
+    const plan = planRetention(RetentionQuery.parse(raw), project.timezone)
+    return compile(retentionHogQL(plan), { teamId: project.id, timezone: project.timezone })
+  },
+  shape(rows, _c, raw, project) {
+    return formatRetention(planRetention(RetentionQuery.parse(raw), project.timezone), rows, project.timezone)
+  },
+})

@@ -1,0 +1,141 @@
+// TrendsQuery → one ClickHouse statement. Each (series, period) is a HogQL query over events
+// grouped by bucket and breakdown value; breakdowns go through the top-N wrapper; all parts are
+// tagged with their series and period and joined by UNION ALL, so one round trip answers the query.
+import type { Project } from '../../../config/documents.ts'
+import type { CompiledQuery } from '../../../hogql/index.ts'
+import {
+  and,
+  bound,
+  breakdownEnabled,
+  bucketsOf,
+  bucketText,
+  compileInner,
+  dateString,
+  type Interval,
+  planBreakdown,
+  previousPeriod,
+  type ResolvedRange,
+  resolveDateRange,
+  seriesCondition,
+  str,
+  topBreakdownsSql,
+  addDays,
+} from '../common/index.ts'
+import { activeWindowDays, aggregation, effectiveMath, mathCondition } from './aggregation.ts'
+import { CUMULATIVE_DISPLAY, TOTAL_VALUE_DISPLAYS, type TrendsQuery } from './schema.ts'
+
+export interface TrendsPlan {
+  query: TrendsQuery
+  interval: Interval
+  totalValue: boolean
+  cumulative: boolean
+  ranges: ResolvedRange[]
+  timezone: string
+  now: number
+}
+
+export interface TrendsCompiled extends CompiledQuery {
+  trends: TrendsPlan
+}
+
+function timeCondition(r: ResolvedRange, lookbackDays = 0): string {
+  const upper = `timestamp <= ${str(bound(r.to))}`
+  if (Number.isNaN(r.lower)) return upper
+  return `timestamp >= ${str(bound(addDays(r.lower, -lookbackDays)))} AND ${upper}`
+}
+
+function innerHogQL(q: TrendsQuery, i: number, r: ResolvedRange, totalValue: boolean, cumulative: boolean): string {
+  const node = q.series[i]!
+  const math = effectiveMath(node, r.interval)
+  const breakdown = breakdownEnabled(q.breakdownFilter) ? planBreakdown(q.breakdownFilter) : undefined
+  const bv = breakdown ? breakdown.value : "''"
+  const join = breakdown?.join ?? ''
+  const window = activeWindowDays(math)
+  const filters = (lookback = 0) =>
+    and([timeCondition(r, lookback), seriesCondition(node, q.properties), mathCondition(node, math)])
+
+  if (window && !totalValue) {
+    // Each active day counts for itself and the window-1 days after it; only chart buckets are kept.
+    const days = bucketsOf(r).map((b) => str(dateString(b)))
+    const perDay =
+      `SELECT person_id AS insight_actor, ${bv} AS insight_breakdown, toDate(timestamp) AS insight_day` +
+      ` FROM events${join} WHERE ${filters(window - 1)} GROUP BY insight_actor, insight_breakdown, insight_day`
+    const spread =
+      'SELECT insight_actor, insight_breakdown, addDays(insight_day, arrayJoin(range(' +
+      `${window}))) AS insight_active_day FROM (${perDay})`
+    return (
+      'SELECT toString(insight_active_day) AS insight_bucket, insight_breakdown,' +
+      ` count(DISTINCT insight_actor) AS insight_value FROM (${spread})` +
+      ` WHERE toString(insight_active_day) IN (${days.join(', ') || "''"})` +
+      ' GROUP BY insight_bucket, insight_breakdown'
+    )
+  }
+  if (window) {
+    return (
+      `SELECT '' AS insight_bucket, ${bv} AS insight_breakdown, count(DISTINCT person_id) AS insight_value` +
+      ` FROM events${join} WHERE ${filters(window - 1)} GROUP BY insight_bucket, insight_breakdown`
+    )
+  }
+  if (cumulative && !totalValue && (math === 'dau' || math === 'unique_group')) {
+    // Cumulative unique actors: each actor counts once, in the bucket of its first event.
+    const actor = math === 'dau' ? 'person_id' : `\`$group_${node.math_group_type_index}\``
+    const first =
+      `SELECT ${actor} AS insight_actor, ${bv} AS insight_breakdown, min(${bucketText(r.interval)})` +
+      ` AS insight_first FROM events${join} WHERE ${filters()} GROUP BY insight_actor, insight_breakdown`
+    return (
+      'SELECT insight_first AS insight_bucket, insight_breakdown, count() AS insight_value' +
+      ` FROM (${first}) GROUP BY insight_bucket, insight_breakdown`
+    )
+  }
+  const bucket = totalValue ? "''" : bucketText(r.interval)
+  return (
+    `SELECT ${bucket} AS insight_bucket, ${bv} AS insight_breakdown, ${aggregation(node, math)} AS insight_value` +
+    ` FROM events${join} WHERE ${filters()} GROUP BY insight_bucket, insight_breakdown`
+  )
+}
+
+export async function compileTrends(q: TrendsQuery, project: Project, now = Date.now()): Promise<TrendsCompiled> {
+  const tz = project.timezone
+  const totalValue = TOTAL_VALUE_DISPLAYS.has(q.trendsFilter?.display ?? '')
+  const cumulative = q.trendsFilter?.display === CUMULATIVE_DISPLAY
+  // Total-value charts compute their range as day charts do.
+  const interval: Interval = totalValue ? 'day' : (q.interval ?? 'day')
+  const current = resolveDateRange(q.dateRange, interval, tz, { now })
+  const ranges = [current]
+  if (q.compareFilter?.compare && !current.all) ranges.push(previousPeriod(current, q.compareFilter.compare_to))
+  for (const r of ranges) bucketsOf(r) // refuses ranges with too many buckets before any query runs
+
+  const parts: string[] = []
+  const hogqls: string[] = []
+  const limit = breakdownEnabled(q.breakdownFilter) ? planBreakdown(q.breakdownFilter).limit : 0
+  for (const [c, r] of ranges.entries()) {
+    for (let i = 0; i < q.series.length; i++) {
+      const hogql = innerHogQL(q, i, r, totalValue, cumulative)
+      hogqls.push(hogql)
+      const inner = (await compileInner(hogql, project.id, tz)).clickhouse
+      const rows = limit
+        ? topBreakdownsSql(inner, limit)
+        : `SELECT insight_breakdown AS breakdown, insight_bucket AS bucket, toFloat64(insight_value) AS value FROM (${inner})`
+      parts.push(
+        `SELECT 'row' AS tag, toUInt32(${i}) AS s, toUInt8(${c}) AS c, toString(breakdown) AS breakdown,` +
+          ` toString(bucket) AS bucket, toFloat64(value) AS value FROM (${rows})`,
+      )
+    }
+  }
+  if (current.all) {
+    const hogql = 'SELECT toString(min(timestamp)) AS insight_earliest, count() AS insight_events FROM events'
+    hogqls.push(hogql)
+    const inner = (await compileInner(hogql, project.id, tz)).clickhouse
+    parts.push(
+      "SELECT 'earliest' AS tag, toUInt32(0) AS s, toUInt8(0) AS c, '' AS breakdown," +
+        ` if(insight_events = 0, '', insight_earliest) AS bucket, toFloat64(0) AS value FROM (${inner})`,
+    )
+  }
+  return {
+    hogql: hogqls.join('\nUNION ALL\n'),
+    clickhouse: parts.join(' UNION ALL '),
+    columns: ['tag', 's', 'c', 'breakdown', 'bucket', 'value'],
+    types: ['String', 'UInt32', 'UInt8', 'String', 'String', 'Float64'],
+    trends: { query: q, interval, totalValue, cumulative, ranges, timezone: tz, now },
+  }
+}
