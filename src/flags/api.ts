@@ -4,6 +4,7 @@ import { z } from 'zod'
 import { authenticate, canSee, requireScope } from '../api/auth.ts'
 import { type ApiContext, authorize, projectRoute } from '../api/context.ts'
 import { PageQuery, paginate } from '../api/paging.ts'
+import { userBasic } from '../api/users.ts'
 import type { Project, User } from '../config/documents.ts'
 import { AuthenticationError, PermissionDenied, ValidationError } from '../errors.ts'
 import { flagCreateSchema, flagPatchSchema } from './definition.ts'
@@ -37,18 +38,6 @@ function flagId(raw: string): number {
   return Number(raw)
 }
 
-function userBody(u: User | undefined) {
-  if (!u) return null
-  return {
-    id: u.id,
-    uuid: u.uuid,
-    distinct_id: u.distinct_id,
-    first_name: u.first_name,
-    last_name: u.last_name,
-    email: u.email,
-  }
-}
-
 // PostHog's definition (posthog/api/feature_flag.py): one condition, no property filters, not a
 // group flag.
 function isSimple(f: StoredFlag): boolean {
@@ -69,7 +58,7 @@ export function flagBody(f: StoredFlag, createdBy: User | undefined) {
     filters: f.filters,
     deleted: f.deleted,
     active: f.active,
-    created_by: userBody(createdBy),
+    created_by: createdBy ? userBasic(createdBy) : null,
     created_at: f.created_at,
     updated_at: f.updated_at,
     version: f.version,
