@@ -7,10 +7,15 @@ import { HogQLQuerySchema } from './schema.ts'
  * A query kind turns its request object into one compiled ClickHouse query and, optionally,
  * reshapes the rows into the kind's result format. Insight kinds (trends, funnels, …) register here.
  */
+export interface KindCompiled extends CompiledQuery {
+  /** Set by kinds that page: the SQL reads `limit + 1` rows from `offset`, the extra one meaning "more". */
+  paging?: { limit: number; offset: number }
+}
+
 export interface QueryKind {
-  compile(query: unknown, project: Project): Promise<CompiledQuery>
+  compile(query: unknown, project: Project): Promise<KindCompiled>
   /** Default: rows as arrays, in column order. */
-  shape?(rows: unknown[][], compiled: CompiledQuery, query: unknown, project: Project): unknown
+  shape?(rows: unknown[][], compiled: KindCompiled, query: unknown, project: Project): unknown
 }
 
 const hogql: QueryKind = {

@@ -1,13 +1,13 @@
 import { v4 as uuidv4 } from 'uuid'
 import type { Project } from '../config/documents.ts'
 import { NotFound } from '../errors.ts'
-import type { CompiledQuery } from '../hogql/index.ts'
 import type { Logger } from '../logger.ts'
+import { queryDurationSeconds } from '../metrics.ts'
 import type { Runtime } from '../runtime.ts'
 import { quote } from '../store/clickhouse.ts'
 import { cacheKey, FRESHNESS_SECONDS, ResultCache } from './cache.ts'
 import { execute, mapClickHouseError } from './execute.ts'
-import { queryKind } from './kinds.ts'
+import { type KindCompiled, queryKind } from './kinds.ts'
 import type { QueryRequest, QueryStatus, RefreshMode } from './schema.ts'
 import { newStatus, QueryStatusStore } from './status.ts'
 
@@ -79,7 +79,7 @@ export class QueryRunner {
   private async calculate(
     project: Project,
     req: QueryRequest,
-    compiled: CompiledQuery,
+    compiled: KindCompiled,
     id: string,
     key: string,
     log: Logger,
@@ -93,7 +93,11 @@ export class QueryRunner {
       abort,
     })
     const ms = performance.now() - t0
-    const limit = compiled.limit ?? null
+    queryDurationSeconds.observe({ kind: req.query.kind }, ms / 1000)
+    const limit = compiled.paging?.limit ?? compiled.limit ?? null
+    const hasMore = compiled.paging
+      ? out.rows.length > compiled.paging.limit
+      : limit !== null && out.rows.length >= limit
     const lastRefresh = new Date().toISOString()
     const response: Response = {
       results: kind.shape ? kind.shape(out.rows, compiled, req.query, project) : out.rows,
@@ -102,9 +106,9 @@ export class QueryRunner {
       hogql: compiled.hogql,
       clickhouse: compiled.clickhouse,
       timings: [{ k: './execute', t: ms / 1000 }],
-      hasMore: limit !== null && out.rows.length >= limit,
+      hasMore,
       limit,
-      offset: 0,
+      offset: compiled.paging?.offset ?? 0,
       is_cached: false,
       last_refresh: lastRefresh,
       cache_key: key,
@@ -123,7 +127,7 @@ export class QueryRunner {
   private async runInBackground(
     project: Project,
     req: QueryRequest,
-    compiled: CompiledQuery,
+    compiled: KindCompiled,
     initial: QueryStatus,
     key: string,
     log: Logger,

@@ -53,12 +53,12 @@ export function uniqueTeamId(): number {
   return 1_000_000 + Math.floor(Math.random() * 2_000_000_000)
 }
 
-/** A real project (config bucket) of its own for this test file. */
-export async function createTestProject(name = 'test project') {
+/** A real project (config bucket) of its own for this test file, optionally in a time zone. */
+export async function createTestProject(name = 'test project', timezone?: string) {
   const store = await ConfigStore.open(await nats())
   const first = await store.getProject(1)
   const org = first?.organization_id ?? (await store.createOrganization('test org')).id
-  return store.createProject({ name, organization_id: org })
+  return store.createProject({ name, organization_id: org, ...(timezone ? { timezone } : {}) })
 }
 
 /** Burrow in this process, on the shared servers, with a data dir of its own. */

@@ -35,6 +35,27 @@ export async function compile(hogql: string, opts: RunOptions): Promise<Compiled
   })
 }
 
+const NO_LIMIT = 1_000_000_000_000
+
+/** Compiles HogQL meant as a subquery: no row limit is added. */
+export async function compileUnlimited(hogql: string, opts: { teamId: number; timezone: string }) {
+  return compileHogQL(hogql, { ...opts, defaultLimit: NO_LIMIT, maxLimit: NO_LIMIT })
+}
+
+/** Runs ClickHouse SQL Burrow built itself (reads only; the same limits as the query endpoint). */
+export async function runSQL(ch: ClickHouseClient, sql: string, teamId: number): Promise<unknown[][]> {
+  const out = await execute(
+    ch,
+    { hogql: '', clickhouse: sql, columns: [], types: [] },
+    {
+      maxExecutionSeconds: 60,
+      maxResultRows: 1_000_000,
+      queryId: `t${teamId}-persons-${Math.random().toString(36).slice(2)}`,
+    },
+  )
+  return out.rows
+}
+
 /** Compiles and runs HogQL outside the query endpoint (person endpoints, exports). */
 export async function runHogQL(ch: ClickHouseClient, hogql: string, opts: RunOptions): Promise<unknown[][]> {
   const compiled = await compile(hogql, opts)

@@ -2,9 +2,8 @@
 // [person, id, created_at], person in the person endpoints' shape, newest persons first.
 import { z } from 'zod'
 import { registerQueryKind } from '../../kinds.ts'
-import { compile } from './hogql.ts'
-import { actorIdsHogQL, InsightActorsQuery } from './insight-actors.ts'
-import { personFromRow, personsSelect } from './persons.ts'
+import { actorIdsSQL, InsightActorsQuery } from './insight-actors.ts'
+import { personFromRow, personsOfIdsSQL } from './persons.ts'
 
 export const ActorsQuery = z
   .object({
@@ -17,22 +16,17 @@ export const ActorsQuery = z
 
 export const DEFAULT_ACTORS_LIMIT = 100
 
-/** HogQL of the persons behind the point, newest first, one page. */
-export function actorsPageHogQL(source: InsightActorsQuery, tz: string, limit: number, offset: number): string {
-  return personsSelect(
-    `p.id IN (${actorIdsHogQL(source, tz)})`,
-    `ORDER BY p.created_at DESC, p.id DESC LIMIT ${limit} OFFSET ${offset}`,
-  )
-}
-
 registerQueryKind('ActorsQuery', {
   async compile(raw, project) {
     const q = ActorsQuery.parse(raw)
     const limit = q.limit ?? DEFAULT_ACTORS_LIMIT
     // one row more than asked tells hasMore; the shape drops it
-    const hogql = actorsPageHogQL(q.source, project.timezone, limit + 1, q.offset ?? 0)
-    const compiled = await compile(hogql, { teamId: project.id, timezone: project.timezone, limit: limit + 1 })
-    return { ...compiled, columns: ['person', 'id', 'created_at'], types: ['Object', 'UUID', 'DateTime'], limit }
+    const opts = { teamId: project.id, timezone: project.timezone }
+    const ids = await actorIdsSQL(q.source, opts)
+    const tail = `ORDER BY p.created_at DESC, p.id DESC LIMIT ${limit + 1} OFFSET ${q.offset ?? 0}`
+    const sql = await personsOfIdsSQL(ids, { ...opts, limit: limit + 1 }, tail)
+    const paging = { limit, offset: q.offset ?? 0 }
+    return { hogql: '', clickhouse: sql, columns: ['person', 'id', 'created_at'], types: [], paging }
   },
   shape(rows, _c, raw, project) {
     const q = ActorsQuery.parse(raw)

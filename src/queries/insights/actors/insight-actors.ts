@@ -11,7 +11,7 @@
 import { z } from 'zod'
 import { ValidationError } from '../../../errors.ts'
 import { FunnelsQuery } from '../funnels/schema.ts'
-import { funnelWhere, personsQuery, planFunnel } from '../funnels/sql.ts'
+import { funnelPersonsSQL } from '../funnels/sql.ts'
 import {
   addDays,
   addMonths,
@@ -23,7 +23,7 @@ import {
   wallText,
 } from '../funnels/date-range.ts'
 import { planRetention, RetentionQuery, retentionPersonsHogQL } from '../retention/index.ts'
-import { str } from './hogql.ts'
+import { compileUnlimited, str } from './hogql.ts'
 import { propertiesToHogQL } from './property-filters.ts'
 
 export const InsightActorsQuery = z
@@ -42,14 +42,19 @@ export const InsightActorsQuery = z
 export type InsightActorsQuery = z.infer<typeof InsightActorsQuery>
 
 const Series = z
-  .object({ kind: z.string(), event: z.string().nullable().optional(), properties: z.unknown().optional() })
+  .object({
+    kind: z.string().optional(),
+    event: z.string().nullable().optional(),
+    properties: z.unknown().optional(),
+  })
   .passthrough()
 
 const TrendsLike = z
   .object({
     kind: z.string(),
     series: z.array(Series).min(1),
-    dateRange: z.object({ date_from: z.string().nullable().optional(), date_to: z.string().nullable().optional() })
+    dateRange: z
+      .object({ date_from: z.string().nullable().optional(), date_to: z.string().nullable().optional() })
       .passthrough()
       .nullable()
       .optional(),
@@ -84,7 +89,8 @@ export function parseDay(day: string | number | null | undefined): Wall {
 function seriesCondition(q: TrendsLike, index: number): string {
   const s = q.series[index]
   if (!s) throw new ValidationError(`Series ${index} does not exist.`, 'series')
-  if (s.kind !== 'EventsNode') throw new ValidationError('Only event series are supported.', 'series')
+  if ((s.kind ?? 'EventsNode') !== 'EventsNode')
+    throw new ValidationError('Only event series are supported.', 'series')
   const parts: string[] = []
   if (s.event) parts.push(`event = ${str(s.event)}`)
   for (const p of [s.properties, q.properties]) {
@@ -137,8 +143,10 @@ GROUP BY person_id HAVING ${having}`
 
 function intervalIndex(interval: Interval, from: Wall): string {
   const f = `'${wallText(from)}'`
-  if (interval === 'minute') return `intDiv(dateDiff('second', assumeNotNull(toDateTime(${f})), timestamp), 60)`
-  if (interval === 'hour') return `intDiv(dateDiff('second', assumeNotNull(toDateTime(${f})), timestamp), 3600)`
+  if (interval === 'minute')
+    return `intDiv(dateDiff('second', assumeNotNull(toDateTime(${f})), timestamp), 60)`
+  if (interval === 'hour')
+    return `intDiv(dateDiff('second', assumeNotNull(toDateTime(${f})), timestamp), 3600)`
   if (interval === 'day') return `dateDiff('day', assumeNotNull(toDate(${f})), toDate(timestamp))`
   if (interval === 'week') return `intDiv(dateDiff('day', assumeNotNull(toDate(${f})), toDate(timestamp)), 7)`
   return `(toYear(timestamp) * 12 + toMonth(timestamp)) - ${from.y * 12 + from.m}`
@@ -149,17 +157,19 @@ function stickinessActors(q: TrendsLike, a: InsightActorsQuery, tz: string): str
   const range = resolveDateRange(q.dateRange, tz, '-7d')
   const from = range.from ?? startOfDay(range.to)
   const days = Number(a.day)
-  if (!Number.isInteger(days) || days < 1) throw new ValidationError('day must be a number of intervals.', 'day')
+  if (!Number.isInteger(days) || days < 1)
+    throw new ValidationError('day must be a number of intervals.', 'day')
   return `SELECT person_id FROM events
 WHERE ${seriesCondition(q, a.series ?? 0)} AND timestamp >= '${wallText(from)}'
   AND timestamp <= '${wallText(range.to)}' AND ${HAS_PERSON}
 GROUP BY person_id HAVING uniq(${intervalIndex(interval, from)}) = ${days}`
 }
 
-function funnelActors(q: FunnelsQuery, a: InsightActorsQuery, tz: string): string {
-  const plan = planFunnel(q)
+async function funnelActors(q: FunnelsQuery, a: InsightActorsQuery, opts: Opts): Promise<string> {
+  const { sql } = await funnelPersonsSQL(q, opts)
   const step = a.funnelStep ?? 1
-  if (step === 0 || step === -1) throw new ValidationError('funnelStep is 1-based; drop-offs start at -2.', 'funnelStep')
+  if (step === 0 || step === -1)
+    throw new ValidationError('funnelStep is 1-based; drop-offs start at -2.', 'funnelStep')
   const conds = [step > 0 ? `step_reached >= ${step - 1}` : `step_reached = ${-step - 2}`]
   if (a.funnelStepBreakdown !== undefined && a.funnelStepBreakdown !== null) {
     const v = a.funnelStepBreakdown
@@ -169,20 +179,29 @@ function funnelActors(q: FunnelsQuery, a: InsightActorsQuery, tz: string): strin
         : `breakdown = ${str(String(v))}`,
     )
   }
-  return `SELECT aggregation_target FROM (${personsQuery(plan, funnelWhere(q, tz))}) WHERE ${conds.join(' AND ')}`
+  return `SELECT aggregation_target FROM (${sql}) WHERE ${conds.join(' AND ')}`
 }
 
-/** HogQL returning the person ids behind the data point (one column, possibly repeated). */
-export function actorIdsHogQL(a: InsightActorsQuery, tz: string): string {
+interface Opts {
+  teamId: number
+  timezone: string
+}
+
+/** ClickHouse SQL returning the person ids behind the data point (one column, maybe repeated). */
+export async function actorIdsSQL(a: InsightActorsQuery, opts: Opts): Promise<string> {
   const kind = a.source.kind
-  if (kind === 'FunnelsQuery') return funnelActors(FunnelsQuery.parse(a.source), a, tz)
+  const tz = opts.timezone
+  if (kind === 'FunnelsQuery') return funnelActors(FunnelsQuery.parse(a.source), a, opts)
+  let hogql: string
   if (kind === 'RetentionQuery') {
     const plan = planRetention(RetentionQuery.parse(a.source), tz)
-    return `SELECT person_id FROM (${retentionPersonsHogQL(plan)}) WHERE cohort = ${a.interval ?? 0}`
+    hogql = `SELECT person_id FROM (${retentionPersonsHogQL(plan)}) WHERE cohort = ${a.interval ?? 0}`
+  } else {
+    const q = TrendsLike.parse(a.source)
+    if (kind === 'TrendsQuery') hogql = trendsActors(q, a)
+    else if (kind === 'LifecycleQuery') hogql = lifecycleActors(q, a)
+    else if (kind === 'StickinessQuery') hogql = stickinessActors(q, a, tz)
+    else throw new ValidationError(`Actors of '${kind}' are not supported.`, 'source.kind')
   }
-  const q = TrendsLike.parse(a.source)
-  if (kind === 'TrendsQuery') return trendsActors(q, a)
-  if (kind === 'LifecycleQuery') return lifecycleActors(q, a)
-  if (kind === 'StickinessQuery') return stickinessActors(q, a, tz)
-  throw new ValidationError(`Actors of '${kind}' are not supported.`, 'source.kind')
+  return (await compileUnlimited(hogql, opts)).clickhouse
 }

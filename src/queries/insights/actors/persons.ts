@@ -1,7 +1,7 @@
 // Persons as PostHog's API shows them, read through HogQL (latest version, deleted hidden, team guard).
 import type { ClickHouseClient } from '@clickhouse/client'
 import { wallToUtcMs } from '../funnels/date-range.ts'
-import { runHogQL, str } from './hogql.ts'
+import { compile, runHogQL, runSQL, str } from './hogql.ts'
 
 export interface PersonResponse {
   id: string
@@ -47,7 +47,7 @@ ${tail}`
 
 export function personFromRow(row: unknown[], tz = 'UTC'): PersonResponse {
   const [id, createdAt, props, identified, ids] = row as [string, string, string, number, string[] | null]
-  let properties: Record<string, unknown> = {}
+  let properties: Record<string, unknown>
   try {
     properties = props ? (JSON.parse(props) as Record<string, unknown>) : {}
   } catch {
@@ -87,4 +87,47 @@ export async function loadPersons(ch: ClickHouseClient, teamId: number, ids: str
   }
   const byId = new Map(out.map((p) => [p.id, p]))
   return ids.map((id) => byId.get(id)).filter((p): p is PersonResponse => p !== undefined)
+}
+
+// Persons of an id subquery that is already ClickHouse SQL (e.g. a funnel's): the persons part is
+// compiled from HogQL around a sentinel subquery, which is then swapped for the ids query.
+const SENTINEL = 'ffffffff-ffff-4fff-bfff-ffffffffffff'
+const SENTINEL_PRINTED = /\(SELECT toUUID\('ffffffff-ffff-4fff-bfff-ffffffffffff'\) AS `[^`]+`\)/
+
+export async function personsOfIdsSQL(
+  idsSql: string,
+  opts: { teamId: number; timezone: string; limit: number },
+  tail: string,
+  idsOnly = false,
+): Promise<string> {
+  const where = `p.id IN (SELECT toUUID('${SENTINEL}'))`
+  const hogql = idsOnly ? `SELECT p.id FROM persons AS p WHERE ${where} ${tail}` : personsSelect(where, tail)
+  const compiled = await compile(hogql, opts)
+  if (!SENTINEL_PRINTED.test(compiled.clickhouse))
+    throw new Error('person id sentinel not found in printed SQL')
+  return compiled.clickhouse.replace(SENTINEL_PRINTED, () => `(${idsSql})`)
+}
+
+/** The persons behind an id query (ClickHouse SQL), newest first. */
+export async function personsOfIds(
+  ch: ClickHouseClient,
+  idsSql: string,
+  opts: { teamId: number; timezone: string },
+  limit: number,
+  offset: number,
+): Promise<unknown[][]> {
+  const tail = `ORDER BY p.created_at DESC, p.id DESC LIMIT ${limit} OFFSET ${offset}`
+  return runSQL(ch, await personsOfIdsSQL(idsSql, { ...opts, limit }, tail), opts.teamId)
+}
+
+/** Ids of the existing persons behind an id query, newest first (what exports stream through). */
+export async function orderedPersonIds(
+  ch: ClickHouseClient,
+  idsSql: string,
+  opts: { teamId: number; timezone: string },
+  limit: number,
+): Promise<string[]> {
+  const tail = `ORDER BY p.created_at DESC, p.id DESC LIMIT ${limit}`
+  const rows = await runSQL(ch, await personsOfIdsSQL(idsSql, { ...opts, limit }, tail, true), opts.teamId)
+  return rows.map((r) => String(r[0]))
 }

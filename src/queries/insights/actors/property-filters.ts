@@ -31,7 +31,8 @@ function textOf(v: unknown): string {
 
 function ref(f: PropertyFilter, scope: FilterScope, personBase: string): string {
   const type = f.type ?? 'event'
-  if (type === 'person') return scope === 'events' ? propertyRef(f.key, 'person') : `${personBase}[${str(f.key)}]`
+  if (type === 'person')
+    return scope === 'events' ? propertyRef(f.key, 'person') : `${personBase}[${str(f.key)}]`
   if (type === 'event') {
     if (scope === 'persons') throw new ValidationError('Event property filters do not apply to persons.')
     return propertyRef(f.key, 'event')

@@ -121,8 +121,15 @@ interface Parsed {
 export function parseDate(input: string, tz: string, now: Wall, truncate: boolean, field: string): Parsed {
   const a = ABSOLUTE.exec(input.trim())
   if (a) {
-    const wall = Date.UTC(+a[1]!, +a[2]! - 1, +a[3]!, +(a[4] ?? 0), +(a[5] ?? 0), +(a[6] ?? 0),
-      Math.floor(Number(`0.${a[7] ?? 0}`) * 1000))
+    const wall = Date.UTC(
+      +a[1]!,
+      +a[2]! - 1,
+      +a[3]!,
+      +(a[4] ?? 0),
+      +(a[5] ?? 0),
+      +(a[6] ?? 0),
+      Math.floor(Number(`0.${a[7] ?? 0}`) * 1000),
+    )
     if (Number.isNaN(wall)) throw new ValidationError(`Invalid date '${input}'`, field)
     if (!a[8]) return { wall, delta: null }
     // An explicit offset names an instant; the range works in the project's wall clock.

@@ -68,7 +68,8 @@ export function operatorCondition(field: string, f: PropertyFilter): string {
       if (vs.length !== 1) return `${field} IN (${vs.map((v) => str(text(v))).join(', ') || "''"})`
       return `${field} = ${str(text(first))}`
     case 'is_not':
-      if (vs.length !== 1) return `ifNull(${field} NOT IN (${vs.map((v) => str(text(v))).join(', ') || "''"}), 1)`
+      if (vs.length !== 1)
+        return `ifNull(${field} NOT IN (${vs.map((v) => str(text(v))).join(', ') || "''"}), 1)`
       return `ifNull(${field} != ${str(text(first))}, 1)`
     case 'icontains':
       return `ifNull(toString(${field}) ILIKE ${str(`%${text(first)}%`)}, 0)`
@@ -77,7 +78,7 @@ export function operatorCondition(field: string, f: PropertyFilter): string {
     case 'regex':
       return `ifNull(match(toString(${field}), ${str(text(first))}), 0)`
     case 'not_regex':
-      return `ifNull(NOT match(toString(${field}), ${str(text(first))}), 1)`
+      return `ifNull(not(match(toString(${field}), ${str(text(first))})), 1)`
     case 'gt':
       return `ifNull(toFloat(${field}) > ${number(first, f)}, 0)`
     case 'gte':
@@ -91,7 +92,11 @@ export function operatorCondition(field: string, f: PropertyFilter): string {
     case 'between':
       return `ifNull(toFloat(${field}) >= ${number(vs[0] ?? null, f)} AND toFloat(${field}) <= ${number(vs[1] ?? null, f)}, 0)`
     case 'not_between':
-      return `ifNull(toFloat(${field}) < ${number(vs[0] ?? null, f)} OR toFloat(${field}) > ${number(vs[1] ?? null, f)}, 1)`
+      // 18.16 reads NULL OR NULL as false, so the missing case is spelled out.
+      return (
+        `isNull(toFloat(${field})) OR toFloat(${field}) < ${number(vs[0] ?? null, f)}` +
+        ` OR toFloat(${field}) > ${number(vs[1] ?? null, f)}`
+      )
     case 'is_set':
       return `isNotNull(${field})`
     case 'is_not_set':
@@ -129,7 +134,7 @@ function filterCondition(f: PropertyFilter): string {
       const cond = operatorCondition(propertyField(f.key), f)
       const groups = (c: string) => `SELECT key FROM groups WHERE index = ${index} AND (${c})`
       const column = `\`$group_${index}\``
-      if (NEGATIVE.has(f.operator ?? 'exact')) return `${column} NOT IN (${groups(`NOT (${cond})`)})`
+      if (NEGATIVE.has(f.operator ?? 'exact')) return `${column} NOT IN (${groups(`not(${cond})`)})`
       return `${column} IN (${groups(cond)})`
     }
     case 'hogql':
@@ -140,9 +145,12 @@ function filterCondition(f: PropertyFilter): string {
 }
 
 function isGroup(x: PropertyGroup | PropertyFilter): x is PropertyGroup {
-  return Array.isArray((x as PropertyGroup).values) && (x as PropertyGroup).type !== undefined &&
+  return (
+    Array.isArray((x as PropertyGroup).values) &&
+    (x as PropertyGroup).type !== undefined &&
     ((x as PropertyGroup).type === 'AND' || (x as PropertyGroup).type === 'OR') &&
     !(x as PropertyFilter).key
+  )
 }
 
 function groupCondition(g: PropertyGroup): string {

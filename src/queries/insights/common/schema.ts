@@ -86,10 +86,7 @@ export type EventsNode = z.infer<typeof EventsNodeSchema>
 export const BreakdownFilterSchema = z
   .object({
     breakdown: z.union([z.string(), z.number()]).nullable().optional(),
-    breakdown_type: z
-      .enum(['event', 'person', 'group', 'hogql', 'event_metadata'])
-      .nullable()
-      .optional(),
+    breakdown_type: z.enum(['event', 'person', 'group', 'hogql', 'event_metadata']).nullable().optional(),
     breakdown_limit: z.number().int().positive().nullable().optional(),
     breakdown_group_type_index: z.number().int().min(0).max(4).nullable().optional(),
     breakdown_hide_other_aggregation: z.boolean().nullable().optional(),

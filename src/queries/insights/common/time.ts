@@ -86,8 +86,15 @@ export function addMonths(w: Wall, n: number): Wall {
   const y = d.getUTCFullYear()
   const m = d.getUTCMonth() + n
   const last = new Date(Date.UTC(y, m + 1, 0)).getUTCDate()
-  return Date.UTC(y, m, Math.min(d.getUTCDate(), last), d.getUTCHours(), d.getUTCMinutes(),
-    d.getUTCSeconds(), d.getUTCMilliseconds())
+  return Date.UTC(
+    y,
+    m,
+    Math.min(d.getUTCDate(), last),
+    d.getUTCHours(),
+    d.getUTCMinutes(),
+    d.getUTCSeconds(),
+    d.getUTCMilliseconds(),
+  )
 }
 
 export function startOfDay(w: Wall): Wall {

@@ -7,10 +7,9 @@ import type { Project } from '../../../config/documents.ts'
 import { ValidationError } from '../../../errors.ts'
 import type { Node } from '../../../hogql/ast.ts'
 import { lookupFunction } from '../../../hogql/functions.ts'
-import type { CompiledQuery } from '../../../hogql/index.ts'
 import { compileHogQL } from '../../../hogql/index.ts'
 import { getParser, parseExpr } from '../../../hogql/parse.ts'
-import type { QueryKind } from '../../kinds.ts'
+import type { KindCompiled, QueryKind } from '../../kinds.ts'
 import {
   bound,
   instantOf,
@@ -41,7 +40,15 @@ export const EventsQuerySchema = z
 export type EventsQuery = z.infer<typeof EventsQuerySchema>
 
 /** posthog events_query_runner SELECT_STAR_FROM_EVENTS_FIELDS (team_id is added from the project) */
-const STAR_FIELDS = ['uuid', 'event', 'properties', 'timestamp', 'distinct_id', 'elements_chain', 'created_at']
+const STAR_FIELDS = [
+  'uuid',
+  'event',
+  'properties',
+  'timestamp',
+  'distinct_id',
+  'elements_chain',
+  'created_at',
+]
 const DEFAULT_LIMIT = 100
 
 interface EventsPlan {
@@ -52,7 +59,7 @@ interface EventsPlan {
   timezone: string
 }
 
-interface EventsCompiled extends CompiledQuery {
+interface EventsCompiled extends KindCompiled {
   events: EventsPlan
 }
 
@@ -77,7 +84,11 @@ async function expression(text: string, field: string): Promise<{ text: string; 
   }
 }
 
-export async function compileEvents(q: EventsQuery, project: Project, now = Date.now()): Promise<EventsCompiled> {
+export async function compileEvents(
+  q: EventsQuery,
+  project: Project,
+  now = Date.now(),
+): Promise<EventsCompiled> {
   const tz = project.timezone
   const raw = q.select.map((s) => s.split('--')[0]!.trim())
   const starAt = raw.indexOf('*')
@@ -109,7 +120,8 @@ export async function compileEvents(q: EventsQuery, project: Project, now = Date
   const before = q.before ? parseDate(q.before, tz, nowWall, false, 'before').wall : wallOf(now + 5000, tz)
   where.push(`timestamp < ${str(bound(before))}`)
   const after = q.after ?? '-24h'
-  if (after !== 'all') where.push(`timestamp > ${str(bound(parseDate(after, tz, nowWall, false, 'after').wall))}`)
+  if (after !== 'all')
+    where.push(`timestamp > ${str(bound(parseDate(after, tz, nowWall, false, 'after').wall))}`)
 
   let order: string[]
   if (q.orderBy) {
@@ -146,7 +158,7 @@ export async function compileEvents(q: EventsQuery, project: Project, now = Date
     ...compiled,
     columns: q.select,
     types,
-    limit: limit + 1,
+    paging: { limit, offset },
     events: { select: raw, starAt, limit, teamId: project.id, timezone: tz },
   }
 }

@@ -37,7 +37,14 @@ export function wallNow(tz: string, now = new Date()): Wall {
     second: '2-digit',
   }).formatToParts(now)
   const get = (t: string) => Number(parts.find((p) => p.type === t)?.value)
-  return { y: get('year'), m: get('month'), d: get('day'), h: get('hour'), mi: get('minute'), s: get('second') }
+  return {
+    y: get('year'),
+    m: get('month'),
+    d: get('day'),
+    h: get('hour'),
+    mi: get('minute'),
+    s: get('second'),
+  }
 }
 
 // Wall times do arithmetic as if they were UTC; the time zone is applied only when printed.
@@ -100,7 +107,8 @@ function relative(text: string, now: Wall, isTo: boolean): Wall | undefined {
 }
 
 function absolute(text: string, isTo: boolean, explicit: boolean): Wall | undefined {
-  const m = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2}))?(?:\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?$/.exec(text)
+  const m =
+    /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2}))?(?:\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?$/.exec(text)
   if (!m) return undefined
   const day: Wall = { y: +m[1]!, m: +m[2]!, d: +m[3]!, h: 0, mi: 0, s: 0 }
   if (m[4] === undefined) return isTo ? endOfDay(day) : day
@@ -120,7 +128,8 @@ export function resolveDateRange(range: DateRange | null | undefined, tz: string
   const explicit = !!range?.explicitDate
   const parse = (text: string, isTo: boolean) => {
     const w = relative(text, now, isTo) ?? absolute(text, isTo, explicit)
-    if (!w) throw new ValidationError(`Invalid date '${text}'.`, isTo ? 'dateRange.date_to' : 'dateRange.date_from')
+    if (!w)
+      throw new ValidationError(`Invalid date '${text}'.`, isTo ? 'dateRange.date_to' : 'dateRange.date_from')
     return w
   }
   const fromText = range?.date_from ?? fallbackFrom

@@ -1,22 +1,20 @@
 import { z } from 'zod'
 import { registerQueryKind } from '../../kinds.ts'
-import { compile } from '../actors/hogql.ts'
-import { correlationEventsHogQL, rankCorrelations } from './correlation.ts'
+import { correlationEventsSQL, rankCorrelations } from './correlation.ts'
 import { formatFunnel } from './results.ts'
 import { FunnelsQuery } from './schema.ts'
-import { funnelWhere, personsQuery, planFunnel } from './sql.ts'
+import { type FunnelPlan, funnelPersonsSQL, planFunnel } from './sql.ts'
 
 /** The aggregate over persons: per breakdown value, persons ending at each step and conversion times. */
-export function funnelAggregateHogQL(q: FunnelsQuery, tz: string): string {
-  const plan = planFunnel(q)
+export function funnelAggregateSQL(plan: FunnelPlan, personsSql: string): string {
   const n = plan.steps.length
   const ended = Array.from({ length: n }, (_, i) => `countIf(step_reached = ${i})`)
   const times = Array.from(
     { length: n - 1 },
-    (_, i) => `groupArrayIf(arrayElement(timings, ${i + 1}), arrayElement(timings, ${i + 1}) > 0)`,
+    (_, i) => `groupArrayIf(timings[${i + 1}], timings[${i + 1}] > 0)`,
   )
   return `SELECT breakdown, ${[...ended, ...times].join(', ')}
-FROM (${personsQuery(plan, funnelWhere(q, tz))})
+FROM (${personsSql})
 GROUP BY breakdown
 LIMIT 50000`
 }
@@ -24,7 +22,11 @@ LIMIT 50000`
 registerQueryKind('FunnelsQuery', {
   async compile(raw, project) {
     const q = FunnelsQuery.parse(raw)
-    return compile(funnelAggregateHogQL(q, project.timezone), { teamId: project.id, timezone: project.timezone })
+    const { plan, sql, hogql } = await funnelPersonsSQL(q, { teamId: project.id, timezone: project.timezone })
+    const n = plan.steps.length
+    const columns = ['breakdown', ...Array.from({ length: n }, (_, i) => `step_${i + 1}`)]
+    columns.push(...Array.from({ length: n - 1 }, (_, i) => `step_${i + 1}_conversion_times`))
+    return { hogql, clickhouse: funnelAggregateSQL(plan, sql), columns, types: [], limit: 50000 }
   },
   shape(rows, _compiled, raw) {
     return formatFunnel(planFunnel(FunnelsQuery.parse(raw)), rows)
@@ -44,8 +46,10 @@ const FunnelCorrelationQuery = z
 registerQueryKind('FunnelCorrelationQuery', {
   async compile(raw, project) {
     const q = FunnelCorrelationQuery.parse(raw)
-    const hogql = correlationEventsHogQL(q.source.source, project.timezone, q.funnelCorrelationExcludeEventNames ?? [])
-    return compile(hogql, { teamId: project.id, timezone: project.timezone })
+    const opts = { teamId: project.id, timezone: project.timezone }
+    const sql = await correlationEventsSQL(q.source.source, opts, q.funnelCorrelationExcludeEventNames ?? [])
+    const columns = ['event', 'success_count', 'failure_count', 'success_total', 'failure_total']
+    return { hogql: '', clickhouse: sql, columns, types: [], limit: 10000 }
   },
   shape(rows) {
     const events = rankCorrelations(rows)

@@ -31,7 +31,10 @@ export const FunnelsFilter = z
     // PostHog's older field: a conversion window in days.
     funnelWindowDays: z.number().int().positive().nullable().optional(),
     exclusions: z.array(ExclusionNode).nullable().optional(),
-    breakdownAttributionType: z.enum(['first_touch', 'last_touch', 'all_events', 'step']).nullable().optional(),
+    breakdownAttributionType: z
+      .enum(['first_touch', 'last_touch', 'all_events', 'step'])
+      .nullable()
+      .optional(),
     breakdownAttributionValue: z.number().int().min(0).nullable().optional(),
     funnelVizType: z.enum(['steps', 'time_to_convert', 'trends']).nullable().optional(),
   })
@@ -40,7 +43,10 @@ export type FunnelsFilter = z.infer<typeof FunnelsFilter>
 
 export const BreakdownFilter = z
   .object({
-    breakdown: z.union([z.string(), z.number(), z.array(z.union([z.string(), z.number()]))]).nullable().optional(),
+    breakdown: z
+      .union([z.string(), z.number(), z.array(z.union([z.string(), z.number()]))])
+      .nullable()
+      .optional(),
     breakdown_type: z.string().nullable().optional(),
     breakdown_limit: z.number().int().positive().nullable().optional(),
   })
@@ -50,7 +56,9 @@ export type BreakdownFilter = z.infer<typeof BreakdownFilter>
 export const FunnelsQuery = z
   .object({
     kind: z.literal('FunnelsQuery'),
-    series: z.array(z.object({ kind: z.string() }).passthrough()).min(2, 'A funnel needs at least two steps.'),
+    series: z
+      .array(z.object({ kind: z.string() }).passthrough())
+      .min(2, 'A funnel needs at least two steps.'),
     dateRange: DateRange.nullable().optional(),
     properties: z.unknown().optional(),
     filterTestAccounts: z.boolean().nullable().optional(),

@@ -15,7 +15,7 @@
 //    exclusions, as PostHog's UDF does.
 // Events are ordered by second, then by lowest step, which is how PostHog orders same-time events.
 import { ValidationError } from '../../../errors.ts'
-import { num, str } from '../actors/hogql.ts'
+import { compileUnlimited, num, str } from '../actors/hogql.ts'
 import { propertiesToHogQL } from '../actors/property-filters.ts'
 import { rangeCondition, resolveDateRange } from './date-range.ts'
 import { EventsNode, type ExclusionNode, type FunnelsQuery } from './schema.ts'
@@ -71,10 +71,14 @@ export function planFunnel(q: FunnelsQuery): FunnelPlan {
   const exclusions = f.exclusions ?? []
   for (const e of exclusions) {
     if (e.funnelFromStep >= e.funnelToStep) {
-      throw new ValidationError('Exclusion event range is invalid. End of range should be greater than start.')
+      throw new ValidationError(
+        'Exclusion event range is invalid. End of range should be greater than start.',
+      )
     }
     if (e.funnelToStep > steps.length - 1) {
-      throw new ValidationError('Exclusion event range is invalid. End of range is greater than number of steps.')
+      throw new ValidationError(
+        'Exclusion event range is invalid. End of range is greater than number of steps.',
+      )
     }
   }
   const order = f.funnelOrderType ?? 'ordered'
@@ -92,7 +96,9 @@ export function planFunnel(q: FunnelsQuery): FunnelPlan {
     throw new ValidationError('breakdownAttributionValue is not a step of the funnel.')
   }
   if (order === 'unordered' && attribution === 'step' && attributionStep !== 0) {
-    throw new ValidationError('Only the first step can be used for breakdown attribution in unordered funnels')
+    throw new ValidationError(
+      'Only the first step can be used for breakdown attribution in unordered funnels',
+    )
   }
   return {
     steps,
@@ -109,17 +115,20 @@ export function planFunnel(q: FunnelsQuery): FunnelPlan {
 // Element k (1-based) of the tuple at position i of `evs`: 1 ts, 2 uuid, 3 steps, 4 exclusions, 5 lowest
 // step, 6 breakdown value.
 const at = (i: string, k: number) => `tupleElement(arrayElement(evs, ${i}), ${k})`
-const ts = (i: string) => at(i, 1)
+// Timestamps come from a flat array: lambdas copy every array they capture once per element they map
+// over, so capturing the event tuples would cost memory quadratic in a person's events.
+const ts = (i: string) => `tsa[${i}]`
 
-/** One row per matching event: who, when, which steps (1-based) and exclusions it matches. */
-function eventsLevel(plan: FunnelPlan, where: string): string {
+/** HogQL, one row per matching event: who, when, which steps (1-based) and exclusions it matches. */
+export function eventsHogQL(plan: FunnelPlan, where: string): string {
   const n = plan.steps.length
   const stepFlags = plan.steps.map((s, i) => `${i + 1} * if(${eventCondition(s)}, 1, 0)`)
   // exclusion_i blocks entering step i (0-based) from step i-1, as PostHog numbers them.
   const exclusionFlags: string[] = []
   for (let i = 1; i < n; i++) {
     const xs = plan.exclusions.filter((e) => e.funnelFromStep + 1 <= i && i <= e.funnelToStep)
-    if (xs.length) exclusionFlags.push(`${i} * if(${xs.map((x) => `(${eventCondition(x)})`).join(' OR ')}, 1, 0)`)
+    if (xs.length)
+      exclusionFlags.push(`${i} * if(${xs.map((x) => `(${eventCondition(x)})`).join(' OR ')}, 1, 0)`)
   }
   const prop = plan.breakdown
     ? plan.breakdown.array
@@ -131,7 +140,7 @@ function eventsLevel(plan: FunnelPlan, where: string): string {
     const any = [...plan.steps, ...plan.exclusions].map((s) => `(${eventCondition(s)})`)
     conds.push(`(${any.join(' OR ')})`)
   }
-  return `SELECT person_id AS aggregation_target, toUnixTimestamp(timestamp) AS ts, uuid,
+  return `SELECT person_id AS aggregation_target, toUnixTimestamp(timestamp) AS ts, uuid AS ev_uuid,
   arrayFilter(x -> x != 0, [${stepFlags.join(', ')}]) AS st,
   arrayFilter(x -> x != 0, [${exclusionFlags.join(', ')}]) AS ex,
   ${prop} AS prop
@@ -148,18 +157,18 @@ function attributionLevel(plan: FunnelPlan, inner: string): string {
   else if (a === 'first_touch') bv = `tupleElement(arrayElement(evs_all, 1), 6)`
   else if (a === 'last_touch') bv = `tupleElement(arrayElement(evs_all, length(evs_all)), 6)`
   else if (a === 'all_events') {
-    bv = `arrayJoin(arrayDistinct(arrayMap(e -> tupleElement(e, 6), evs_all)))`
-    evs = `arrayFilter(e -> tupleElement(e, 6) = bv, evs_all)`
+    bv = `arrayJoin(arrayDistinct(arrayMap(e -> e.6, evs_all)))`
+    evs = `arrayFilter(e -> e.6 = bv, evs_all)`
   } else {
     const step = plan.attributionStep + 1
-    bv = `arrayJoin(arrayDistinct(arrayMap(e -> tupleElement(e, 6),
-      arrayFilter(e -> has(tupleElement(e, 3), ${step}), evs_all))))`
+    bv = `arrayJoin(arrayDistinct(arrayMap(e -> e.6,
+      arrayFilter(e -> has(e.3, ${step}), evs_all))))`
   }
   return `SELECT aggregation_target, ${bv} AS bv, ${evs} AS evs
 FROM (
   SELECT aggregation_target,
-    arraySort(e -> tuple(tupleElement(e, 1), tupleElement(e, 5)),
-      groupArray(tuple(ts, uuid, st, ex, arrayElement(st, 1), prop))) AS evs_all
+    arraySort(e -> tuple(e.1, e.5),
+      groupArray(tuple(ts, ev_uuid, st, ex, arrayElement(st, 1), prop))) AS evs_all
   FROM (${inner})
   GROUP BY aggregation_target
 )`
@@ -172,30 +181,70 @@ function stepAttribution(plan: FunnelPlan, k: number, e: string): string {
     : ''
 }
 
+/**
+ * Per-step position lists: `pos<k>` the positions of the events that can be step k (1-based) and
+ * `cnt<k>` how many of them occur up to each position, so "the first step-k event after position q"
+ * is `pos<k>[cnt<k>[q] + 1]` and "the last one up to q" is `pos<k>[cnt<k>[q]]`: one lookup instead of a
+ * scan, which keeps a person with thousands of events linear rather than quadratic.
+ */
+function positionDefs(name: string, flag: (e: string) => string): string[] {
+  return [
+    `arrayFilter((i, e) -> ${flag('e')}, idx, evs) AS pos${name}`,
+    `arrayCumSum(arrayMap(e -> toUInt32(${flag('e')}), evs)) AS cnt${name}`,
+  ]
+}
+const after = (name: string, q: string) => `pos${name}[cnt${name}[${q}] + 1]`
+const upTo = (name: string, q: string) => `pos${name}[cnt${name}[${q}]]`
+
 /** Candidate chains: arrays of event positions, one per step (0 = not reached). */
 function chains(plan: FunnelPlan): { defs: string[]; zip: string } {
   const n = plan.steps.length
   const W = num(plan.windowSeconds)
+  const defs: string[] = []
   if (plan.order === 'unordered') {
-    const per = plan.steps.map(
-      (_, k) => `arrayFirstIndex((e, i) -> i <= j AND tupleElement(e, 5) = ${k + 1}
-        AND ${ts('j')} - tupleElement(e, 1) <= ${W}${stepAttribution(plan, k, 'e')}, evs, idx)`,
-    )
-    return { defs: [], zip: `arrayMap(j -> [${per.join(',\n      ')}], arrayFilter(j -> ${at('j', 5)} > 0, idx))` }
+    // at each candidate j: per step, its latest event up to j, if still within the window
+    const per: string[] = []
+    for (let k = 1; k <= n; k++) {
+      defs.push(...positionDefs(`u${k}`, (e) => `(${e}.5 = ${k}${stepAttribution(plan, k - 1, e)})`))
+      const last = upTo(`u${k}`, 'j')
+      per.push(`if(${last} > 0 AND ${ts('j')} - ${ts(last)} <= ${W}, ${last}, 0)`)
+    }
+    defs.push(`arrayFilter((j, e) -> e.5 > 0, idx, evs) AS cands`)
+    return { defs, zip: `arrayMap(j -> [${per.join(',\n      ')}], cands)` }
   }
-  const starts = `arrayFilter(p -> has(${at('p', 3)}, 1)${stepAttribution(plan, 0, 'arrayElement(evs, p)')}, idx)`
+  // Only starts that can win: a start followed by another start before any step-2 event is beaten by
+  // that later start (same chain, more window left, and the later start wins ties), so the starts
+  // kept are those whose next step-1-or-2 event (strict: next event) can be step 2, and the last.
+  const f1 = `arrayMap(e -> toUInt8(has(e.3, 1)${stepAttribution(plan, 0, 'e')}), evs)`
+  const f2 = `arrayMap(e -> toUInt8(has(e.3, 2)${stepAttribution(plan, 1, 'e')}), evs)`
+  defs.push(`${f1} AS f1`, `${f2} AS f2`)
+  if (plan.order === 'strict') {
+    defs.push('idx AS fpos', 'f1 AS fa', 'arrayPushBack(arrayPopFront(f2), 0) AS fnext')
+  } else {
+    defs.push(
+      'arrayFilter((i, a, b) -> a OR b, idx, f1, f2) AS fpos',
+      'arrayFilter((a, x, b) -> x OR b, f1, f1, f2) AS fa',
+      'arrayPushBack(arrayPopFront(arrayFilter((b, a, x) -> a OR x, f2, f1, f2)), 0) AS fnext',
+    )
+  }
+  const lastStart = 'arrayFilter((i, a) -> a = 1, idx, f1)[-1]'
+  const starts = `arrayFilter(p -> p > 0, arrayDistinct(arrayPushBack(
+    arrayFilter((i, a, b) -> a = 1 AND b = 1, fpos, fa, fnext), ${lastStart})))`
   const cols = ['s0']
-  const defs = [`${starts} AS s0`]
+  defs.push(`${starts} AS s0`)
   for (let k = 1; k < n; k++) {
     const q = k === 1 ? 'p' : 'q'
     let body: string
     if (plan.order === 'strict') {
-      body = `if(${q} > 0 AND ${q} + 1 <= length(evs) AND has(${at(`${q} + 1`, 3)}, ${k + 1})
-        AND ${ts(`${q} + 1`)} - ${ts('p')} <= ${W}${stepAttribution(plan, k, `arrayElement(evs, ${q} + 1)`)},
-        ${q} + 1, 0)`
+      defs.push(`arrayMap(e -> toUInt8(has(e.3, ${k + 1})${stepAttribution(plan, k, 'e')}), evs) AS sf${k + 1}`)
+      body = `if(${q} > 0 AND ${q} + 1 <= length(evs) AND sf${k + 1}[${q} + 1] = 1
+        AND ${ts(`${q} + 1`)} - ${ts('p')} <= ${W}, ${q} + 1, 0)`
     } else {
-      body = `if(${q} = 0, 0, arrayFirstIndex((e, j) -> j > ${q} AND has(tupleElement(e, 3), ${k + 1})
-        AND tupleElement(e, 1) - ${ts('p')} <= ${W}${stepAttribution(plan, k, 'e')}, evs, idx))`
+      defs.push(...positionDefs(`${k + 1}`, (e) => `(has(${e}.3, ${k + 1})${stepAttribution(plan, k, e)})`))
+      // the earliest step-(k+1) event after the previous step; if even that one is outside the
+      // window, none is inside
+      const next = after(`${k + 1}`, q)
+      body = `if(${q} = 0, 0, if(${next} > 0 AND ${ts(next)} - ${ts('p')} <= ${W}, ${next}, 0))`
     }
     const lambda = k === 1 ? `p -> ${body}, s0` : `(p, q) -> ${body}, s0, c${k - 1}`
     defs.push(`arrayMap(${lambda}) AS c${k}`)
@@ -205,50 +254,69 @@ function chains(plan: FunnelPlan): { defs: string[]; zip: string } {
   return { defs, zip: `arrayMap((${xs}) -> [${xs}], ${cols.join(', ')})` }
 }
 
-/** HogQL of one row per (person, breakdown value): the step reached (0-based) and step timings. */
-export function personsLevel(plan: FunnelPlan, eventsQuery: string): string {
+/**
+ * ClickHouse SQL of one row per (person, breakdown value) that entered the funnel: breakdown,
+ * step_reached (0-based), timings, first_ts, last_ts. `eventsSql` is the compiled events level, which
+ * carries the team guard and person resolution; the levels above only compute over its columns.
+ * (They are written as ClickHouse SQL because the HogQL parser's cost grows steeply with this much
+ * nesting: seconds per query.)
+ */
+export function personsSQL(plan: FunnelPlan, eventsSql: string): string {
   const n = plan.steps.length
   const W = num(plan.windowSeconds)
   const { defs, zip } = chains(plan)
-  const ch = (i: string) => `arrayElement(ch, ${i})`
-  // An exclusion hit while the chain sits between step i-1 and step i (positions i and i+1 of ch).
+  const ch = (i: string) => `ch[${i}]`
+  // An exclusion hit while the chain sits between step i-1 and step i (positions i and i+1 of ch):
+  // the first excluded event after step i-1 decides, as any later one is later still.
   const excl: string[] = []
   for (let i = 1; i < n; i++) {
     if (!plan.exclusions.some((e) => e.funnelFromStep + 1 <= i && i <= e.funnelToStep)) continue
-    excl.push(`${ch(`${i}`)} > 0 AND arrayExists((e, j) -> has(tupleElement(e, 4), ${i}) AND j > ${ch(`${i}`)}
-        AND (${ch(`${i + 1}`)} = 0 OR j < ${ch(`${i + 1}`)}) AND tupleElement(e, 1) - ${ts(ch('1'))} <= ${W},
-        evs, idx), ${i}`)
+    defs.push(...positionDefs(`x${i}`, (e) => `has(${e}.4, ${i})`))
+    const x = after(`x${i}`, ch(`${i}`))
+    excl.push(`${ch(`${i}`)} > 0 AND ${x} > 0 AND (${ch(`${i + 1}`)} = 0 OR ${x} < ${ch(`${i + 1}`)})
+        AND ${ts(x)} - ${ts(ch('1'))} <= ${W}, ${i}`)
   }
   const exclAt = excl.length ? `multiIf(${excl.join(', ')}, 0)` : '0'
   // (steps reached, where the chain was tainted (0: not), chain)
   const firsts = `arrayMap(ch -> tuple(arrayCount(x -> x > 0, ch), ${exclAt}, ch), ${zip})`
   // A tainted chain counts up to one step past where it was tainted.
-  const eff = `if(tupleElement(t, 2) > 0, least(tupleElement(t, 1), tupleElement(t, 2) + 1), tupleElement(t, 1))`
-  const chainAt = (i: string) => `arrayElement(tupleElement(t, 3), ${i})`
+  const eff = `if(t.2 > 0, least(t.1, t.2 + 1), t.1)`
+  const chainAt = (i: string) => `arrayElement(t.3, ${i})`
   // Sort keys after "most steps, untainted first": ordered/strict take the chain that reached its last
-  // step first, then the later start; unordered takes the first candidate.
-  const when =
-    plan.order === 'unordered' ? 'pos' : ts(chainAt(eff))
-  const start = plan.order === 'unordered' ? '0' : `0 - ${ts(chainAt('1'))}`
-  const infos = `arrayMap((t, pos) -> tuple(${eff}, if(tupleElement(t, 2) > 0, 1, 0), ${when}, ${start},
-      tupleElement(t, 3)), firsts, arrayEnumerate(firsts))`
-  const best = `arrayElement(arraySort(x -> tuple(-tupleElement(x, 1), tupleElement(x, 2),
-      tupleElement(x, 3), tupleElement(x, 4)), infos), 1)`
-  // Timings come from the steps the chosen chain actually counts.
-  const times = `arraySort(arrayMap(i -> ${ts('i')}, arraySlice(arrayFilter(i -> i > 0, tupleElement(best, 5)), 1,
-      tupleElement(best, 1))))`
+  // step first, then the later start; unordered takes the first candidate (its position).
+  const unordered = plan.order === 'unordered'
+  const when = unordered ? 'cands[pos]' : ts(chainAt(eff))
+  const start = unordered ? '0' : `0 - ${ts(chainAt('1'))}`
+  const infos = `arrayMap((t, pos) -> tuple(${eff}, if(t.2 > 0, 1, 0), ${when}, ${start},
+      t.3), firsts, arrayEnumerate(firsts))`
+  const best = `arrayElement(arraySort(x -> tuple(-x.1, x.2,
+      x.3, x.4), infos), 1)`
+  // Timings come from the steps the chosen chain counts; an unordered funnel times each step by its
+  // earliest event still inside the window (PostHog's deque fronts).
+  let chosen = `arraySlice(arrayFilter(i -> i > 0, tupleElement(best, 5)), 1, tupleElement(best, 1))`
+  if (unordered) {
+    const fronts = plan.steps.map(
+      (_, k) =>
+        `arrayFirstIndex((e, i) -> i <= best_j AND e.5 = ${k + 1} AND best_ts - e.1 <= ${W}${stepAttribution(plan, k, 'e')}, evs, idx)`,
+    )
+    chosen = `arrayFilter(i -> i > 0, [${fronts.join(',\n      ')}])`
+  }
+  const times = `arraySort(arrayMap(i -> ${ts('i')}, ${chosen}))`
   return `SELECT aggregation_target, bv AS breakdown,
   tupleElement(best, 1) - 1 AS step_reached,
   arrayMap((a, b) -> b - a, arraySlice(times, 1, length(times) - 1), arraySlice(times, 2)) AS timings,
   arrayElement(times, 1) AS first_ts, arrayElement(times, length(times)) AS last_ts
 FROM (
   SELECT aggregation_target, bv, evs,
-    arrayEnumerate(evs) AS idx,${defs.map((d) => `\n    ${d},`).join('')}
+    arrayEnumerate(evs) AS idx,
+    arrayMap(e -> e.1, evs) AS tsa,${defs.map((d) => `\n    ${d},`).join('')}
     ${firsts} AS firsts,
     ${infos} AS infos,
     ${best} AS best,
+    tupleElement(best, 3) AS best_j,
+    tsa[best_j] AS best_ts,
     ${times} AS times
-  FROM (${attributionLevel(plan, eventsQuery)})
+  FROM (${attributionLevel(plan, eventsSql)})
 )
 WHERE step_reached >= 0 AND tupleElement(best, 2) = 0`
 }
@@ -261,7 +329,18 @@ export function funnelWhere(q: FunnelsQuery, tz: string): string {
   return parts.join(' AND ')
 }
 
-/** One row per (person, breakdown value) that entered the funnel: breakdown, step_reached, timings. */
-export function personsQuery(plan: FunnelPlan, where: string): string {
-  return personsLevel(plan, eventsLevel(plan, where))
+/** The compiled events level (team-guarded ClickHouse SQL, unlimited). */
+export async function compileEvents(
+  plan: FunnelPlan,
+  where: string,
+  opts: { teamId: number; timezone: string },
+) {
+  return compileUnlimited(eventsHogQL(plan, where), opts)
+}
+
+/** Persons of a funnel as ClickHouse SQL, plus the HogQL of its events level (shown to users). */
+export async function funnelPersonsSQL(q: FunnelsQuery, opts: { teamId: number; timezone: string }) {
+  const plan = planFunnel(q)
+  const events = await compileEvents(plan, funnelWhere(q, opts.timezone), opts)
+  return { plan, sql: personsSQL(plan, events.clickhouse), hogql: events.hogql }
 }

@@ -40,8 +40,11 @@ export const LifecycleQuerySchema = z
     interval: IntervalSchema.nullable().optional(),
     dateRange: DateRangeSchema.nullable().optional(),
     properties: PropertiesSchema,
-    lifecycleFilter: z.object({ toggledLifecycles: z.array(z.string()).nullable().optional() }).passthrough()
-      .nullable().optional(),
+    lifecycleFilter: z
+      .object({ toggledLifecycles: z.array(z.string()).nullable().optional() })
+      .passthrough()
+      .nullable()
+      .optional(),
   })
   .passthrough()
 export type LifecycleQuery = z.infer<typeof LifecycleQuerySchema>
@@ -160,7 +163,9 @@ export function shapeLifecycle(rows: unknown[][], plan: LifecyclePlan) {
   const { range, query } = plan
   const buckets = bucketsOf(range)
   const at = new Map(buckets.map((b, i) => [b, i]))
-  const counts = new Map<string, number[]>(STATUSES.map((s) => [s, new Array<number>(buckets.length).fill(0)]))
+  const counts = new Map<string, number[]>(
+    STATUSES.map((s) => [s, new Array<number>(buckets.length).fill(0)]),
+  )
   for (const [period, status, persons] of rows as [number, string, number][]) {
     const i = at.get(wallOfIndex(range.interval, Number(period)))
     const data = counts.get(status)

@@ -117,9 +117,11 @@ export function planRetention(q: RetentionQuery, tz: string): RetentionPlan {
 /** The period index (0 = the first period of the range) of a timestamp, in the project time zone. */
 function periodIndex(p: RetentionPlan, ts: string): string {
   const startText = `'${wallText(p.start)}'`
-  if (p.period === 'Hour') return `intDiv(dateDiff('second', assumeNotNull(toDateTime(${startText})), ${ts}), 3600)`
+  if (p.period === 'Hour')
+    return `intDiv(dateDiff('second', assumeNotNull(toDateTime(${startText})), ${ts}), 3600)`
   if (p.period === 'Day') return `dateDiff('day', assumeNotNull(toDate(${startText})), toDate(${ts}))`
-  if (p.period === 'Week') return `intDiv(dateDiff('day', assumeNotNull(toDate(${startText})), toDate(${ts})), 7)`
+  if (p.period === 'Week')
+    return `intDiv(dateDiff('day', assumeNotNull(toDate(${startText})), toDate(${ts})), 7)`
   return `(toYear(${ts}) * 12 + toMonth(${ts})) - ${p.start.y * 12 + p.start.m}`
 }
 
@@ -168,7 +170,10 @@ export function isoInZone(w: Wall, tz: string): string {
   const off = tzOffsetMinutes(tz, utc)
   const sign = off >= 0 ? '+' : '-'
   const abs = Math.abs(off)
-  const zone = off === 0 ? 'Z' : `${sign}${String(Math.floor(abs / 60)).padStart(2, '0')}:${String(abs % 60).padStart(2, '0')}`
+  const zone =
+    off === 0
+      ? 'Z'
+      : `${sign}${String(Math.floor(abs / 60)).padStart(2, '0')}:${String(abs % 60).padStart(2, '0')}`
   return `${wallText(w).replace(' ', 'T')}${zone}`
 }
 

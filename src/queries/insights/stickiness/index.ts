@@ -59,7 +59,9 @@ export async function compileStickiness(q: StickinessQuery, project: Project, no
     throw new ValidationError("Stickiness does not support date_from 'all'", 'dateRange.date_from')
   }
   const current = resolveDateRange(q.dateRange, interval, tz, { now })
-  const ranges = q.compareFilter?.compare ? [current, previousPeriod(current, q.compareFilter.compare_to)] : [current]
+  const ranges = q.compareFilter?.compare
+    ? [current, previousPeriod(current, q.compareFilter.compare_to)]
+    : [current]
   const parts: string[] = []
   const hogqls: string[] = []
   for (const [c, r] of ranges.entries()) {
@@ -132,7 +134,8 @@ export function shapeStickiness(rows: unknown[][], plan: StickinessPlan) {
           custom_name: node.custom_name ?? null,
         },
       }
-      if (plan.ranges.length > 1) Object.assign(result, { compare: true, compare_label: c ? 'previous' : 'current' })
+      if (plan.ranges.length > 1)
+        Object.assign(result, { compare: true, compare_label: c ? 'previous' : 'current' })
       out.push(result)
     }
   }

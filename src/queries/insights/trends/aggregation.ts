@@ -14,7 +14,10 @@ export function effectiveMath(node: EventsNode, interval: Interval): Math {
   const math = node.math ?? 'total'
   if (math === 'weekly_active' && (interval === 'week' || interval === 'month')) return 'dau'
   if (math === 'monthly_active' && interval === 'month') return 'dau'
-  if ((math === 'weekly_active' || math === 'monthly_active') && (interval === 'hour' || interval === 'minute')) {
+  if (
+    (math === 'weekly_active' || math === 'monthly_active') &&
+    (interval === 'hour' || interval === 'minute')
+  ) {
     throw new ValidationError(`${math} needs a day, week or month interval`, 'interval')
   }
   return math

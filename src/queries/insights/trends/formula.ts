@@ -35,7 +35,10 @@ export function parseFormula(src: string, seriesCount: number): Node {
     if (/^[A-Za-z]$/.test(tok)) {
       const i = tok.toUpperCase().charCodeAt(0) - 65
       if (i >= seriesCount) {
-        throw new ValidationError(`Formula '${src}' names series ${tok}, which does not exist`, 'trendsFilter.formula')
+        throw new ValidationError(
+          `Formula '${src}' names series ${tok}, which does not exist`,
+          'trendsFilter.formula',
+        )
       }
       return { k: 'ref', i }
     }

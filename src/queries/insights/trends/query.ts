@@ -44,7 +44,13 @@ function timeCondition(r: ResolvedRange, lookbackDays = 0): string {
   return `timestamp >= ${str(bound(addDays(r.lower, -lookbackDays)))} AND ${upper}`
 }
 
-function innerHogQL(q: TrendsQuery, i: number, r: ResolvedRange, totalValue: boolean, cumulative: boolean): string {
+function innerHogQL(
+  q: TrendsQuery,
+  i: number,
+  r: ResolvedRange,
+  totalValue: boolean,
+  cumulative: boolean,
+): string {
   const node = q.series[i]!
   const math = effectiveMath(node, r.interval)
   const breakdown = breakdownEnabled(q.breakdownFilter) ? planBreakdown(q.breakdownFilter) : undefined
@@ -94,7 +100,11 @@ function innerHogQL(q: TrendsQuery, i: number, r: ResolvedRange, totalValue: boo
   )
 }
 
-export async function compileTrends(q: TrendsQuery, project: Project, now = Date.now()): Promise<TrendsCompiled> {
+export async function compileTrends(
+  q: TrendsQuery,
+  project: Project,
+  now = Date.now(),
+): Promise<TrendsCompiled> {
   const tz = project.timezone
   const totalValue = TOTAL_VALUE_DISPLAYS.has(q.trendsFilter?.display ?? '')
   const cumulative = q.trendsFilter?.display === CUMULATIVE_DISPLAY
@@ -102,7 +112,8 @@ export async function compileTrends(q: TrendsQuery, project: Project, now = Date
   const interval: Interval = totalValue ? 'day' : (q.interval ?? 'day')
   const current = resolveDateRange(q.dateRange, interval, tz, { now })
   const ranges = [current]
-  if (q.compareFilter?.compare && !current.all) ranges.push(previousPeriod(current, q.compareFilter.compare_to))
+  if (q.compareFilter?.compare && !current.all)
+    ranges.push(previousPeriod(current, q.compareFilter.compare_to))
   for (const r of ranges) bucketsOf(r) // refuses ranges with too many buckets before any query runs
 
   const parts: string[] = []

@@ -162,7 +162,10 @@ function withFormulas(
           if (plan.totalValue) return [Number(m?.aggregated_value ?? 0)]
           return m?.data ?? new Array<number>(any.data?.length ?? 0).fill(0)
         }
-        const computed = applyFormula(ast, Array.from({ length: n }, (_, i) => value(i)))
+        const computed = applyFormula(
+          ast,
+          Array.from({ length: n }, (_, i) => value(i)),
+        )
         const base: Result = { ...any, label: f.custom_name ?? `Formula (${f.formula})`, action: null }
         if (plan.totalValue) Object.assign(base, { aggregated_value: sum(computed), data: null, count: 0 })
         else Object.assign(base, { data: computed, count: sum(computed) })
@@ -182,4 +185,3 @@ function withFormulas(
   }
   return out
 }
-

@@ -1,0 +1,274 @@
+/* eslint-disable @typescript-eslint/no-explicit-any -- loosely typed JSON responses */
+// Insight query latency at scale: ≥10M events over 90 days from 100K persons, generated inside
+// ClickHouse (INSERT … SELECT FROM system.numbers), then each insight kind through POST /query/
+// against a hand-written ClickHouse query computing the same answer, in the same run; the answers
+// must match. Run: npx tsx bench/insights.ts   (env EVENTS, PERSONS, RUNS to size it)
+// Funnel and retention cases are added beside these (same data set, same table of results).
+import { createClient } from '@clickhouse/client'
+import { benchBurrow, latencyLine } from './lib.ts'
+
+const EVENTS = Number(process.env.EVENTS ?? 10_000_000)
+const PERSONS = Number(process.env.PERSONS ?? 100_000)
+const RUNS = Number(process.env.RUNS ?? 5)
+const DAYS = 90
+
+const burrow = await benchBurrow()
+const { project_id: team, personal_api_key: key } = burrow.credentials
+const ch = createClient({
+  url: burrow.clickhouseUrl,
+  database: burrow.database,
+  request_timeout: 600_000,
+  clickhouse_settings: { max_execution_time: 600 },
+})
+
+// Project timezone is UTC (the default project); days below are UTC days.
+const DAY = 86_400_000
+const today = Math.floor(Date.now() / DAY) * DAY
+const start = today - (DAYS - 1) * DAY
+const iso = (ms: number) => new Date(ms).toISOString().slice(0, 10)
+// Person ids look like Burrow's (UUID v5: random bits throughout). 18.16 hashes UUIDs badly when
+// their high bits repeat, so sequential ids would measure that instead of the queries.
+const uuidOf = (p: string) => {
+  const h = (seed: number) => `hex(bitOr(cityHash64(${p}, ${seed}), toUInt64(9223372036854775808)))`
+  return `toUUID(concat(substring(${h(1)}, 1, 8), '-', substring(${h(1)}, 9, 4), '-5', substring(${h(2)}, 2, 3), '-8', substring(${h(2)}, 5, 3), '-', substring(${h(3)}, 1, 12)))`
+}
+
+async function generate() {
+  const t0 = performance.now()
+  // Persons are created on a day of the range (some before it), active on a skewed share of days.
+  await ch.command({
+    query: `INSERT INTO person SELECT ${team}, ${uuidOf('number')}, toDateTime(${start / 1000} - 10 * 86400 + (cityHash64(number, 7) % (${DAYS} + 10)) * 86400), 0, '{}', [], [], 0, 0, 1 FROM system.numbers LIMIT ${PERSONS}`,
+  })
+  await ch.command({
+    query: `INSERT INTO person_distinct_id SELECT ${team}, concat('user-', toString(number)), ${uuidOf('number')}, 0, 1 FROM system.numbers LIMIT ${PERSONS}`,
+  })
+  const browsers = "['Chrome', 'Firefox', 'Safari', 'Edge', 'Opera']"
+  const events =
+    "['$pageview', '$pageview', '$pageview', '$pageview', '$pageview', '$pageview', 'signup', 'purchase', 'click', 'click']"
+  await ch.command({
+    query:
+      `INSERT INTO events SELECT ${team}, generateUUIDv4(), ev, concat('user-', toString(p)), ${uuidOf('p')}, ts,` +
+      ` toInt64(toUInt32(ts)) * 1000 + n % 1000,` +
+      ` concat('{"$browser":"', br, '","amount":', toString(n % 100), '}'), ['$browser', 'amount'], [br, toString(n % 100)],` +
+      ` '', '', '', '', '', '', '', '', ts, n, 0 FROM (` +
+      ` SELECT number AS n, toDateTime(${start / 1000} + intDiv(number * ${DAYS * 86400}, ${EVENTS})) AS ts,` +
+      // a power-law-ish choice of person: low ids are much more active than high ones
+      ` toUInt64(pow(cityHash64(number, 1) % 1000000 / 1000000, 2) * ${PERSONS}) AS p,` +
+      ` ${events}[1 + cityHash64(number, 2) % 10] AS ev, ${browsers}[1 + cityHash64(number, 3) % 5] AS br` +
+      ` FROM system.numbers LIMIT ${EVENTS})`,
+  })
+  console.log(
+    `generated ${EVENTS} events, ${PERSONS} persons in ${((performance.now() - t0) / 1000).toFixed(1)} s`,
+  )
+}
+
+async function insight(query: Record<string, unknown>) {
+  const res = await fetch(`${burrow.url}/api/projects/${team}/query/`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ query, refresh: 'force_blocking' }),
+  })
+  const body = (await res.json()) as { results: any[] }
+  if (res.status !== 200) throw new Error(`${query.kind}: ${res.status} ${JSON.stringify(body)}`)
+  return body.results
+}
+
+async function hand(sql: string): Promise<any[]> {
+  const rs = await ch.query({ query: sql, format: 'JSONEachRow' })
+  return rs.json()
+}
+
+async function timed<T>(fn: () => Promise<T>): Promise<{ ms: number[]; last: T }> {
+  const ms: number[] = []
+  let last: T | undefined
+  for (let i = 0; i < RUNS; i++) {
+    const t0 = performance.now()
+    last = await fn()
+    ms.push(performance.now() - t0)
+  }
+  return { ms, last: last as T }
+}
+
+interface Case {
+  name: string
+  run: () => Promise<unknown>
+  reference: () => Promise<unknown>
+  /** both answers as comparable JSON */
+  same: (ours: any, theirs: any) => [unknown, unknown]
+}
+
+const from30 = iso(today - 29 * DAY)
+const to = iso(today)
+const dateRange = { date_from: from30, date_to: to }
+
+const cases: Case[] = [
+  {
+    name: 'trends: daily unique users, 30 days, $pageview',
+    run: () => insight({ kind: 'TrendsQuery', series: [{ event: '$pageview', math: 'dau' }], dateRange }),
+    reference: () =>
+      hand(
+        `SELECT toString(toDate(timestamp)) AS d, uniqExact(person_id) AS n FROM events WHERE team_id = ${team}` +
+          ` AND event = '$pageview' AND toDate(timestamp) >= '${from30}' AND toDate(timestamp) <= '${to}'` +
+          ' GROUP BY d ORDER BY d',
+      ),
+    same: (ours, theirs) => {
+      const byDay = new Map(theirs.map((r: any) => [r.d, Number(r.n)]))
+      return [ours[0].data, ours[0].days.map((d: string) => byDay.get(d) ?? 0)]
+    },
+  },
+  {
+    name: 'trends: total by day with $browser breakdown, 30 days',
+    run: () =>
+      insight({
+        kind: 'TrendsQuery',
+        series: [{ event: '$pageview' }],
+        dateRange,
+        breakdownFilter: { breakdown: '$browser', breakdown_limit: 3 },
+      }),
+    reference: () =>
+      hand(
+        `SELECT prop_values[indexOf(prop_keys, '$browser')] AS b, count() AS n FROM events WHERE team_id = ${team}` +
+          ` AND event = '$pageview' AND toDate(timestamp) >= '${from30}' AND toDate(timestamp) <= '${to}'` +
+          ' GROUP BY b ORDER BY n DESC, b',
+      ),
+    same: (ours, theirs) => {
+      const top = theirs.slice(0, 3).map((r: any) => [r.b, Number(r.n)])
+      const other = theirs.slice(3).reduce((a: number, r: any) => a + Number(r.n), 0)
+      return [
+        ours.map((s: any) => [s.breakdown_value, s.count]),
+        [...top, ['$$_posthog_breakdown_other_$$', other]],
+      ]
+    },
+  },
+  {
+    name: 'lifecycle: daily, 30 days, $pageview',
+    run: () => insight({ kind: 'LifecycleQuery', series: [{ event: '$pageview' }], dateRange }),
+    reference: () => {
+      const lo = iso(today - 30 * DAY)
+      const hi = iso(today + DAY)
+      const perPerson =
+        `SELECT e.person_id AS pid, arraySort(groupUniqArray(toDate(e.timestamp))) AS days, any(p.c) AS created` +
+        ` FROM events AS e ANY LEFT JOIN (SELECT id AS person_id, toDate(argMax(created_at, version)) AS c` +
+        ` FROM person WHERE team_id = ${team} GROUP BY id) AS p USING person_id WHERE e.team_id = ${team}` +
+        ` AND e.event = '$pageview' AND e.timestamp >= toDateTime('${lo} 00:00:00', 'UTC')` +
+        ` AND e.timestamp < toDateTime('${hi} 00:00:00', 'UTC') GROUP BY pid`
+      return hand(
+        'SELECT toString(d) AS day, status, count() AS n FROM (' +
+          " SELECT a AS d, multiIf(a = created AND a = days[1], 'new', has(days, a - 1), 'returning', 'resurrecting')" +
+          ` AS status FROM (${perPerson}) ARRAY JOIN days AS a` +
+          ` UNION ALL SELECT a + 1 AS d, 'dormant' AS status FROM (${perPerson}) ARRAY JOIN days AS a` +
+          ' WHERE NOT has(days, a + 1))' +
+          ` WHERE d >= toDate('${from30}') AND d <= toDate('${to}') GROUP BY day, status`,
+      )
+    },
+    same: (ours, theirs) => {
+      const key = (day: string, status: string) => `${day}|${status}`
+      const ref = new Map(theirs.map((r: any) => [key(r.day, r.status), Number(r.n)]))
+      return [
+        ours.map((s: any) => s.data),
+        ours.map((s: any) =>
+          s.days.map(
+            (d: string) => (s.status === 'dormant' ? -1 : 1) * ((ref.get(key(d, s.status)) as number) ?? 0),
+          ),
+        ),
+      ]
+    },
+  },
+  {
+    name: 'stickiness: daily, 30 days, $pageview',
+    run: () => insight({ kind: 'StickinessQuery', series: [{ event: '$pageview' }], dateRange }),
+    reference: () =>
+      hand(
+        'SELECT n, count() AS persons FROM (SELECT person_id, uniqExact(toDate(timestamp)) AS n FROM events' +
+          ` WHERE team_id = ${team} AND event = '$pageview' AND toDate(timestamp) >= '${from30}'` +
+          ` AND toDate(timestamp) <= '${to}' GROUP BY person_id) GROUP BY n ORDER BY n`,
+      ),
+    same: (ours, theirs) => {
+      const byN = new Map(theirs.map((r: any) => [Number(r.n), Number(r.persons)]))
+      return [ours[0].data, ours[0].days.map((n: number) => byN.get(n) ?? 0)]
+    },
+  },
+  {
+    name: 'funnel: $pageview -> signup -> purchase, ordered, 14-day window, 30 days',
+    run: () =>
+      insight({
+        kind: 'FunnelsQuery',
+        series: ['$pageview', 'signup', 'purchase'].map((event) => ({ kind: 'EventsNode', event })),
+        dateRange,
+        funnelsFilter: { funnelWindowInterval: 14, funnelWindowIntervalUnit: 'day' },
+      }),
+    // ClickHouse's own windowFunnel: the furthest step of each person, in order, within 14 days of the
+    // first step (the same answer as PostHog's ordered funnel when no two of a person's step events
+    // share a second)
+    reference: () =>
+      hand(
+        `SELECT level, count() AS n FROM (SELECT person_id, windowFunnel(${14 * 86400})(timestamp,` +
+          " event = '$pageview', event = 'signup', event = 'purchase') AS level FROM events" +
+          ` WHERE team_id = ${team} AND event IN ('$pageview', 'signup', 'purchase')` +
+          ` AND timestamp >= toDateTime('${from30} 00:00:00', 'UTC') AND timestamp <= toDateTime('${to} 23:59:59', 'UTC')` +
+          ' GROUP BY person_id) WHERE level > 0 GROUP BY level',
+      ),
+    same: (ours, theirs) => {
+      const ended = new Map(theirs.map((r: any) => [Number(r.level), Number(r.n)]))
+      const reached = [1, 2, 3].map((k) =>
+        [1, 2, 3].filter((l) => l >= k).reduce((a, l) => a + ((ended.get(l) as number) ?? 0), 0),
+      )
+      return [ours.map((s: any) => s.count), reached]
+    },
+  },
+  {
+    name: 'retention: recurring, daily, 8 days, $pageview',
+    run: () =>
+      insight({
+        kind: 'RetentionQuery',
+        dateRange: { date_to: to },
+        retentionFilter: {
+          retentionType: 'retention_recurring',
+          period: 'Day',
+          totalIntervals: 8,
+          targetEntity: { id: '$pageview', type: 'events' },
+          returningEntity: { id: '$pageview', type: 'events' },
+        },
+      }),
+    reference: () => {
+      const first = iso(today - 7 * DAY)
+      return hand(
+        'SELECT c, k, count() AS n FROM (SELECT c, arrayJoin(arrayFilter(x -> x >= 0, arrayMap(d -> d - c, days))) AS k' +
+          ` FROM (SELECT person_id, groupUniqArray(toUInt32(toDate(timestamp) - toDate('${first}'))) AS days FROM events` +
+          ` WHERE team_id = ${team} AND event = '$pageview' AND toDate(timestamp) >= toDate('${first}')` +
+          ` AND toDate(timestamp) <= toDate('${to}') GROUP BY person_id) ARRAY JOIN days AS c) GROUP BY c, k`,
+      )
+    },
+    same: (ours, theirs) => {
+      const ref = new Map(theirs.map((r: any) => [`${r.c}:${r.k}`, Number(r.n)]))
+      return [
+        ours.map((row: any) => row.values.map((v: any) => v.count)),
+        ours.map((row: any, c: number) => row.values.map((_: any, k: number) => ref.get(`${c}:${k}`) ?? 0)),
+      ]
+    },
+  },
+]
+
+try {
+  await generate()
+  let failed = false
+  // ONLY=funnel (a substring of case names) runs a subset
+  for (const c of cases.filter((x) => !process.env.ONLY || x.name.includes(process.env.ONLY))) {
+    const ours = await timed(c.run)
+    const theirs = await timed(c.reference)
+    const [a, b] = c.same(ours.last, theirs.last)
+    const ok = JSON.stringify(a) === JSON.stringify(b)
+    if (!ok) failed = true
+    console.log(
+      `${c.name}\n  burrow  ${latencyLine(ours.ms)}\n  by hand ${latencyLine(theirs.ms)}\n  answers ${ok ? 'match' : 'DIFFER'}`,
+    )
+    if (!ok)
+      console.log(
+        `  ours:    ${JSON.stringify(a).slice(0, 400)}\n  by hand: ${JSON.stringify(b).slice(0, 400)}`,
+      )
+  }
+  if (failed) process.exitCode = 1
+} finally {
+  await ch.close()
+  await burrow.cleanup()
+}
