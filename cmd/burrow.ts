@@ -11,6 +11,7 @@ import { replayCommand } from '../src/projectors/replay.ts'
 import { readStackFile, startStack } from '../src/stack/index.ts'
 import { type Binary, ensureBinaries } from '../src/stack/install.ts'
 import { migrateClickHouse } from '../src/store/migrate.ts'
+import { logLimits } from '../src/store/retention.ts'
 
 function config(overrides: Partial<Record<string, string>> = {}): Config {
   try {
@@ -56,7 +57,7 @@ async function withConfigStore<T>(cfg: Config, log: Logger, fn: (s: ConfigStore)
   return withStack(cfg, log, async ({ natsUrl }) => {
     const nc = await connectNats(natsUrl)
     try {
-      await migrateJetStream(nc, { eventsMaxAgeSeconds: 0 })
+      await migrateJetStream(nc, logLimits(cfg))
       return await fn(await ConfigStore.open(nc))
     } finally {
       await nc.drain()
@@ -133,7 +134,7 @@ program
     const log = createLogger(cfg.LOG_LEVEL)
     await withStack(cfg, log, async ({ natsUrl, clickhouseUrl }) => {
       const nc = await connectNats(natsUrl)
-      const js = await migrateJetStream(nc, { eventsMaxAgeSeconds: 0 })
+      const js = await migrateJetStream(nc, logLimits(cfg))
       await nc.drain()
       const { applied, client } = await migrateClickHouse(clickhouseUrl, cfg.CLICKHOUSE_DATABASE, log)
       await client.close()

@@ -14,14 +14,17 @@ export interface StreamDef {
   subjects: string[]
   /** Seconds of history JetStream keeps; 0 keeps everything (the log is the source of truth). */
   maxAgeSeconds: number
+  /** Bytes JetStream keeps, oldest messages removed first; 0 = no limit. */
+  maxBytes?: number
   duplicateWindowSeconds: number
 }
 
-export const streams = (opts: { eventsMaxAgeSeconds: number }): StreamDef[] => [
+export const streams = (opts: { eventsMaxAgeSeconds: number; eventsMaxBytes?: number }): StreamDef[] => [
   {
     name: EVENTS_STREAM,
     subjects: ['events.>'],
     maxAgeSeconds: opts.eventsMaxAgeSeconds,
+    maxBytes: opts.eventsMaxBytes ?? 0,
     duplicateWindowSeconds: 120,
   },
   { name: DLQ_STREAM, subjects: ['dlq.>'], maxAgeSeconds: 30 * 24 * 3600, duplicateWindowSeconds: 120 },

@@ -4,5 +4,12 @@ import { captureComponent } from './capture/index.ts'
 import { flagsComponent } from './flags/index.ts'
 import { projectorComponent } from './projectors/index.ts'
 import type { Component } from './runtime.ts'
+import { retentionComponent } from './store/retention.ts'
 
-export const COMPONENTS: Component[] = [captureComponent, flagsComponent, apiComponent, projectorComponent]
+export const COMPONENTS: Component[] = [
+  captureComponent,
+  flagsComponent,
+  apiComponent,
+  projectorComponent,
+  retentionComponent,
+]

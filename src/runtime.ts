@@ -3,12 +3,15 @@ import { COMPONENTS } from './components.ts'
 import { type Credentials, ensureDefaults } from './config/bootstrap.ts'
 import type { Config } from './config/env.ts'
 import { ConfigStore } from './config/store.ts'
-import { registerHealth, registerMetrics } from './http/health.ts'
+import { Readiness, registerHealth, registerMetrics, registerReady } from './http/health.ts'
 import { type App, createHttpServer } from './http/server.ts'
+import { projectorLag } from './log/consumer-lag.ts'
 import { connectNats, migrateJetStream, type NatsConnection } from './log/nats.ts'
 import type { Logger } from './logger.ts'
+import { setConsumerLagSource } from './metrics.ts'
 import { type Stack, startStack } from './stack/index.ts'
 import { migrateClickHouse } from './store/migrate.ts'
+import { logLimits } from './store/retention.ts'
 
 /** What every role's module receives: the connections and settings of this process. */
 export interface Runtime {
@@ -44,13 +47,20 @@ export async function startBurrow(
 ): Promise<RunningBurrow> {
   const stack = await startStack(config, log)
   const cleanups: (() => Promise<unknown>)[] = [() => stack.stop()]
+  const readiness = new Readiness()
   const stopAll = async () => {
+    // Out of rotation first; a load balancer polling /_ready gets SHUTDOWN_DRAIN_MS to notice.
+    if (readiness.state === 'ready' && config.SHUTDOWN_DRAIN_MS > 0) {
+      readiness.state = 'draining'
+      await new Promise((r) => setTimeout(r, config.SHUTDOWN_DRAIN_MS))
+    }
+    readiness.state = 'draining'
     for (const c of cleanups.reverse()) await c().catch((err) => log.warn({ err }, 'shutdown step failed'))
   }
   try {
     const nc = await connectNats(stack.natsUrl, `burrow-${config.ROLE}`)
     cleanups.push(() => nc.drain())
-    await migrateJetStream(nc, { eventsMaxAgeSeconds: 0 })
+    await migrateJetStream(nc, logLimits(config))
     const { client: ch } = await migrateClickHouse(stack.clickhouseUrl, config.CLICKHOUSE_DATABASE, log)
     cleanups.push(() => ch.close())
     const configStore = await ConfigStore.open(nc)
@@ -73,6 +83,11 @@ export async function startBurrow(
       },
     })
     registerMetrics(app)
+    registerReady(app, readiness)
+    if (config.ROLE === 'all' || config.ROLE === 'projector') {
+      setConsumerLagSource(() => projectorLag(nc))
+      cleanups.push(async () => setConsumerLagSource(undefined))
+    }
     const running: { stop(): Promise<void> }[] = []
     for (const c of components) {
       if (config.ROLE !== 'all' && !c.roles.includes(config.ROLE)) continue
@@ -86,6 +101,7 @@ export async function startBurrow(
     })
     cleanups.push(() => app.close())
     const url = await app.listen({ port: config.PORT, host: config.HOST })
+    readiness.state = 'ready'
     return {
       runtime,
       app,

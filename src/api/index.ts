@@ -5,6 +5,7 @@ import type { ApiContext } from './context.ts'
 import { registerQueries } from '../queries/index.ts'
 import { registerFlagRoutes } from '../flags/api.ts'
 import { registerOpenApi } from './openapi.ts'
+import { registerPersonRoutes } from './persons.ts'
 import { registerPlaylistRoutes } from './playlists.ts'
 import { registerPluginConfigRoutes } from './plugin-configs.ts'
 import { registerProjectRoutes } from './projects.ts'
@@ -18,6 +19,7 @@ const ROUTE_MODULES: RouteModule[] = [
   registerFlagRoutes,
   registerPlaylistRoutes,
   registerPluginConfigRoutes,
+  registerPersonRoutes,
 ]
 
 export const apiComponent: Component = {

@@ -7,7 +7,20 @@ import { PageQuery, paginate } from './paging.ts'
 
 const CreateProject = z.object({
   name: z.string().trim().min(1).max(200),
-  timezone: z.string().min(1).max(64).optional(),
+  // An unknown zone would only fail later, in every query of the project.
+  timezone: z
+    .string()
+    .min(1)
+    .max(64)
+    .refine((tz) => {
+      try {
+        new Intl.DateTimeFormat('en', { timeZone: tz })
+        return true
+      } catch {
+        return false
+      }
+    }, 'is not a known time zone')
+    .optional(),
 })
 
 const ProjectId = z.object({ project_id: z.string() })

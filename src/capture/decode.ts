@@ -1,6 +1,7 @@
 import { gunzipSync } from 'node:zlib'
 import LZString from 'lz-string'
 import { ValidationError } from '../errors.ts'
+import { MAX_JSON_DEPTH, nestsDeeperThan } from '../http/json-depth.ts'
 
 // Turns a capture request body into JSON, whatever wrapping the SDK chose: plain JSON, gzip
 // (Content-Encoding or ?compression=gzip-js), lz-string base64 (?compression=lz64, posthog-js's
@@ -47,11 +48,16 @@ function base64(text: string): Buffer {
 }
 
 function parseJson(text: string): unknown {
+  let value: unknown
   try {
-    return JSON.parse(text)
+    value = JSON.parse(text)
   } catch {
     throw new ValidationError('Body is not valid JSON.', null, 'invalid_payload')
   }
+  if (nestsDeeperThan(value, MAX_JSON_DEPTH)) {
+    throw new ValidationError(`Body nests deeper than ${MAX_JSON_DEPTH} levels.`, null, 'invalid_payload')
+  }
+  return value
 }
 
 const utf8 = new TextDecoder('utf-8', { fatal: true })

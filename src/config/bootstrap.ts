@@ -38,20 +38,24 @@ export async function ensureDefaults(
     }
   }
   let project = await store.getProject(1)
-  let userId = 1
   if (!project) {
     const org = await store.createOrganization('Default organization')
-    const user = await store.createUser({
-      organization_id: org.id,
-      email: 'admin@localhost',
-      first_name: 'Admin',
-    })
-    userId = user.id
     project = await store.createProject({ name: 'Default project', organization_id: org.id })
   }
+  // The key needs an owner in the project's organization; a store whose projects were made
+  // before any user (by `projects create`, or by tests) gets one now.
+  const first = await store.getUser(1)
+  const owner =
+    first && first.organization_id === project.organization_id
+      ? first
+      : await store.createUser({
+          organization_id: project.organization_id,
+          email: 'admin@localhost',
+          first_name: 'Admin',
+        })
   // The raw personal key is never stored, so a lost credentials file gets a fresh key.
   const { key } = await store.createPersonalKey({
-    user_id: userId,
+    user_id: owner.id,
     label: 'local default',
     scopes: ['*'],
     projects: null,

@@ -53,6 +53,13 @@ export const EnvSchema = z.object({
   QUERY_MAX_EXECUTION_SECONDS: z.coerce.number().int().positive().default(60),
   QUERY_MAX_RESULT_ROWS: z.coerce.number().int().positive().default(100_000),
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().positive().default(15_000),
+  SHUTDOWN_DRAIN_MS: z.coerce.number().int().min(0).default(0),
+  // Retention (0 = keep forever). The log is the source of truth: a replay rebuilds only what it still holds.
+  LOG_MAX_AGE_DAYS: z.coerce.number().min(0).default(0),
+  LOG_MAX_BYTES: z.coerce.number().int().min(0).default(0),
+  EVENTS_RETENTION_DAYS: z.coerce.number().int().min(0).default(0),
+  PLUGIN_LOG_RETENTION_DAYS: z.coerce.number().int().min(0).default(0),
+  RETENTION_INTERVAL_SECONDS: z.coerce.number().int().min(1).default(3600),
 })
 
 export type Config = z.infer<typeof EnvSchema>

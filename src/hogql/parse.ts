@@ -28,11 +28,28 @@ function check(json: string): Node {
   return out
 }
 
+// Deep nesting or a long operator chain (a few hundred `1 + 1 + …`) exhausts the WebAssembly stack,
+// and the instance fails every later call: drop it (getParser makes a new one) and refuse the query.
+function guarded(parse: () => string): Node {
+  let json: string
+  try {
+    json = parse()
+  } catch (err) {
+    if (!(err instanceof WebAssembly.RuntimeError)) throw err
+    parserPromise = undefined
+    throw new HogQLError(
+      'not_supported',
+      'The query is nested too deeply (or chains too many operators) to parse.',
+    )
+  }
+  return check(json)
+}
+
 export function parseSelect(parser: HogQLParser, query: string): QueryNode {
-  return check(parser.parseSelect(query)) as QueryNode
+  return guarded(() => parser.parseSelect(query)) as QueryNode
 }
 
 export function parseExpr(parser: HogQLParser, expr: string): Node {
   // Internal expressions (schema definitions) carry no positions: errors in them are ours, not the user's.
-  return check(parser.parseExpr(expr, true))
+  return guarded(() => parser.parseExpr(expr, true))
 }

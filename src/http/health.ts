@@ -37,6 +37,24 @@ export function registerHealth(app: FastifyInstance, checks: Record<string, Depe
   })
 }
 
+export type ReadinessState = 'starting' | 'ready' | 'draining'
+
+/** Whether this process should get traffic: set by the runtime as it starts and shuts down. */
+export class Readiness {
+  state: ReadinessState = 'starting'
+}
+
+/**
+ * `/_ready`: 200 once every role has started, 503 before that and while shutting down, so a load
+ * balancer stops sending requests before the process stops taking them. Dependencies are
+ * `/_health`'s concern: a NATS outage should not take every capture instance out of rotation at once.
+ */
+export function registerReady(app: FastifyInstance, readiness: Readiness): void {
+  app.get('/_ready', async (_req, reply) =>
+    reply.code(readiness.state === 'ready' ? 200 : 503).send({ status: readiness.state }),
+  )
+}
+
 export function registerMetrics(app: FastifyInstance): void {
   app.get('/metrics', async (_req, reply) =>
     reply.header('content-type', registry.contentType).send(await registry.metrics()),

@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import cors from '@fastify/cors'
 import Fastify, {
   type FastifyBaseLogger,
+  type FastifyError,
   type FastifyInstance,
   LogController,
   type RawServerDefault,
@@ -11,6 +12,7 @@ import { v7 as uuidv7 } from 'uuid'
 import type { Logger } from '../logger.ts'
 import { httpRequests } from '../metrics.ts'
 import { installErrorHandler } from './errors.ts'
+import { MAX_JSON_DEPTH, nestsDeeperThan } from './json-depth.ts'
 
 export type App = FastifyInstance<
   RawServerDefault,
@@ -30,7 +32,32 @@ export function createHttpServer(opts: { log: Logger; bodyLimit: number; trustPr
     // Only listed proxies may set X-Forwarded-For; otherwise the socket address is the client.
     trustProxy: opts.trustProxy.length ? opts.trustProxy : false,
     return503OnClosing: true,
+    // Errors raised before routing (an undecodable URL, an over-long path segment) in PostHog's shape too.
+    frameworkErrors: (err, _req, reply) => {
+      const status = (err as FastifyError).statusCode ?? 400
+      const raw = reply as unknown as { code(n: number): { send(b: unknown): void } }
+      raw.code(status).send({
+        type: 'invalid_request',
+        code: status === 414 ? 'uri_too_long' : 'invalid_url',
+        detail: err.message,
+        attr: null,
+      })
+    },
   }).withTypeProvider<ZodTypeProvider>()
+  // JSON bodies nested deeper than capture accepts would overflow the stack when stored again.
+  const parseJson = app.getDefaultJsonParser('error', 'error')
+  app.removeContentTypeParser('application/json')
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
+    parseJson(req, String(body), (err, value) => {
+      if (!err && nestsDeeperThan(value, MAX_JSON_DEPTH)) {
+        const tooDeep = new Error(`Body nests deeper than ${MAX_JSON_DEPTH} levels.`) as FastifyError
+        tooDeep.statusCode = 400
+        tooDeep.code = 'FST_ERR_CTP_INVALID_JSON_BODY'
+        return done(tooDeep, undefined)
+      }
+      done(err, value)
+    })
+  })
   app.setValidatorCompiler(validatorCompiler)
   app.setSerializerCompiler(serializerCompiler)
   app.register(cors, { origin: true, credentials: true, maxAge: 86400 })

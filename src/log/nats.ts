@@ -20,7 +20,7 @@ const SECOND_NS = 1_000_000_000
 /** Creates the streams and KV buckets that are missing and updates limits that changed. */
 export async function migrateJetStream(
   nc: NatsConnection,
-  opts: { eventsMaxAgeSeconds: number },
+  opts: { eventsMaxAgeSeconds: number; eventsMaxBytes?: number },
 ): Promise<{ created: string[] }> {
   const jsm = await jetstreamManager(nc)
   const created: string[] = []
@@ -28,6 +28,8 @@ export async function migrateJetStream(
     const want = {
       subjects: def.subjects,
       max_age: def.maxAgeSeconds * SECOND_NS,
+      // JetStream's "no limit" is -1
+      max_bytes: def.maxBytes ? def.maxBytes : -1,
       duplicate_window: def.duplicateWindowSeconds * SECOND_NS,
     }
     const existing = await jsm.streams.info(def.name).catch(() => undefined)
@@ -36,6 +38,7 @@ export async function migrateJetStream(
       created.push(def.name)
     } else if (
       existing.config.max_age !== want.max_age ||
+      existing.config.max_bytes !== want.max_bytes ||
       existing.config.subjects.join() !== want.subjects.join()
     ) {
       await jsm.streams.update(def.name, { ...existing.config, ...want })

@@ -1,4 +1,5 @@
 import { Readable } from 'node:stream'
+import { timeInsert } from '../metrics.ts'
 import type { ClickHouseClient } from '../store/clickhouse.ts'
 
 const quoteIdent = (name: string) => `\`${name.replace(/`/g, '\\`')}\``
@@ -13,11 +14,18 @@ export async function insertTsv(
   if (lines.length === 0) return
   const query = `INSERT INTO ${quoteIdent(table)} (${columns.map(quoteIdent).join(', ')}) FORMAT TabSeparated`
   const body = Buffer.from(lines.join(''), 'utf8')
-  const res = await ch.exec({ query, values: Readable.from([body]) })
-  // The response body is empty for an INSERT, but it must be read for the socket to be reused.
-  for await (const _ of res.stream) {
-    // drain
+  const done = timeInsert(table, lines.length)
+  try {
+    const res = await ch.exec({ query, values: Readable.from([body]) })
+    // The response body is empty for an INSERT, but it must be read for the socket to be reused.
+    for await (const _ of res.stream) {
+      // drain
+    }
+  } catch (err) {
+    done(false)
+    throw err
   }
+  done(true)
 }
 
 export async function selectRows<T>(ch: ClickHouseClient, query: string): Promise<T[]> {

@@ -1,5 +1,6 @@
 import type { JetStreamClient } from '@nats-io/jetstream'
 import { headers } from '@nats-io/transport-node'
+import { deadLetters } from '../metrics.ts'
 
 export const DLQ_EVENTS_SUBJECT = 'dlq.events'
 
@@ -32,4 +33,5 @@ export async function publishDeadLetter(js: JetStreamClient, subject: string, d:
   if (d.offset !== undefined) h.set(DLQ_HEADERS.offset, String(d.offset))
   const id = `dlq-${d.subject}-${d.seq}${d.offset === undefined ? '' : `-${d.offset}`}`
   await js.publish(subject, d.data, { msgID: id, headers: h })
+  deadLetters.inc({ kind: d.offset === undefined ? 'message' : 'event' })
 }

@@ -112,9 +112,9 @@ export function planFunnel(q: FunnelsQuery): FunnelPlan {
   }
 }
 
-// Element k (1-based) of the tuple at position i of `evs`: 1 ts, 2 uuid, 3 steps, 4 exclusions, 5 lowest
-// step, 6 breakdown value.
-const at = (i: string, k: number) => `tupleElement(arrayElement(evs, ${i}), ${k})`
+// Each element of `evs` is a tuple: 1 ts (seconds), 2 lowest step matched (0: none), 3 steps matched
+// (1-based), 4 exclusions matched, 5 breakdown value. Tuples compare in that order, so sorting them
+// orders events by second, then by step.
 // Timestamps come from a flat array: lambdas copy every array they capture once per element they map
 // over, so capturing the event tuples would cost memory quadratic in a person's events.
 const ts = (i: string) => `tsa[${i}]`
@@ -140,7 +140,7 @@ export function eventsHogQL(plan: FunnelPlan, where: string): string {
     const any = [...plan.steps, ...plan.exclusions].map((s) => `(${eventCondition(s)})`)
     conds.push(`(${any.join(' OR ')})`)
   }
-  return `SELECT person_id AS aggregation_target, toUnixTimestamp(timestamp) AS ts, uuid AS ev_uuid,
+  return `SELECT person_id AS aggregation_target, toUnixTimestamp(timestamp) AS ts,
   arrayFilter(x -> x != 0, [${stepFlags.join(', ')}]) AS st,
   arrayFilter(x -> x != 0, [${exclusionFlags.join(', ')}]) AS ex,
   ${prop} AS prop
@@ -154,21 +154,20 @@ function attributionLevel(plan: FunnelPlan, inner: string): string {
   let bv: string
   let evs = 'evs_all'
   if (!plan.breakdown) bv = `''`
-  else if (a === 'first_touch') bv = `tupleElement(arrayElement(evs_all, 1), 6)`
-  else if (a === 'last_touch') bv = `tupleElement(arrayElement(evs_all, length(evs_all)), 6)`
+  else if (a === 'first_touch') bv = `tupleElement(arrayElement(evs_all, 1), 5)`
+  else if (a === 'last_touch') bv = `tupleElement(arrayElement(evs_all, length(evs_all)), 5)`
   else if (a === 'all_events') {
-    bv = `arrayJoin(arrayDistinct(arrayMap(e -> e.6, evs_all)))`
-    evs = `arrayFilter(e -> e.6 = bv, evs_all)`
+    bv = `arrayJoin(arrayDistinct(arrayMap(e -> e.5, evs_all)))`
+    evs = `arrayFilter(e -> e.5 = bv, evs_all)`
   } else {
     const step = plan.attributionStep + 1
-    bv = `arrayJoin(arrayDistinct(arrayMap(e -> e.6,
+    bv = `arrayJoin(arrayDistinct(arrayMap(e -> e.5,
       arrayFilter(e -> has(e.3, ${step}), evs_all))))`
   }
   return `SELECT aggregation_target, ${bv} AS bv, ${evs} AS evs
 FROM (
   SELECT aggregation_target,
-    arraySort(e -> tuple(e.1, e.5),
-      groupArray(tuple(ts, ev_uuid, st, ex, arrayElement(st, 1), prop))) AS evs_all
+    arraySort(groupArray(tuple(ts, arrayElement(st, 1), st, ex, prop))) AS evs_all
   FROM (${inner})
   GROUP BY aggregation_target
 )`
@@ -177,7 +176,7 @@ FROM (
 /** Extra condition for the event used as step `k` (0-based) under step attribution. */
 function stepAttribution(plan: FunnelPlan, k: number, e: string): string {
   return plan.breakdown && plan.attribution === 'step' && plan.attributionStep === k
-    ? ` AND tupleElement(${e}, 6) = bv`
+    ? ` AND tupleElement(${e}, 5) = bv`
     : ''
 }
 
@@ -205,11 +204,11 @@ function chains(plan: FunnelPlan): { defs: string[]; zip: string } {
     // at each candidate j: per step, its latest event up to j, if still within the window
     const per: string[] = []
     for (let k = 1; k <= n; k++) {
-      defs.push(...positionDefs(`u${k}`, (e) => `(${e}.5 = ${k}${stepAttribution(plan, k - 1, e)})`))
+      defs.push(...positionDefs(`u${k}`, (e) => `(${e}.2 = ${k}${stepAttribution(plan, k - 1, e)})`))
       const last = upTo(`u${k}`, 'j')
       per.push(`if(${last} > 0 AND ${ts('j')} - ${ts(last)} <= ${W}, ${last}, 0)`)
     }
-    defs.push(`arrayFilter((j, e) -> e.5 > 0, idx, evs) AS cands`)
+    defs.push(`arrayFilter((j, e) -> e.2 > 0, idx, evs) AS cands`)
     return { defs, zip: `arrayMap(j -> [${per.join(',\n      ')}], cands)` }
   }
   // Only starts that can win: a start followed by another start before any step-2 event is beaten by
@@ -236,7 +235,9 @@ function chains(plan: FunnelPlan): { defs: string[]; zip: string } {
     const q = k === 1 ? 'p' : 'q'
     let body: string
     if (plan.order === 'strict') {
-      defs.push(`arrayMap(e -> toUInt8(has(e.3, ${k + 1})${stepAttribution(plan, k, 'e')}), evs) AS sf${k + 1}`)
+      defs.push(
+        `arrayMap(e -> toUInt8(has(e.3, ${k + 1})${stepAttribution(plan, k, 'e')}), evs) AS sf${k + 1}`,
+      )
       body = `if(${q} > 0 AND ${q} + 1 <= length(evs) AND sf${k + 1}[${q} + 1] = 1
         AND ${ts(`${q} + 1`)} - ${ts('p')} <= ${W}, ${q} + 1, 0)`
     } else {
@@ -297,7 +298,7 @@ export function personsSQL(plan: FunnelPlan, eventsSql: string): string {
   if (unordered) {
     const fronts = plan.steps.map(
       (_, k) =>
-        `arrayFirstIndex((e, i) -> i <= best_j AND e.5 = ${k + 1} AND best_ts - e.1 <= ${W}${stepAttribution(plan, k, 'e')}, evs, idx)`,
+        `arrayFirstIndex((e, i) -> i <= best_j AND e.2 = ${k + 1} AND best_ts - e.1 <= ${W}${stepAttribution(plan, k, 'e')}, evs, idx)`,
     )
     chosen = `arrayFilter(i -> i > 0, [${fronts.join(',\n      ')}])`
   }
