@@ -9,6 +9,7 @@ import { projectorLag } from './log/consumer-lag.ts'
 import { connectNats, migrateJetStream, type NatsConnection } from './log/nats.ts'
 import type { Logger } from './logger.ts'
 import { setConsumerLagSource } from './metrics.ts'
+import { defaultWebhooks } from './plugins/pipeline.ts'
 import { type Stack, startStack } from './stack/index.ts'
 import { migrateClickHouse } from './store/migrate.ts'
 import { logLimits } from './store/retention.ts'
@@ -66,6 +67,7 @@ export async function startBurrow(
     const configStore = await ConfigStore.open(nc)
     const { credentials, created } = await ensureDefaults(configStore, config.DATA_DIR)
     const runtime: Runtime = { config, log, nc, ch, configStore }
+    defaultWebhooks.allowPrivate = config.WEBHOOK_ALLOW_PRIVATE_NETWORKS
 
     const app = createHttpServer({
       log,

@@ -52,6 +52,7 @@ export const EnvSchema = z.object({
   FLAGS_QUOTA_PER_MINUTE: z.coerce.number().int().min(0).default(0),
   QUERY_MAX_EXECUTION_SECONDS: z.coerce.number().int().positive().default(60),
   QUERY_MAX_RESULT_ROWS: z.coerce.number().int().positive().default(100_000),
+  WEBHOOK_ALLOW_PRIVATE_NETWORKS: bool.default(false),
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().positive().default(15_000),
   SHUTDOWN_DRAIN_MS: z.coerce.number().int().min(0).default(0),
   // Retention (0 = keep forever). The log is the source of truth: a replay rebuilds only what it still holds.

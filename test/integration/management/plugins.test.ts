@@ -6,7 +6,7 @@ import { PluginLogWriter } from '../../../src/plugins/log-writer.ts'
 import { runPlugins } from '../../../src/plugins/pipeline.ts'
 import { PluginConfigCache, PluginConfigStore } from '../../../src/plugins/store.ts'
 import type { PluginConfig, PluginEvent } from '../../../src/plugins/types.ts'
-import { WebhookDispatcher } from '../../../src/plugins/webhook-dispatcher.ts'
+import { privateAddressOf, WebhookDispatcher } from '../../../src/plugins/webhook-dispatcher.ts'
 import { clickhouse, nats } from '../../harness/index.ts'
 import { type Env, managementEnv } from './helpers.ts'
 
@@ -176,7 +176,8 @@ describe('webhook plugin', () => {
   })
 
   it('POSTs matching events, retrying 5xx with backoff, and logs each attempt', async () => {
-    const webhooks = new WebhookDispatcher()
+    // the receiving server is on loopback, which only an explicit setting allows
+    const webhooks = new WebhookDispatcher(10_000, true)
     failuresLeft.set('/flaky', 2)
     const c = await config({
       plugin: 'webhook',
@@ -214,7 +215,8 @@ describe('webhook plugin', () => {
   })
 
   it('gives up at once on 4xx and after max_attempts on unreachable hosts, logging ERROR', async () => {
-    const webhooks = new WebhookDispatcher()
+    // the receiving server is on loopback, which only an explicit setting allows
+    const webhooks = new WebhookDispatcher(10_000, true)
     const bad = await config({
       plugin: 'webhook',
       config: { url: `${url}/bad-request`, initial_backoff_ms: 10 },
@@ -237,6 +239,27 @@ describe('webhook plugin', () => {
     const downLines = await pluginLines(down)
     expect(downLines.map((l) => l.type)).toEqual(['WARN', 'ERROR'])
     expect(downLines[1]?.message).toContain('after 2 attempt(s)')
+  })
+
+  it('refuses loopback, private and link-local addresses unless allowed', async () => {
+    const webhooks = new WebhookDispatcher()
+    const c = await config({ plugin: 'webhook', config: { url: `${url}/private`, max_attempts: 1 } })
+    await runPlugins([c], event(), writer, { webhooks })
+    await webhooks.idle()
+    expect(received.filter((r) => r.path === '/private')).toHaveLength(0)
+    const lines = await pluginLines(c)
+    expect(lines.map((l) => l.type)).toEqual(['ERROR'])
+    expect(lines[0]?.message).toContain('private address')
+    for (const u of [
+      'http://10.1.2.3/',
+      'http://192.168.0.1/',
+      'http://169.254.169.254/',
+      'http://[::1]/',
+      'http://[::ffff:127.0.0.1]/',
+      'http://localhost/',
+    ])
+      expect(await privateAddressOf(u), u).toBeDefined()
+    expect(await privateAddressOf('http://8.8.8.8/')).toBeUndefined()
   })
 })
 
