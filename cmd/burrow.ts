@@ -10,6 +10,7 @@ import { pingClickHouse } from '../src/stack/clickhouse-server.ts'
 import { replayCommand } from '../src/projectors/replay.ts'
 import { readStackFile, startStack } from '../src/stack/index.ts'
 import { type Binary, ensureBinaries } from '../src/stack/install.ts'
+import { loadMaterialized, materializeProperty } from '../src/store/materialize.ts'
 import { migrateClickHouse } from '../src/store/migrate.ts'
 import { logLimits } from '../src/store/retention.ts'
 
@@ -242,6 +243,27 @@ program
       try {
         const r = await replayCommand(opts, { natsUrl, ch: client, log, batchSize: cfg.PROJECTOR_BATCH_SIZE })
         console.log(JSON.stringify(r, null, 2))
+      } finally {
+        await client.close()
+      }
+    })
+  })
+
+program
+  .command('materialize')
+  .argument('[property]', 'event property to materialize, e.g. $browser')
+  .option('--list', 'list the materialized properties')
+  .description('give a hot event property a column of its own; queries use it within 30 s')
+  .action(async (property: string | undefined, opts: { list?: boolean }) => {
+    const cfg = config()
+    const log = createLogger(cfg.LOG_LEVEL)
+    await withStack(cfg, log, async ({ clickhouseUrl }) => {
+      const { client } = await migrateClickHouse(clickhouseUrl, cfg.CLICKHOUSE_DATABASE, log)
+      try {
+        if (property) console.log(`${property} -> ${await materializeProperty(client, property)}`)
+        if (opts.list || !property) {
+          for (const [p, c] of await loadMaterialized(client)) console.log(`${p}\t${c}`)
+        }
       } finally {
         await client.close()
       }

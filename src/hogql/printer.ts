@@ -279,7 +279,9 @@ export class Printer {
     let keys = new Map<Expr, string>()
     for (let k = 1; k < srcs.length; k++) {
       const alias = innerAlias
-      const pre = new Map([...keys].map(([e, name]) => [e, `${quoteIdentifier(alias)}.${quoteIdentifier(name)}`]))
+      const pre = new Map(
+        [...keys].map(([e, name]) => [e, `${quoteIdentifier(alias)}.${quoteIdentifier(name)}`]),
+      )
       const level: Level = {
         formatted: new Set(),
         pre,
@@ -308,7 +310,12 @@ export class Printer {
         const columnNames = new Set<string>()
         for (const m of exposed.values()) for (const n of m.values()) columnNames.add(n)
         for (const c of srcs[k]!.used) columnNames.add(this.colName(srcs[k]!, c))
-        return { from: ` ${from}`, where: andOf(kept), columnNames, filters: join.filter ? [join.filter] : [] }
+        return {
+          from: ` ${from}`,
+          where: andOf(kept),
+          columnNames,
+          filters: join.filter ? [join.filter] : [],
+        }
       }
       const cols: string[] = []
       for (let i = 0; i <= k; i++) {
@@ -334,9 +341,11 @@ export class Printer {
           keys.set(side, name)
         }
       }
-      const conds = [levelGuard, join.filter, ...(k === 1 ? pushed.map((p) => this.expr(p, level)) : [])].filter(
-        Boolean,
-      )
+      const conds = [
+        levelGuard,
+        join.filter,
+        ...(k === 1 ? pushed.map((p) => this.expr(p, level)) : []),
+      ].filter(Boolean)
       innerSql = `SELECT ${cols.join(', ') || '1'} ${from}${conds.length ? ` WHERE ${conds.join(' AND ')}` : ''}`
       innerAlias = `_j${k}`
     }

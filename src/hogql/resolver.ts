@@ -9,6 +9,7 @@ import {
   span,
 } from './ast.ts'
 import { coerceCompare, constantsOf, constType } from './coerce.ts'
+import { materializedProperties } from './materialized.ts'
 import { HogQLError, type Span } from './errors.ts'
 import { type FnDef, isDateTimeType, isDateType, isNumericType, lookupFunction } from './functions.ts'
 import type { Expr, OrderItem, Query, Select, SelectItem, SetQuery, Source } from './ir.ts'
@@ -23,6 +24,8 @@ export interface ResolveOptions {
   teamId: number
   tz: string
   values: Record<string, unknown>
+  /** event property → materialized column of `events` */
+  materialized?: ReadonlyMap<string, string>
 }
 
 interface AliasSlot {
@@ -54,10 +57,14 @@ export class Resolver {
   private nextId = 1
   private exprCache = new Map<string, Node>()
 
+  private readonly materialized: ReadonlyMap<string, string>
+
   constructor(
     private parser: HogQLParser,
     private opts: ResolveOptions,
-  ) {}
+  ) {
+    this.materialized = opts.materialized ?? materializedProperties()
+  }
 
   resolveQuery(node: Node, ctes: Map<string, CteEntry> = new Map()): Query {
     if (node.node === 'SelectQuery') return this.resolveSelect(node as SelectQueryNode, ctes)
@@ -172,9 +179,10 @@ export class Resolver {
     if (node.group_by?.length) select.groupBy = node.group_by.map((n) => this.positional(n, scope))
     if (node.having) select.having = this.expr(node.having, scope)
     if (node.order_by?.length) {
-      select.orderBy = node.order_by.map(
-        (o): OrderItem => ({ expr: this.positional(o.expr, scope), desc: o.order === 'DESC' }),
-      )
+      select.orderBy = node.order_by.map((o): OrderItem => ({
+        expr: this.positional(o.expr, scope),
+        desc: o.order === 'DESC',
+      }))
     }
     if (node.limit) select.limit = this.constInt(node.limit, scope, 'LIMIT')
     if (node.offset) select.offset = this.constInt(node.offset, scope, 'OFFSET')
@@ -689,6 +697,12 @@ export class Resolver {
         if (path.some((p) => typeof p === 'number')) {
           throw new HogQLError('not_supported', 'Array indexes inside properties are not supported', s)
         }
+        const materialized =
+          table.name === 'events' && rest.length === 1 ? this.materialized.get(String(rest[0])) : undefined
+        if (materialized) {
+          src.used.add(materialized)
+          return { k: 'col', src, column: materialized, type: 'Nullable(String)' }
+        }
         src.used.add(def.keys)
         src.used.add(def.values)
         // Nested object paths are stored with their keys joined by the unit separator.
@@ -863,7 +877,11 @@ function normalizeJoinType(raw: string, node: Node): string {
   // 18.16 cannot return the right table's join key from RIGHT/FULL joins; LEFT JOIN with the tables
   // swapped says the same thing and runs everywhere.
   if (/RIGHT|FULL/.test(t)) {
-    throw new HogQLError('not_supported', `${raw} is not supported; swap the tables and use LEFT JOIN`, span(node))
+    throw new HogQLError(
+      'not_supported',
+      `${raw} is not supported; swap the tables and use LEFT JOIN`,
+      span(node),
+    )
   }
   if (!out) throw new HogQLError('not_supported', `${raw} is not supported`, span(node))
   return out

@@ -1,0 +1,13 @@
+// Event properties that have a materialized column (see src/store/materialize.ts). The api
+// process refreshes this map; the resolver reads `properties.x` of events from the column when
+// `x` is in it, which skips scanning the key/value arrays.
+
+let current: ReadonlyMap<string, string> = new Map()
+
+export function setMaterializedProperties(map: ReadonlyMap<string, string>): void {
+  current = map
+}
+
+export function materializedProperties(): ReadonlyMap<string, string> {
+  return current
+}
