@@ -13,6 +13,14 @@ import {
   personFromRow,
   personsOfIds,
 } from '../queries/insights/actors/persons.ts'
+import {
+  addIntervals,
+  alignToInterval,
+  type Interval,
+  parseWall,
+  PropertiesSchema,
+  wallString,
+} from '../queries/insights/common/index.ts'
 import { correlationActorsSQL } from '../queries/insights/funnels/correlation.ts'
 import { FunnelsQuery } from '../queries/insights/funnels/schema.ts'
 import { authorize, type ApiContext, projectRoute } from './context.ts'
@@ -89,34 +97,55 @@ function series(p: Params) {
   ]
 }
 
-const interval = (p: Params) => {
+const interval = (p: Params): Interval => {
   const v = text(p.interval) ?? 'day'
   if (!['minute', 'hour', 'day', 'week', 'month'].includes(v))
     throw new ValidationError('Invalid interval.', 'interval')
-  return v
+  return v as Interval
 }
 
+/** The wall-clock start of the interval a point parameter names. */
+function pointStart(p: Params, key: string, iv: Interval): number {
+  try {
+    return alignToInterval(parseWall(need(p, key)), iv)
+  } catch (err) {
+    if (err instanceof ValidationError) throw err
+    throw new ValidationError(`Invalid date '${String(p[key])}'.`, key)
+  }
+}
+
+// The legacy trends point is one interval: the range is exactly that interval, so the trends
+// actors read the bucket the chart showed.
 function trendsPoint(p: Params): InsightActorsQuery {
+  const iv = interval(p)
+  const start = pointStart(p, 'date_from', iv)
+  const last = addIntervals(start, iv, 1) - 1000
   const source = {
     kind: 'TrendsQuery',
     series: series(p),
-    interval: interval(p),
+    interval: iv,
+    dateRange: { date_from: wallString(start), date_to: wallString(last), explicitDate: true },
     properties: json(p.properties, 'properties'),
     breakdownFilter: p.breakdown
       ? { breakdown: text(p.breakdown), breakdown_type: text(p.breakdown_type) ?? 'event' }
       : null,
   }
-  return { source, day: need(p, 'date_from'), breakdown: p.breakdown_value, series: 0 }
+  return { source, day: wallString(start), breakdown: p.breakdown_value, series: 0 }
 }
 
+// A lifecycle status depends on the range it is read in (the interval before the range's first one
+// is read too): with date_from/date_to the chart's range is used, else the target interval alone.
 function lifecyclePoint(p: Params): InsightActorsQuery {
+  const iv = interval(p)
+  const target = wallString(pointStart(p, 'target_date', iv))
   const source = {
     kind: 'LifecycleQuery',
     series: series(p),
-    interval: interval(p),
+    interval: iv,
+    dateRange: { date_from: text(p.date_from) ?? target, date_to: text(p.date_to) ?? target },
     properties: json(p.properties, 'properties'),
   }
-  return { source, day: need(p, 'target_date'), status: need(p, 'lifecycle_type'), series: 0 }
+  return { source, day: target, status: need(p, 'lifecycle_type'), series: 0 }
 }
 
 function stickinessPoint(p: Params): InsightActorsQuery {
@@ -168,7 +197,7 @@ interface Page {
   offset: number
 }
 
-type IdsSource = (opts: { teamId: number; timezone: string }) => Promise<string>
+type IdsSource = () => Promise<string>
 
 async function respond(
   ctx: ApiContext,
@@ -185,12 +214,12 @@ async function respond(
     throw new ValidationError('format must be csv or json.', 'format')
   const opts = { teamId: project.id, timezone: project.timezone }
   if (format === 'json') {
-    const rows = await personsOfIds(ctx.rt.ch, await ids(opts), opts, page.limit + 1, page.offset)
+    const rows = await personsOfIds(ctx.rt.ch, await ids(), opts, page.limit + 1, page.offset)
     const people = rows.slice(0, page.limit).map((r) => personFromRow(r, project.timezone))
     const next = rows.length > page.limit ? nextUrl(req, page, ...pageKeys) : null
     return reply.send({ results: [{ people, count: people.length }], next })
   }
-  const all = await orderedPersonIds(ctx.rt.ch, await ids(opts), opts, CSV_EXPORT_LIMIT)
+  const all = await orderedPersonIds(ctx.rt.ch, await ids(), opts, CSV_EXPORT_LIMIT)
   reply.hijack()
   const res = reply.raw
   res.writeHead(200, {
@@ -227,7 +256,7 @@ export function registerPersonExportRoutes(app: FastifyInstance, ctx: ApiContext
       const p = { ...(req.query as Params) }
       const a = build(p)
       const page = { limit: int(p.limit, 'limit', DEFAULT_LIMIT), offset: int(p.offset, 'offset', 0) }
-      return respond(ctx, project, req, reply, p, (o) => actorIdsSQL(a, o), page)
+      return respond(ctx, project, req, reply, p, () => actorIdsSQL(a, project), page)
     }
   const opts = { schema: { params: ProjectParams } }
   projectRoute(app, 'get', '/persons/trends/', opts, point(trendsPoint))
@@ -255,8 +284,13 @@ export function registerPersonExportRoutes(app: FastifyInstance, ctx: ApiContext
       ),
       offset: int(p.funnel_correlation_person_offset ?? p.offset, 'funnel_correlation_person_offset', 0),
     }
-    const ids: IdsSource = (o) =>
-      correlationActorsSQL(funnel, o, { event: String(entity.id), properties: entity.properties }, converted)
+    const props = PropertiesSchema.safeParse(entity.properties)
+    if (!props.success) {
+      throw new ValidationError('Invalid entity properties.', 'funnel_correlation_person_entity')
+    }
+    const target = { event: String(entity.id), properties: props.data }
+    const ids: IdsSource = () =>
+      correlationActorsSQL(funnel, { teamId: project.id, timezone: project.timezone }, target, converted)
     const keys: [string, string] = ['funnel_correlation_person_limit', 'funnel_correlation_person_offset']
     return respond(ctx, project, req, reply, p, ids, page, keys)
   }

@@ -3,7 +3,7 @@ import { z } from 'zod'
 import { NotFound, ValidationError } from '../errors.ts'
 import { runHogQL, str } from '../queries/insights/actors/hogql.ts'
 import { queryPersons } from '../queries/insights/actors/persons.ts'
-import { PropertyFilters, propertiesToHogQL } from '../queries/insights/actors/property-filters.ts'
+import { PropertiesSchema, propertiesCondition } from '../queries/insights/common/index.ts'
 import { authorize, type ApiContext, projectRoute } from './context.ts'
 import { PageQuery, envelope } from './paging.ts'
 import { deletePerson } from './persons-delete.ts'
@@ -70,10 +70,11 @@ function listWhere(q: ListQuery): string {
     } catch {
       throw new ValidationError('properties must be JSON.', 'properties')
     }
-    const p = PropertyFilters.safeParse(parsed)
-    if (!p.success) throw new ValidationError('properties must be a list of property filters.', 'properties')
-    const list = Array.isArray(p.data) ? p.data.map((f) => ({ type: 'person', ...(f as object) })) : p.data
-    parts.push(propertiesToHogQL(list, 'persons', 'p.properties'))
+    // a flat list means person properties unless a filter says otherwise
+    const list = Array.isArray(parsed) ? parsed.map((f) => ({ type: 'person', ...(f as object) })) : parsed
+    const filters = PropertiesSchema.safeParse(list)
+    if (!filters.success) throw new ValidationError('properties must be a list of property filters.', 'properties')
+    parts.push(propertiesCondition(filters.data, { personsAlias: 'p' }) ?? '1')
   }
   return parts.length ? parts.map((x) => `(${x})`).join(' AND ') : '1'
 }

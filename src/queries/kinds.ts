@@ -16,6 +16,8 @@ export interface QueryKind {
   compile(query: unknown, project: Project): Promise<KindCompiled>
   /** Default: rows as arrays, in column order. */
   shape?(rows: unknown[][], compiled: KindCompiled, query: unknown, project: Project): unknown
+  /** Whether there is more than these rows show (e.g. breakdown values folded into "other"). */
+  hasMore?(rows: unknown[][], compiled: KindCompiled): boolean
 }
 
 const hogql: QueryKind = {

@@ -95,9 +95,11 @@ export class QueryRunner {
     const ms = performance.now() - t0
     queryDurationSeconds.observe({ kind: req.query.kind }, ms / 1000)
     const limit = compiled.paging?.limit ?? compiled.limit ?? null
-    const hasMore = compiled.paging
-      ? out.rows.length > compiled.paging.limit
-      : limit !== null && out.rows.length >= limit
+    const hasMore = kind.hasMore
+      ? kind.hasMore(out.rows, compiled)
+      : compiled.paging
+        ? out.rows.length > compiled.paging.limit
+        : limit !== null && out.rows.length >= limit
     const lastRefresh = new Date().toISOString()
     const response: Response = {
       results: kind.shape ? kind.shape(out.rows, compiled, req.query, project) : out.rows,

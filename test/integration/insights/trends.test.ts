@@ -133,6 +133,8 @@ describe('TrendsQuery', () => {
       ['Safari', 'Safari', [0, 1, 1, 0, 0, 0, 1]],
       ['$$_posthog_breakdown_other_$$', '$$_posthog_breakdown_other_$$', [1, 0, 0, 0, 1, 0, 0]],
     ])
+    // values were folded into "other": PostHog says there is more
+    expect(r.body.hasMore).toBe(true)
   })
 
   it('puts missing breakdown values under the null label, after real values', async () => {
@@ -141,6 +143,7 @@ describe('TrendsQuery', () => {
       ['pro', [0, 1, 0, 0, 0, 0, 0]],
       ['$$_posthog_breakdown_null_$$', [0, 0, 0, 0, 1, 0, 0]],
     ])
+    expect(r.body.hasMore).toBe(false)
   })
 
   it('applies a formula across series', async () => {

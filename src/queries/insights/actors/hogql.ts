@@ -1,23 +1,11 @@
-// Small helpers for building HogQL text from request objects. Every user value reaches the text as
-// an escaped literal; the compiler then adds the team guard and resolves persons through merges.
+// Running Burrow-built HogQL and ClickHouse SQL outside the query endpoint (person endpoints and
+// exports), with the same limits the endpoint applies. Literals and filters are in common/.
 import type { ClickHouseClient } from '@clickhouse/client'
-import { escapeNumber, escapeString } from '../../../hogql/escape.ts'
 import { compileHogQL, type CompiledQuery } from '../../../hogql/index.ts'
 import { execute } from '../../execute.ts'
 
-export const str = (s: string): string => escapeString(s)
-export const num = (n: number): string => escapeNumber(n)
-
-/** A literal for a property value as stored: strings as they are, other scalars as JSON text. */
-export function valueLiteral(v: unknown): string {
-  if (typeof v === 'string') return str(v)
-  return str(JSON.stringify(v))
-}
-
-/** `properties['key']` of the events table, or of the event's person (`person.properties`). */
-export function propertyRef(key: string, owner: 'event' | 'person'): string {
-  return `${owner === 'event' ? 'properties' : 'person.properties'}[${str(key)}]`
-}
+// src/api/persons.ts imports `str` from here.
+export { str } from '../common/index.ts'
 
 export interface RunOptions {
   teamId: number
@@ -35,34 +23,27 @@ export async function compile(hogql: string, opts: RunOptions): Promise<Compiled
   })
 }
 
-const NO_LIMIT = 1_000_000_000_000
-
-/** Compiles HogQL meant as a subquery: no row limit is added. */
-export async function compileUnlimited(hogql: string, opts: { teamId: number; timezone: string }) {
-  return compileHogQL(hogql, { ...opts, defaultLimit: NO_LIMIT, maxLimit: NO_LIMIT })
+function queryId(teamId: number): string {
+  return `t${teamId}-persons-${Math.random().toString(36).slice(2)}`
 }
 
 /** Runs ClickHouse SQL Burrow built itself (reads only; the same limits as the query endpoint). */
 export async function runSQL(ch: ClickHouseClient, sql: string, teamId: number): Promise<unknown[][]> {
-  const out = await execute(
-    ch,
-    { hogql: '', clickhouse: sql, columns: [], types: [] },
-    {
-      maxExecutionSeconds: 60,
-      maxResultRows: 1_000_000,
-      queryId: `t${teamId}-persons-${Math.random().toString(36).slice(2)}`,
-    },
-  )
+  const compiled = { hogql: '', clickhouse: sql, columns: [], types: [] }
+  const out = await execute(ch, compiled, {
+    maxExecutionSeconds: 60,
+    maxResultRows: 1_000_000,
+    queryId: queryId(teamId),
+  })
   return out.rows
 }
 
 /** Compiles and runs HogQL outside the query endpoint (person endpoints, exports). */
 export async function runHogQL(ch: ClickHouseClient, hogql: string, opts: RunOptions): Promise<unknown[][]> {
-  const compiled = await compile(hogql, opts)
-  const out = await execute(ch, compiled, {
+  const out = await execute(ch, await compile(hogql, opts), {
     maxExecutionSeconds: opts.maxExecutionSeconds ?? 60,
     maxResultRows: 1_000_000,
-    queryId: `t${opts.teamId}-persons-${Math.random().toString(36).slice(2)}`,
+    queryId: queryId(opts.teamId),
   })
   return out.rows
 }

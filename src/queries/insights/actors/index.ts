@@ -22,7 +22,7 @@ registerQueryKind('ActorsQuery', {
     const limit = q.limit ?? DEFAULT_ACTORS_LIMIT
     // one row more than asked tells hasMore; the shape drops it
     const opts = { teamId: project.id, timezone: project.timezone }
-    const ids = await actorIdsSQL(q.source, opts)
+    const ids = await actorIdsSQL(q.source, project)
     const tail = `ORDER BY p.created_at DESC, p.id DESC LIMIT ${limit + 1} OFFSET ${q.offset ?? 0}`
     const sql = await personsOfIdsSQL(ids, { ...opts, limit: limit + 1 }, tail)
     const paging = { limit, offset: q.offset ?? 0 }

@@ -1,30 +1,31 @@
-// The persons behind one data point of an insight, as a HogQL subquery of person ids:
-//  * trends: did the series' event in the interval starting at `day`;
-//  * lifecycle: had status `status` in the interval starting at `day` (PostHog's definitions: new =
-//    active and created in the interval, returning = active now and in the previous interval,
-//    resurrecting = active now, not before, created earlier, dormant = active before, not now);
-//  * stickiness: active in exactly `day` intervals of the range;
+// The persons behind one data point of an insight, as ClickHouse SQL of person ids. Each kind
+// derives them from the SQL its own query counts, so a point's persons are the ones it counts:
+//  * trends: trends/actors.ts (the bucket's events, or the active-user window, cumulative range,
+//    breakdown value or "other");
+//  * lifecycle: the rows of lifecycleStatuses with that interval and status;
+//  * stickiness: the actors of stickinessPerActorHogQL active in exactly `day` intervals (`day` or
+//    more when computedAs is cumulative, as PostHog's stickiness actors do);
 //  * funnels: reached step `funnelStep` (1-based), or dropped off before step -funnelStep (-2 = did
 //    step 1, not step 2), optionally for one breakdown value;
 //  * retention: in the cohort of interval `interval` (0-based).
-// Personless events have no person row, so lifecycle and stickiness leave them out as PostHog does.
+// Ids without a person row (personless events) are counted by the insights but have no person to
+// show, so the person lookups around these ids leave them out, as PostHog's actors do.
 import { z } from 'zod'
+import type { Project } from '../../../config/documents.ts'
 import { ValidationError } from '../../../errors.ts'
+import { alignToInterval, compileInner, parseWall, sqlStr } from '../common/index.ts'
 import { FunnelsQuery } from '../funnels/schema.ts'
 import { funnelPersonsSQL } from '../funnels/sql.ts'
-import {
-  addDays,
-  addMonths,
-  resolveDateRange,
-  startOfDay,
-  type Wall,
-  wallFromMs,
-  wallMs,
-  wallText,
-} from '../funnels/date-range.ts'
+import { indexOf, LifecycleQuerySchema, lifecycleStatuses, STATUSES } from '../lifecycle/index.ts'
 import { planRetention, RetentionQuery, retentionPersonsHogQL } from '../retention/index.ts'
-import { compileUnlimited, str } from './hogql.ts'
-import { propertiesToHogQL } from './property-filters.ts'
+import {
+  StickinessQuerySchema,
+  stickinessActor,
+  stickinessPerActorHogQL,
+  stickinessRanges,
+} from '../stickiness/index.ts'
+import { trendsActorsSql } from '../trends/actors.ts'
+import { TrendsQuerySchema } from '../trends/schema.ts'
 
 export const InsightActorsQuery = z
   .object({
@@ -34,6 +35,7 @@ export const InsightActorsQuery = z
     status: z.string().nullable().optional(),
     series: z.number().int().min(0).nullable().optional(),
     breakdown: z.unknown().optional(),
+    compare: z.enum(['current', 'previous']).nullable().optional(),
     interval: z.number().int().min(0).nullable().optional(),
     funnelStep: z.number().int().nullable().optional(),
     funnelStepBreakdown: z.unknown().optional(),
@@ -41,132 +43,46 @@ export const InsightActorsQuery = z
   .passthrough()
 export type InsightActorsQuery = z.infer<typeof InsightActorsQuery>
 
-const Series = z
-  .object({
-    kind: z.string().optional(),
-    event: z.string().nullable().optional(),
-    properties: z.unknown().optional(),
-  })
-  .passthrough()
-
-const TrendsLike = z
-  .object({
-    kind: z.string(),
-    series: z.array(Series).min(1),
-    dateRange: z
-      .object({ date_from: z.string().nullable().optional(), date_to: z.string().nullable().optional() })
-      .passthrough()
-      .nullable()
-      .optional(),
-    interval: z.enum(['minute', 'hour', 'day', 'week', 'month']).nullable().optional(),
-    properties: z.unknown().optional(),
-    breakdownFilter: z
-      .object({ breakdown: z.unknown().optional(), breakdown_type: z.string().nullable().optional() })
-      .passthrough()
-      .nullable()
-      .optional(),
-  })
-  .passthrough()
-type TrendsLike = z.infer<typeof TrendsLike>
-
-export type Interval = 'minute' | 'hour' | 'day' | 'week' | 'month'
-
-export function addInterval(w: Wall, interval: Interval, n: number): Wall {
-  if (interval === 'minute') return wallFromMs(wallMs(w) + n * 60_000)
-  if (interval === 'hour') return wallFromMs(wallMs(w) + n * 3_600_000)
-  if (interval === 'day') return addDays(w, n)
-  if (interval === 'week') return addDays(w, 7 * n)
-  return addMonths(w, n)
-}
-
-/** `day` of a data point: a date or date-time, read as a wall time of the project time zone. */
-export function parseDay(day: string | number | null | undefined): Wall {
-  const m = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2}))?)?/.exec(String(day ?? ''))
-  if (!m) throw new ValidationError(`Invalid day '${String(day)}'.`, 'day')
-  return { y: +m[1]!, m: +m[2]!, d: +m[3]!, h: +(m[4] ?? 0), mi: +(m[5] ?? 0), s: +(m[6] ?? 0) }
-}
-
-function seriesCondition(q: TrendsLike, index: number): string {
-  const s = q.series[index]
-  if (!s) throw new ValidationError(`Series ${index} does not exist.`, 'series')
-  if ((s.kind ?? 'EventsNode') !== 'EventsNode')
-    throw new ValidationError('Only event series are supported.', 'series')
-  const parts: string[] = []
-  if (s.event) parts.push(`event = ${str(s.event)}`)
-  for (const p of [s.properties, q.properties]) {
-    const c = propertiesToHogQL(p, 'events')
-    if (c !== '1') parts.push(`(${c})`)
+function wallOfDay(day: string | number | null | undefined): number {
+  try {
+    return parseWall(String(day ?? ''))
+  } catch {
+    throw new ValidationError(`Invalid day '${String(day)}'.`, 'day')
   }
-  return parts.length ? parts.join(' AND ') : '1'
 }
 
-function breakdownCondition(q: TrendsLike, value: unknown): string {
-  const b = q.breakdownFilter?.breakdown
-  if (value === undefined || value === null || b === undefined || b === null || Array.isArray(b)) return '1'
-  const type = q.breakdownFilter?.breakdown_type ?? 'event'
-  const base = type === 'person' ? 'person.properties' : 'properties'
-  return `ifNull(toString(${base}[${str(String(b))}]), '') = ${str(String(value))}`
-}
-
-const between = (from: Wall, to: Wall) => `timestamp >= '${wallText(from)}' AND timestamp < '${wallText(to)}'`
-const HAS_PERSON = `person.created_at > '1970-01-02 00:00:00'`
-
-function trendsActors(q: TrendsLike, a: InsightActorsQuery): string {
-  const interval = q.interval ?? 'day'
-  const start = parseDay(a.day)
-  const conds = [seriesCondition(q, a.series ?? 0), between(start, addInterval(start, interval, 1))]
-  const b = breakdownCondition(q, a.breakdown)
-  if (b !== '1') conds.push(b)
-  return `SELECT DISTINCT person_id FROM events WHERE ${conds.join(' AND ')}`
-}
-
-function lifecycleActors(q: TrendsLike, a: InsightActorsQuery): string {
-  const interval = q.interval ?? 'day'
-  const start = parseDay(a.day)
-  const end = addInterval(start, interval, 1)
-  const prev = addInterval(start, interval, -1)
-  const now = `countIf(timestamp >= '${wallText(start)}') > 0`
-  const before = `countIf(timestamp < '${wallText(start)}') > 0`
-  const created = `min(person.created_at)`
-  const status: Record<string, string> = {
-    new: `${now} AND ${created} >= '${wallText(start)}' AND ${created} < '${wallText(end)}'`,
-    returning: `${now} AND ${before}`,
-    resurrecting: `${now} AND NOT ${before} AND ${created} < '${wallText(start)}'`,
-    dormant: `${before} AND NOT ${now}`,
+async function lifecycleActors(a: InsightActorsQuery, project: Project, now: number): Promise<string> {
+  const q = LifecycleQuerySchema.parse(a.source)
+  const status = a.status ?? ''
+  if (!(STATUSES as readonly string[]).includes(status)) {
+    throw new ValidationError('status must be new, returning, resurrecting or dormant.', 'status')
   }
-  const having = status[a.status ?? '']
-  if (!having) throw new ValidationError('status must be new, returning, resurrecting or dormant.', 'status')
-  return `SELECT person_id FROM events
-WHERE ${seriesCondition(q, a.series ?? 0)} AND ${between(prev, end)} AND ${HAS_PERSON}
-GROUP BY person_id HAVING ${having}`
+  const { sql, interval } = await lifecycleStatuses(q, project, now)
+  const period = indexOf(interval, alignToInterval(wallOfDay(a.day), interval))
+  return `SELECT insight_actor FROM (${sql}) WHERE period = ${period} AND status = ${sqlStr(status)}`
 }
 
-function intervalIndex(interval: Interval, from: Wall): string {
-  const f = `'${wallText(from)}'`
-  if (interval === 'minute')
-    return `intDiv(dateDiff('second', assumeNotNull(toDateTime(${f})), timestamp), 60)`
-  if (interval === 'hour')
-    return `intDiv(dateDiff('second', assumeNotNull(toDateTime(${f})), timestamp), 3600)`
-  if (interval === 'day') return `dateDiff('day', assumeNotNull(toDate(${f})), toDate(timestamp))`
-  if (interval === 'week') return `intDiv(dateDiff('day', assumeNotNull(toDate(${f})), toDate(timestamp)), 7)`
-  return `(toYear(timestamp) * 12 + toMonth(timestamp)) - ${from.y * 12 + from.m}`
-}
-
-function stickinessActors(q: TrendsLike, a: InsightActorsQuery, tz: string): string {
-  const interval = q.interval ?? 'day'
-  const range = resolveDateRange(q.dateRange, tz, '-7d')
-  const from = range.from ?? startOfDay(range.to)
+async function stickinessActors(a: InsightActorsQuery, project: Project, now: number): Promise<string> {
+  const q = StickinessQuerySchema.parse(a.source)
+  const ranges = stickinessRanges(q, project.timezone, now)
+  const r = a.compare === 'previous' ? ranges[1] : ranges[0]
+  if (!r) throw new ValidationError("compare 'previous' needs compareFilter.compare", 'compare')
+  const node = q.series[a.series ?? 0]
+  if (!node) throw new ValidationError(`Series ${a.series} does not exist.`, 'series')
+  if (stickinessActor(node).condition) {
+    throw new ValidationError('Actors of unique_group series are groups, which are not supported.', 'series')
+  }
   const days = Number(a.day)
-  if (!Number.isInteger(days) || days < 1)
+  if (!Number.isInteger(days) || days < 1) {
     throw new ValidationError('day must be a number of intervals.', 'day')
-  return `SELECT person_id FROM events
-WHERE ${seriesCondition(q, a.series ?? 0)} AND timestamp >= '${wallText(from)}'
-  AND timestamp <= '${wallText(range.to)}' AND ${HAS_PERSON}
-GROUP BY person_id HAVING uniq(${intervalIndex(interval, from)}) = ${days}`
+  }
+  const op = q.stickinessFilter?.computedAs === 'cumulative' ? '>=' : '='
+  const hogql = `SELECT insight_actor FROM (${stickinessPerActorHogQL(q, node, r)}) WHERE insight_intervals ${op} ${days}`
+  return (await compileInner(hogql, project.id, project.timezone)).clickhouse
 }
 
-async function funnelActors(q: FunnelsQuery, a: InsightActorsQuery, opts: Opts): Promise<string> {
-  const { sql } = await funnelPersonsSQL(q, opts)
+async function funnelActors(q: FunnelsQuery, a: InsightActorsQuery, project: Project): Promise<string> {
+  const { sql } = await funnelPersonsSQL(q, { teamId: project.id, timezone: project.timezone })
   const step = a.funnelStep ?? 1
   if (step === 0 || step === -1)
     throw new ValidationError('funnelStep is 1-based; drop-offs start at -2.', 'funnelStep')
@@ -175,33 +91,39 @@ async function funnelActors(q: FunnelsQuery, a: InsightActorsQuery, opts: Opts):
     const v = a.funnelStepBreakdown
     conds.push(
       Array.isArray(v)
-        ? `breakdown = [${v.map((x) => str(String(x))).join(', ')}]`
-        : `breakdown = ${str(String(v))}`,
+        ? `breakdown = [${v.map((x) => sqlStr(String(x))).join(', ')}]`
+        : `breakdown = ${sqlStr(String(v))}`,
     )
   }
   return `SELECT aggregation_target FROM (${sql}) WHERE ${conds.join(' AND ')}`
 }
 
-interface Opts {
-  teamId: number
-  timezone: string
+async function retentionActors(a: InsightActorsQuery, project: Project): Promise<string> {
+  const plan = planRetention(RetentionQuery.parse(a.source), project.timezone)
+  const hogql = `SELECT person_id FROM (${retentionPersonsHogQL(plan)}) WHERE cohort = ${a.interval ?? 0}`
+  return (await compileInner(hogql, project.id, project.timezone)).clickhouse
 }
 
 /** ClickHouse SQL returning the person ids behind the data point (one column, maybe repeated). */
-export async function actorIdsSQL(a: InsightActorsQuery, opts: Opts): Promise<string> {
-  const kind = a.source.kind
-  const tz = opts.timezone
-  if (kind === 'FunnelsQuery') return funnelActors(FunnelsQuery.parse(a.source), a, opts)
-  let hogql: string
-  if (kind === 'RetentionQuery') {
-    const plan = planRetention(RetentionQuery.parse(a.source), tz)
-    hogql = `SELECT person_id FROM (${retentionPersonsHogQL(plan)}) WHERE cohort = ${a.interval ?? 0}`
-  } else {
-    const q = TrendsLike.parse(a.source)
-    if (kind === 'TrendsQuery') hogql = trendsActors(q, a)
-    else if (kind === 'LifecycleQuery') hogql = lifecycleActors(q, a)
-    else if (kind === 'StickinessQuery') hogql = stickinessActors(q, a, tz)
-    else throw new ValidationError(`Actors of '${kind}' are not supported.`, 'source.kind')
+export async function actorIdsSQL(
+  a: InsightActorsQuery,
+  project: Project,
+  now = Date.now(),
+): Promise<string> {
+  switch (a.source.kind) {
+    case 'TrendsQuery': {
+      const q = TrendsQuerySchema.parse(a.source)
+      return trendsActorsSql(q, a, project, now)
+    }
+    case 'LifecycleQuery':
+      return lifecycleActors(a, project, now)
+    case 'StickinessQuery':
+      return stickinessActors(a, project, now)
+    case 'FunnelsQuery':
+      return funnelActors(FunnelsQuery.parse(a.source), a, project)
+    case 'RetentionQuery':
+      return retentionActors(a, project)
+    default:
+      throw new ValidationError(`Actors of '${a.source.kind}' are not supported.`, 'source.kind')
   }
-  return (await compileUnlimited(hogql, opts)).clickhouse
 }

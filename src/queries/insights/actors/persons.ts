@@ -1,7 +1,7 @@
 // Persons as PostHog's API shows them, read through HogQL (latest version, deleted hidden, team guard).
 import type { ClickHouseClient } from '@clickhouse/client'
-import { wallToUtcMs } from '../funnels/date-range.ts'
-import { compile, runHogQL, runSQL, str } from './hogql.ts'
+import { instantOf, parseWall, str } from '../common/index.ts'
+import { compile, runHogQL, runSQL } from './hogql.ts'
 
 export interface PersonResponse {
   id: string
@@ -29,10 +29,9 @@ export function personName(p: { id: string; properties: Record<string, unknown>;
 
 // '2024-03-01 10:00:00.123' as printed in the query's time zone -> ISO 8601 in UTC
 function iso(s: string, tz: string): string {
-  const m = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,3}))?/.exec(s)
+  const m = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:\.(\d{1,3}))?/.exec(s)
   if (!m) return s
-  const w = { y: +m[1]!, m: +m[2]!, d: +m[3]!, h: +m[4]!, mi: +m[5]!, s: +m[6]! }
-  return new Date(wallToUtcMs(w, tz) + Number((m[7] ?? '0').padEnd(3, '0'))).toISOString()
+  return new Date(instantOf(parseWall(s), tz) + Number((m[1] ?? '0').padEnd(3, '0'))).toISOString()
 }
 
 /** The select list and join that give one row per person: id, created_at, properties, identified, ids. */

@@ -87,6 +87,17 @@ export function topBreakdownsSql(inner: string, limit: number): string {
   )
 }
 
+/**
+ * The breakdown values topBreakdownsSql keeps (same ranking: sum over the range descending, then
+ * value), as a one-column query: what "other" is not, for the actors of an "other" point.
+ */
+export function topBreakdownValuesSql(inner: string, limit: number): string {
+  return (
+    `SELECT insight_breakdown FROM (${inner}) GROUP BY insight_breakdown` +
+    ` ORDER BY sum(toFloat64(insight_value)) DESC, insight_breakdown ASC LIMIT ${num(limit)}`
+  )
+}
+
 /** PostHog's order of breakdown series: real values, then the null value, then "other". */
 export function breakdownRank(value: unknown): number {
   return value === BREAKDOWN_OTHER ? 2 : value === BREAKDOWN_NULL ? 1 : 0

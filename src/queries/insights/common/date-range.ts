@@ -6,6 +6,7 @@
 // `-3m`, `-1q` (13 weeks), `-1y`, `-30M` (minutes), `-10s`, with an optional `Start`/`End`
 // (`-1mStart`, `dStart`, `-1dEnd`). `date_from: 'all'` starts at the project's earliest event.
 import { ValidationError } from '../../../errors.ts'
+import { str } from './hogql.ts'
 import type { DateRange, Interval } from './schema.ts'
 import {
   addDays,
@@ -300,6 +301,16 @@ export function previousPeriod(r: ResolvedRange, compareTo?: string | null): Res
 
 /** The wall bound as ClickHouse text: HogQL compares it with `timestamp` in the project zone. */
 export const bound = (w: Wall) => wallString(w)
+
+/**
+ * HogQL: `field` inside the range, from the lower bound events are read from (minus
+ * `lookbackDays`, for active-user windows) to date_to. date_from 'all' has no lower bound.
+ */
+export function rangeCondition(r: ResolvedRange, field = 'timestamp', lookbackDays = 0): string {
+  const upper = `${field} <= ${str(bound(r.to))}`
+  if (Number.isNaN(r.lower)) return upper
+  return `${field} >= ${str(bound(addDays(r.lower, -lookbackDays)))} AND ${upper}`
+}
 
 /** The instant of a wall value (for checks and tests). */
 export const instant = (w: Wall, tz: string) => instantOf(w, tz)

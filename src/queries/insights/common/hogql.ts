@@ -4,24 +4,28 @@
 // guard on every table, person-override resolution, property storage and 18.16 portability.
 // What HogQL cannot say (ranking breakdowns, lifecycle status arrays) is a ClickHouse wrapper
 // that reads only from compiled HogQL subqueries, never from a table: it needs no guard of its own.
+import { escapeNumber, escapeString } from '../../../hogql/escape.ts'
 import { compileHogQL, type CompiledQuery } from '../../../hogql/index.ts'
 
-/** A HogQL string literal (the grammar takes backslash escapes). */
+/**
+ * A HogQL string literal. Only the backslash and the quote are escaped: the HogQL grammar reads
+ * other characters as they are, and does not read the printer's `\xNN` escapes back
+ * (escapeString is for the ClickHouse text the printer writes, not for HogQL input).
+ */
 export function str(value: string): string {
   return `'${value.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`
 }
 
-/** A ClickHouse string literal, for the wrappers around compiled HogQL. */
-export const sqlStr = str
+/** A ClickHouse string literal, for the wrappers around compiled HogQL (the printer's escaping). */
+export const sqlStr = escapeString
 
 /** A numeric literal; refuses anything that is not a finite number. */
 export function num(value: number): string {
-  if (!Number.isFinite(value)) throw new Error(`not a finite number: ${value}`)
-  return String(value)
+  return escapeNumber(value)
 }
 
-/** `properties['key']` on the events table, or on `person` / another prefix. */
-export function propertyField(key: string, prefix: '' | 'person.' = ''): string {
+/** `properties['key']` on the events table, or on `person.` / another table alias (`p.`). */
+export function propertyField(key: string, prefix = ''): string {
   return `${prefix}properties[${str(key)}]`
 }
 

@@ -64,9 +64,10 @@ export function operatorCondition(field: string, f: PropertyFilter): string {
   const vs = values(f)
   const first = vs[0] ?? null
   switch (op) {
+    // ifNull: the condition is also used as a value (funnel step flags), where NULL is not false
     case 'exact':
-      if (vs.length !== 1) return `${field} IN (${vs.map((v) => str(text(v))).join(', ') || "''"})`
-      return `${field} = ${str(text(first))}`
+      if (vs.length !== 1) return `ifNull(${field} IN (${vs.map((v) => str(text(v))).join(', ') || "''"}), 0)`
+      return `ifNull(${field} = ${str(text(first))}, 0)`
     case 'is_not':
       if (vs.length !== 1)
         return `ifNull(${field} NOT IN (${vs.map((v) => str(text(v))).join(', ') || "''"}), 1)`
@@ -112,8 +113,23 @@ export function operatorCondition(field: string, f: PropertyFilter): string {
   }
 }
 
-function filterCondition(f: PropertyFilter): string {
+/**
+ * Where filters are evaluated: on an events row (default; person filters read the event's merged
+ * person), or on a row of the persons table aliased `personsAlias` (e.g. 'p'), where only person
+ * filters make sense.
+ */
+export interface PropertyScope {
+  personsAlias?: string
+}
+
+function filterCondition(f: PropertyFilter, scope: PropertyScope): string {
   const type = f.type ?? 'event'
+  if (scope.personsAlias !== undefined) {
+    if (type !== 'person') {
+      throw new ValidationError(`Only person property filters apply to persons, not '${type}'`, 'properties')
+    }
+    return operatorCondition(propertyField(f.key, `${scope.personsAlias}.`), f)
+  }
   switch (type) {
     case 'event':
       return operatorCondition(propertyField(f.key), f)
@@ -153,15 +169,17 @@ function isGroup(x: PropertyGroup | PropertyFilter): x is PropertyGroup {
   )
 }
 
-function groupCondition(g: PropertyGroup): string {
-  const parts = g.values.map((v) => (isGroup(v) ? groupCondition(v) : filterCondition(v)))
+function groupCondition(g: PropertyGroup, scope: PropertyScope): string {
+  const parts = g.values.map((v) => (isGroup(v) ? groupCondition(v, scope) : filterCondition(v, scope)))
   return g.type === 'OR' ? or(parts) : and(parts)
 }
 
 /** HogQL condition for a properties field (list = all must hold); undefined when there is none. */
-export function propertiesCondition(props: Properties): string | undefined {
+export function propertiesCondition(props: Properties, scope: PropertyScope = {}): string | undefined {
   if (!props) return undefined
-  if (Array.isArray(props)) return props.length ? and(props.map(filterCondition)) : undefined
+  if (Array.isArray(props)) {
+    return props.length ? and(props.map((f) => filterCondition(f, scope))) : undefined
+  }
   if (!props.values.length) return undefined
-  return groupCondition(props)
+  return groupCondition(props, scope)
 }

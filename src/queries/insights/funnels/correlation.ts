@@ -7,15 +7,13 @@
 //   ((failure_count + 1) / (failure_total - failure_count + 1))
 // and the event correlates with success when it is above 1, with failure otherwise. Funnel step
 // events are left out.
-import { compileUnlimited, num, str } from '../actors/hogql.ts'
-import { propertiesToHogQL } from '../actors/property-filters.ts'
-import { resolveDateRange, wallText } from './date-range.ts'
+import { and, bound, compileInner, num, type Properties, propertiesCondition, str } from '../common/index.ts'
 import type { FunnelsQuery } from './schema.ts'
-import { type FunnelPlan, funnelPersonsSQL } from './sql.ts'
+import { type FunnelPlan, funnelPersonsSQL, funnelRange } from './sql.ts'
 
 export interface CorrelationEntity {
   event: string
-  properties?: unknown
+  properties?: Properties
 }
 
 interface Opts {
@@ -26,15 +24,19 @@ interface Opts {
 /** Events each funnel person did inside their funnel window, with the person's outcome (SQL). */
 async function personEvents(q: FunnelsQuery, opts: Opts, eventFilter: string) {
   const { plan, sql } = await funnelPersonsSQL(q, opts)
-  const range = resolveDateRange(q.dateRange, opts.timezone, '-7d')
+  const range = funnelRange(q, opts.timezone)
   const steps = plan.steps.map((s) => s.event).filter((e): e is string => !!e)
-  const notStep = steps.length ? ` AND event NOT IN (${steps.map(str).join(', ')})` : ''
-  // the funnel window may run past the funnel's date range, so only the lower bound applies
-  const from = range.from ? `timestamp >= '${wallText(range.from)}' AND ` : ''
-  const events = await compileUnlimited(
+  const where = and([
+    // the funnel window may run past the funnel's date range, so only the lower bound applies
+    Number.isNaN(range.lower) ? undefined : `timestamp >= ${str(bound(range.lower))}`,
+    eventFilter,
+    steps.length ? `event NOT IN (${steps.map(str).join(', ')})` : undefined,
+  ])
+  const events = await compileInner(
     `SELECT person_id AS ev_person, event AS ev_name, toUnixTimestamp(timestamp) AS ev_ts FROM events
-     WHERE ${from}${eventFilter}${notStep}`,
-    opts,
+     WHERE ${where}`,
+    opts.teamId,
+    opts.timezone,
   )
   return {
     plan,
@@ -54,7 +56,7 @@ FROM (${personsSql})`
 
 /** Rows: event, success_count, failure_count, success_total, failure_total. */
 export async function correlationEventsSQL(q: FunnelsQuery, opts: Opts, exclude: string[] = []) {
-  const ex = exclude.length ? `event NOT IN (${exclude.map(str).join(', ')})` : '1'
+  const ex = exclude.length ? `event NOT IN (${exclude.map(str).join(', ')})` : '1 = 1'
   const { sql, persons } = await personEvents(q, opts, ex)
   return `SELECT event, uniqIf(person, success = 1), uniqIf(person, success = 0),
   (SELECT countIf(success = 1) FROM (${persons})),
@@ -104,8 +106,7 @@ export async function correlationActorsSQL(
   entity: CorrelationEntity,
   converted: boolean,
 ) {
-  const props = propertiesToHogQL(entity.properties, 'events')
-  const filter = `event = ${str(entity.event)}${props !== '1' ? ` AND (${props})` : ''}`
+  const filter = and([`event = ${str(entity.event)}`, propertiesCondition(entity.properties)])
   const { sql } = await personEvents(q, opts, filter)
   return `SELECT DISTINCT person FROM (${sql}) WHERE success = ${converted ? 1 : 0}`
 }

@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { DateRange } from './date-range.ts'
+import { DateRangeSchema, IntervalSchema, PropertiesSchema } from '../common/index.ts'
 
 // The parts of PostHog's FunnelsQuery that Burrow reads (posthog/schema.py); the rest passes through.
 
@@ -9,7 +9,7 @@ export const EventsNode = z
     event: z.string().nullable().optional(),
     name: z.string().nullable().optional(),
     custom_name: z.string().nullable().optional(),
-    properties: z.unknown().optional(),
+    properties: PropertiesSchema,
   })
   .passthrough()
 export type EventsNode = z.infer<typeof EventsNode>
@@ -59,8 +59,10 @@ export const FunnelsQuery = z
     series: z
       .array(z.object({ kind: z.string() }).passthrough())
       .min(2, 'A funnel needs at least two steps.'),
-    dateRange: DateRange.nullable().optional(),
-    properties: z.unknown().optional(),
+    dateRange: DateRangeSchema.nullable().optional(),
+    // only shapes the date range, as PostHog's QueryDateRange(interval=query.interval) does
+    interval: IntervalSchema.nullable().optional(),
+    properties: PropertiesSchema,
     filterTestAccounts: z.boolean().nullable().optional(),
     funnelsFilter: FunnelsFilter.nullable().optional(),
     breakdownFilter: BreakdownFilter.nullable().optional(),

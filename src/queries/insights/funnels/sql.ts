@@ -15,9 +15,17 @@
 //    exclusions, as PostHog's UDF does.
 // Events are ordered by second, then by lowest step, which is how PostHog orders same-time events.
 import { ValidationError } from '../../../errors.ts'
-import { compileUnlimited, num, str } from '../actors/hogql.ts'
-import { propertiesToHogQL } from '../actors/property-filters.ts'
-import { rangeCondition, resolveDateRange } from './date-range.ts'
+import {
+  and,
+  compileInner,
+  num,
+  propertiesCondition,
+  propertyField,
+  rangeCondition,
+  type ResolvedRange,
+  resolveDateRange,
+  str,
+} from '../common/index.ts'
 import { EventsNode, type ExclusionNode, type FunnelsQuery } from './schema.ts'
 
 // PostHog's DATERANGE_MAP: a month is 30 days.
@@ -39,18 +47,18 @@ export interface FunnelPlan {
 
 export const DEFAULT_BREAKDOWN_LIMIT = 25
 
-function eventCondition(node: { event?: string | null; properties?: unknown }): string {
-  const parts: string[] = []
-  if (node.event !== null && node.event !== undefined) parts.push(`event = ${str(node.event)}`)
-  const props = propertiesToHogQL(node.properties, 'events')
-  if (props !== '1') parts.push(`(${props})`)
-  return parts.length ? parts.join(' AND ') : '1'
+function eventCondition(node: EventsNode | ExclusionNode): string {
+  return and([
+    node.event !== null && node.event !== undefined ? `event = ${str(node.event)}` : undefined,
+    propertiesCondition(node.properties),
+  ])
 }
 
+// Funnels keep PostHog's '' for a missing value (trends use the null label instead).
 function breakdownExpr(prop: string | number, type: string): string {
   const key = String(prop)
-  if (type === 'event') return `ifNull(toString(properties[${str(key)}]), '')`
-  if (type === 'person') return `ifNull(toString(person.properties[${str(key)}]), '')`
+  if (type === 'event') return `ifNull(toString(${propertyField(key)}), '')`
+  if (type === 'person') return `ifNull(toString(${propertyField(key, 'person.')}), '')`
   if (type === 'hogql') return `ifNull(toString(${key}), '')`
   throw new ValidationError(`Unsupported breakdown type '${type}'.`, 'breakdownFilter.breakdown_type')
 }
@@ -322,12 +330,14 @@ FROM (
 WHERE step_reached >= 0 AND tupleElement(best, 2) = 0`
 }
 
+/** The funnel's date range: PostHog's QueryDateRange on the query's interval (default day). */
+// date_from 'all' resolves without a lower bound (the earliest event only matters for charts).
+export function funnelRange(q: FunnelsQuery, tz: string): ResolvedRange {
+  return resolveDateRange(q.dateRange, q.interval ?? 'day', tz)
+}
+
 export function funnelWhere(q: FunnelsQuery, tz: string): string {
-  const range = resolveDateRange(q.dateRange, tz, '-7d')
-  const parts = [rangeCondition(range)]
-  const props = propertiesToHogQL(q.properties, 'events')
-  if (props !== '1') parts.push(`(${props})`)
-  return parts.join(' AND ')
+  return and([rangeCondition(funnelRange(q, tz)), propertiesCondition(q.properties)])
 }
 
 /** The compiled events level (team-guarded ClickHouse SQL, unlimited). */
@@ -336,7 +346,7 @@ export async function compileEvents(
   where: string,
   opts: { teamId: number; timezone: string },
 ) {
-  return compileUnlimited(eventsHogQL(plan, where), opts)
+  return compileInner(eventsHogQL(plan, where), opts.teamId, opts.timezone)
 }
 
 /** Persons of a funnel as ClickHouse SQL, plus the HogQL of its events level (shown to users). */

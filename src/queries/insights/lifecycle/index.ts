@@ -49,7 +49,7 @@ export const LifecycleQuerySchema = z
   .passthrough()
 export type LifecycleQuery = z.infer<typeof LifecycleQuerySchema>
 
-const STATUSES = ['new', 'returning', 'resurrecting', 'dormant'] as const
+export const STATUSES = ['new', 'returning', 'resurrecting', 'dormant'] as const
 
 interface LifecyclePlan {
   query: LifecycleQuery
@@ -93,7 +93,12 @@ function wallOfIndex(interval: Interval, i: number): number {
   }
 }
 
-export async function compileLifecycle(q: LifecycleQuery, project: Project, now = Date.now()) {
+/**
+ * The lifecycle status of every person in every interval of the range, as ClickHouse SQL with
+ * columns insight_actor, period (interval index, see indexOf), status. The LifecycleQuery counts
+ * these rows; its actors (actors/insight-actors.ts) are the rows of one period and status.
+ */
+export async function lifecycleStatuses(q: LifecycleQuery, project: Project, now = Date.now()) {
   const tz = project.timezone
   const interval = q.interval ?? 'day'
   if (q.dateRange?.date_from === 'all') {
@@ -117,24 +122,27 @@ export async function compileLifecycle(q: LifecycleQuery, project: Project, now 
     ` FROM events WHERE ${where} GROUP BY insight_actor`
   const inner = (await compileInner(hogql, project.id, tz)).clickhouse
   const perActor =
-    `SELECT toInt64(${indexSql(interval, 'insight_created')}) AS created,` +
+    `SELECT insight_actor, toInt64(${indexSql(interval, 'insight_created')}) AS created,` +
     ` arraySort(arrayMap(t -> toInt64(${indexSql(interval, 't')}), insight_activity)) AS acts FROM (${inner})`
   // Lambdas take every value as an argument: 18.16 drops columns a lambda only captures.
   const statuses =
-    'SELECT arrayJoin(arrayConcat(' +
+    'SELECT insight_actor, arrayJoin(arrayConcat(' +
     "arrayMap((cur, prev, i) -> tuple(cur, if(prev = cur, 'new'," +
     " if(i > 1 AND prev = cur - 1, 'returning', 'resurrecting'))), acts, prevs, arrayEnumerate(acts))," +
     " arrayMap(cur -> tuple(cur + 1, 'dormant'), arrayFilter((cur, nxt) -> nxt != cur + 1, acts, nexts))" +
-    ')) AS ps FROM (SELECT acts, arrayPushFront(arrayPopBack(acts), created) AS prevs,' +
+    ')) AS ps FROM (SELECT insight_actor, acts, arrayPushFront(arrayPopBack(acts), created) AS prevs,' +
     ` arrayPushBack(arrayPopFront(acts), toInt64(0)) AS nexts FROM (${perActor}))`
-  const lo = indexOf(interval, first)
-  const hi = indexOf(interval, last)
-  const clickhouse =
-    'SELECT tupleElement(ps, 1) AS period, tupleElement(ps, 2) AS status, count() AS persons' +
-    ` FROM (${statuses}) WHERE period >= ${lo} AND period <= ${hi} GROUP BY period, status`
+  const sql =
+    'SELECT insight_actor, tupleElement(ps, 1) AS period, tupleElement(ps, 2) AS status' +
+    ` FROM (${statuses}) WHERE period >= ${indexOf(interval, first)} AND period <= ${indexOf(interval, last)}`
+  return { hogql, sql, range, interval }
+}
+
+export async function compileLifecycle(q: LifecycleQuery, project: Project, now = Date.now()) {
+  const { hogql, sql, range } = await lifecycleStatuses(q, project, now)
   const compiled: LifecycleCompiled = {
     hogql,
-    clickhouse,
+    clickhouse: `SELECT period, status, count() AS persons FROM (${sql}) GROUP BY period, status`,
     columns: ['period', 'status', 'persons'],
     types: ['Int64', 'String', 'UInt64'],
     lifecycle: { query: q, range },
@@ -142,7 +150,8 @@ export async function compileLifecycle(q: LifecycleQuery, project: Project, now 
   return compiled
 }
 
-function indexOf(interval: Interval, w: number): number {
+/** The index lifecycleStatuses gives the interval starting at wall time `w`. */
+export function indexOf(interval: Interval, w: number): number {
   switch (interval) {
     case 'minute':
       return Math.floor(w / 60_000)

@@ -5,27 +5,29 @@
 import { z } from 'zod'
 import { ValidationError } from '../../../errors.ts'
 import { registerQueryKind } from '../../kinds.ts'
-import { compile, str } from '../actors/hogql.ts'
-import { propertiesToHogQL } from '../actors/property-filters.ts'
+import { compile } from '../actors/hogql.ts'
 import {
-  addDays,
-  addMonths,
-  DateRange,
+  addIntervals,
+  alignToInterval,
+  and,
+  bound,
+  DateRangeSchema,
+  instantOf,
+  type Interval,
+  PropertiesSchema,
+  propertiesCondition,
   resolveDateRange,
-  startOfDay,
+  str,
   type Wall,
-  wallFromMs,
-  wallMs,
-  wallNow,
-  wallText,
-} from '../funnels/date-range.ts'
+  wallString,
+} from '../common/index.ts'
 
 const Entity = z
   .object({
     id: z.union([z.string(), z.number()]).nullable().optional(),
     type: z.string().nullable().optional(),
     name: z.string().nullable().optional(),
-    properties: z.unknown().optional(),
+    properties: PropertiesSchema,
   })
   .passthrough()
 
@@ -35,8 +37,8 @@ export type Period = (typeof PERIODS)[number]
 export const RetentionQuery = z
   .object({
     kind: z.literal('RetentionQuery'),
-    dateRange: DateRange.nullable().optional(),
-    properties: z.unknown().optional(),
+    dateRange: DateRangeSchema.nullable().optional(),
+    properties: PropertiesSchema,
     retentionFilter: z
       .object({
         retentionType: z.enum(['retention_first_time', 'retention_recurring']).nullable().optional(),
@@ -56,81 +58,75 @@ export const DEFAULT_TOTAL_INTERVALS = 11
 
 export interface RetentionPlan {
   period: Period
+  interval: Interval
   total: number
   firstTime: boolean
   start: Wall // start of period 0
   end: Wall // end of the last period (exclusive)
   target: string
   returning: string
-  where: string
+  where: string | undefined
 }
 
+const INTERVAL_OF: Record<Period, Interval> = { Hour: 'hour', Day: 'day', Week: 'week', Month: 'month' }
+
 function entityCondition(e: z.infer<typeof Entity> | null | undefined): string {
-  const parts: string[] = []
   if (e && (e.type ?? 'events') !== 'events') {
     throw new ValidationError('Only event entities are supported in retention.', 'retentionFilter')
   }
   const event = e?.id ?? '$pageview'
-  if (event !== null && event !== '') parts.push(`event = ${str(String(event))}`)
-  const props = propertiesToHogQL(e?.properties, 'events')
-  if (props !== '1') parts.push(`(${props})`)
-  return parts.length ? parts.join(' AND ') : '1'
-}
-
-export function addPeriods(w: Wall, period: Period, n: number): Wall {
-  if (period === 'Hour') return wallFromMs(wallMs(w) + n * 3_600_000)
-  if (period === 'Day') return addDays(w, n)
-  if (period === 'Week') return addDays(w, 7 * n)
-  return addMonths(w, n)
-}
-
-function startOfPeriod(w: Wall, period: Period): Wall {
-  if (period === 'Hour') return { ...w, mi: 0, s: 0 }
-  if (period === 'Day') return startOfDay(w)
-  // Weeks start on Sunday (PostHog's default week_start_day).
-  if (period === 'Week') return addDays(startOfDay(w), -new Date(wallMs(w)).getUTCDay())
-  return startOfDay({ ...w, d: 1 })
+  return and([
+    event !== null && event !== '' ? `event = ${str(String(event))}` : undefined,
+    propertiesCondition(e?.properties),
+  ])
 }
 
 export function planRetention(q: RetentionQuery, tz: string): RetentionPlan {
   const f = q.retentionFilter ?? {}
   const period = f.period ?? 'Day'
+  const interval = INTERVAL_OF[period]
   const total = f.totalIntervals ?? DEFAULT_TOTAL_INTERVALS
-  const to = q.dateRange?.date_to ? resolveDateRange(q.dateRange, tz).to : wallNow(tz)
-  const last = startOfPeriod(to, period)
-  const start = addPeriods(last, period, -(total - 1))
+  // Only date_to matters: the range is the totalIntervals periods ending with the one holding it.
+  const to = resolveDateRange(
+    { date_to: q.dateRange?.date_to, explicitDate: q.dateRange?.explicitDate },
+    interval,
+    tz,
+  ).to
+  const last = alignToInterval(to, interval)
+  const start = addIntervals(last, interval, -(total - 1))
   const target = entityCondition(f.targetEntity)
   const returning = f.returningEntity ? entityCondition(f.returningEntity) : target
-  const props = propertiesToHogQL(q.properties, 'events')
   return {
     period,
+    interval,
     total,
     firstTime: (f.retentionType ?? 'retention_first_time') === 'retention_first_time',
     start,
-    end: addPeriods(last, period, 1),
+    end: addIntervals(last, interval, 1),
     target,
     returning,
-    where: props,
+    where: propertiesCondition(q.properties),
   }
 }
 
 /** The period index (0 = the first period of the range) of a timestamp, in the project time zone. */
 function periodIndex(p: RetentionPlan, ts: string): string {
-  const startText = `'${wallText(p.start)}'`
+  const startText = str(bound(p.start))
   if (p.period === 'Hour')
     return `intDiv(dateDiff('second', assumeNotNull(toDateTime(${startText})), ${ts}), 3600)`
   if (p.period === 'Day') return `dateDiff('day', assumeNotNull(toDate(${startText})), toDate(${ts}))`
   if (p.period === 'Week')
     return `intDiv(dateDiff('day', assumeNotNull(toDate(${startText})), toDate(${ts})), 7)`
-  return `(toYear(${ts}) * 12 + toMonth(${ts})) - ${p.start.y * 12 + p.start.m}`
+  const d = new Date(p.start)
+  return `(toYear(${ts}) * 12 + toMonth(${ts})) - ${d.getUTCFullYear() * 12 + d.getUTCMonth() + 1}`
 }
 
 /** One row per (person, cohort period): the person, the cohort and the later periods they returned in. */
 export function retentionPersonsHogQL(p: RetentionPlan): string {
-  const inRange = `timestamp >= '${wallText(p.start)}' AND timestamp < '${wallText(p.end)}'`
-  const conds = [`((${p.target}) OR (${p.returning}))`, `timestamp < '${wallText(p.end)}'`]
+  const inRange = `timestamp >= ${str(bound(p.start))} AND timestamp < ${str(bound(p.end))}`
+  const conds = [`((${p.target}) OR (${p.returning}))`, `timestamp < ${str(bound(p.end))}`]
   if (!p.firstTime) conds.push(inRange)
-  if (p.where !== '1') conds.push(`(${p.where})`)
+  if (p.where) conds.push(p.where)
   const pi = periodIndex(p, 'timestamp')
   const cohorts = p.firstTime
     ? `arrayFilter(c -> c >= 0 AND c < ${p.total}, [${periodIndex(p, 'minIf(timestamp, is_target)')}])`
@@ -159,22 +155,12 @@ ORDER BY cohort, offset
 LIMIT 50000`
 }
 
-function tzOffsetMinutes(tz: string, utcMs: number): number {
-  return Math.round((wallMs(wallNow(tz, new Date(utcMs))) - utcMs) / 60_000)
-}
-
-/** A wall time as ISO 8601 with the zone's offset at that time. */
+/** A wall time as ISO 8601 with the zone's offset at that time ('Z' in UTC). */
 export function isoInZone(w: Wall, tz: string): string {
-  const guess = wallMs(w)
-  const utc = guess - tzOffsetMinutes(tz, guess - tzOffsetMinutes(tz, guess) * 60_000) * 60_000
-  const off = tzOffsetMinutes(tz, utc)
-  const sign = off >= 0 ? '+' : '-'
+  const off = Math.round((w - instantOf(w, tz)) / 60_000)
   const abs = Math.abs(off)
-  const zone =
-    off === 0
-      ? 'Z'
-      : `${sign}${String(Math.floor(abs / 60)).padStart(2, '0')}:${String(abs % 60).padStart(2, '0')}`
-  return `${wallText(w).replace(' ', 'T')}${zone}`
+  const hhmm = `${String(Math.floor(abs / 60)).padStart(2, '0')}:${String(abs % 60).padStart(2, '0')}`
+  return `${wallString(w).replace(' ', 'T')}${off === 0 ? 'Z' : `${off > 0 ? '+' : '-'}${hhmm}`}`
 }
 
 export function formatRetention(p: RetentionPlan, rows: unknown[][], tz: string) {
@@ -186,7 +172,7 @@ export function formatRetention(p: RetentionPlan, rows: unknown[][], tz: string)
       label: `${p.period} ${k}`,
     })),
     label: `${p.period} ${i}`,
-    date: isoInZone(addPeriods(p.start, p.period, i), tz),
+    date: isoInZone(addIntervals(p.start, p.interval, i), tz),
   }))
 }
 

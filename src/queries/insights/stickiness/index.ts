@@ -9,12 +9,12 @@ import type { QueryKind } from '../../kinds.ts'
 import { ValidationError } from '../../../errors.ts'
 import {
   and,
-  bound,
   bucketsOf,
   bucketText,
   CompareFilterSchema,
   compileInner,
   DateRangeSchema,
+  type EventsNode,
   EventsNodeSchema,
   IntervalSchema,
   PropertiesSchema,
@@ -22,8 +22,8 @@ import {
   type ResolvedRange,
   resolveDateRange,
   seriesCondition,
+  rangeCondition,
   seriesLabel,
-  str,
 } from '../common/index.ts'
 
 export const StickinessQuerySchema = z
@@ -52,41 +52,52 @@ interface StickinessCompiled extends CompiledQuery {
   stickiness: StickinessPlan
 }
 
-export async function compileStickiness(q: StickinessQuery, project: Project, now = Date.now()) {
-  const tz = project.timezone
+/** The actor a series counts: the person, or the group with math unique_group. */
+export function stickinessActor(node: EventsNode): { actor: string; condition?: string } {
+  if (node.math !== 'unique_group') return { actor: 'person_id' }
+  const g = node.math_group_type_index
+  if (g === null || g === undefined) {
+    throw new ValidationError("math 'unique_group' needs math_group_type_index", 'series')
+  }
+  const actor = `\`$group_${g}\``
+  return { actor, condition: `${actor} != ''` }
+}
+
+/**
+ * HogQL, one row per actor of the series in the range: insight_actor and insight_intervals, the
+ * number of intervals it was active in. StickinessQuery counts actors per number; its actors
+ * (actors/insight-actors.ts) are the rows with one number.
+ */
+export function stickinessPerActorHogQL(q: StickinessQuery, node: EventsNode, r: ResolvedRange): string {
+  const { actor, condition } = stickinessActor(node)
+  const where = and([rangeCondition(r), seriesCondition(node, q.properties), condition])
+  return (
+    `SELECT ${actor} AS insight_actor, count(DISTINCT ${bucketText(r.interval)}) AS insight_intervals` +
+    ` FROM events WHERE ${where} GROUP BY insight_actor`
+  )
+}
+
+/** The periods of a stickiness query: the range, then the previous one with compare. */
+export function stickinessRanges(q: StickinessQuery, tz: string, now: number): ResolvedRange[] {
   const interval = q.interval ?? 'day'
   if (q.dateRange?.date_from === 'all') {
     throw new ValidationError("Stickiness does not support date_from 'all'", 'dateRange.date_from')
   }
   const current = resolveDateRange(q.dateRange, interval, tz, { now })
-  const ranges = q.compareFilter?.compare
-    ? [current, previousPeriod(current, q.compareFilter.compare_to)]
-    : [current]
+  return q.compareFilter?.compare ? [current, previousPeriod(current, q.compareFilter.compare_to)] : [current]
+}
+
+export async function compileStickiness(q: StickinessQuery, project: Project, now = Date.now()) {
+  const tz = project.timezone
+  const ranges = stickinessRanges(q, tz, now)
   const parts: string[] = []
   const hogqls: string[] = []
   for (const [c, r] of ranges.entries()) {
     bucketsOf(r)
     for (const [s, node] of q.series.entries()) {
-      let actor = 'person_id'
-      let extra: string | undefined
-      if (node.math === 'unique_group') {
-        const g = node.math_group_type_index
-        if (g === null || g === undefined) {
-          throw new ValidationError("math 'unique_group' needs math_group_type_index", 'series')
-        }
-        actor = `\`$group_${g}\``
-        extra = `${actor} != ''`
-      }
-      const where = and([
-        `timestamp >= ${str(bound(r.lower))}`,
-        `timestamp <= ${str(bound(r.to))}`,
-        seriesCondition(node, q.properties),
-        extra,
-      ])
       const hogql =
-        'SELECT insight_intervals, count() AS insight_actors FROM (' +
-        ` SELECT ${actor} AS insight_actor, count(DISTINCT ${bucketText(interval)}) AS insight_intervals` +
-        ` FROM events WHERE ${where} GROUP BY insight_actor) GROUP BY insight_intervals`
+        'SELECT insight_intervals, count() AS insight_actors FROM' +
+        ` (${stickinessPerActorHogQL(q, node, r)}) GROUP BY insight_intervals`
       hogqls.push(hogql)
       const inner = (await compileInner(hogql, project.id, tz)).clickhouse
       parts.push(

@@ -1,10 +1,22 @@
 import type { Project } from '../../../config/documents.ts'
 import type { QueryKind } from '../../kinds.ts'
+import { BREAKDOWN_OTHER } from '../common/index.ts'
 import { compileTrends, type TrendsCompiled } from './query.ts'
 import { shapeTrends } from './results.ts'
 import { TrendsQuerySchema } from './schema.ts'
 
+/**
+ * PostHog's TrendsQueryResponse.hasMore (trends_query_runner.py calculate): true when a breakdown
+ * has more values than its limit, i.e. an "other" series exists, even when
+ * breakdown_hide_other_aggregation hides it. Rows are the compiled statement's (tag, s, c,
+ * breakdown, …).
+ */
+export function trendsHasMore(rows: unknown[][]): boolean {
+  return rows.some((r) => r[0] === 'row' && r[3] === BREAKDOWN_OTHER)
+}
+
 export const trendsKind: QueryKind = {
   compile: (raw: unknown, project: Project) => compileTrends(TrendsQuerySchema.parse(raw), project),
   shape: (rows, compiled) => shapeTrends(rows, (compiled as TrendsCompiled).trends),
+  hasMore: trendsHasMore,
 }

@@ -3,9 +3,10 @@
 // tagged with their series and period and joined by UNION ALL, so one round trip answers the query.
 import type { Project } from '../../../config/documents.ts'
 import type { CompiledQuery } from '../../../hogql/index.ts'
+import { ValidationError } from '../../../errors.ts'
 import {
   and,
-  bound,
+  type BreakdownPlan,
   breakdownEnabled,
   bucketsOf,
   bucketText,
@@ -14,14 +15,14 @@ import {
   type Interval,
   planBreakdown,
   previousPeriod,
+  rangeCondition,
   type ResolvedRange,
   resolveDateRange,
   seriesCondition,
   str,
   topBreakdownsSql,
-  addDays,
 } from '../common/index.ts'
-import { activeWindowDays, aggregation, effectiveMath, mathCondition } from './aggregation.ts'
+import { activeWindowDays, aggregation, effectiveMath, type Math, mathCondition } from './aggregation.ts'
 import { CUMULATIVE_DISPLAY, TOTAL_VALUE_DISPLAYS, type TrendsQuery } from './schema.ts'
 
 export interface TrendsPlan {
@@ -38,27 +39,53 @@ export interface TrendsCompiled extends CompiledQuery {
   trends: TrendsPlan
 }
 
-function timeCondition(r: ResolvedRange, lookbackDays = 0): string {
-  const upper = `timestamp <= ${str(bound(r.to))}`
-  if (Number.isNaN(r.lower)) return upper
-  return `timestamp >= ${str(bound(addDays(r.lower, -lookbackDays)))} AND ${upper}`
+/**
+ * What one series counts in one period, shared by the trends statement and its actors
+ * (actors/insight-actors.ts): the effective math, the breakdown value expression and the join it
+ * needs, and the event conditions (range, series, query-wide filters, math), the range reaching
+ * `lookbackDays` earlier for active-user windows.
+ */
+export interface SeriesEvents {
+  node: TrendsQuery['series'][number]
+  math: Math
+  breakdown: BreakdownPlan | undefined
+  bv: string
+  join: string
+  /** days in the weekly/monthly active window, if any */
+  window: number | undefined
+  /** the series' own conditions: event, its filters, the query's filters, the math's */
+  filters: string
+  /** `filters` within the range */
+  where: (lookbackDays?: number) => string
 }
 
-function innerHogQL(
+export function seriesEvents(q: TrendsQuery, i: number, r: ResolvedRange): SeriesEvents {
+  const node = q.series[i]
+  if (!node) throw new ValidationError(`Series ${i} does not exist`, 'series')
+  const math = effectiveMath(node, r.interval)
+  const breakdown = breakdownEnabled(q.breakdownFilter) ? planBreakdown(q.breakdownFilter) : undefined
+  const filters = and([seriesCondition(node, q.properties), mathCondition(node, math)])
+  return {
+    node,
+    math,
+    breakdown,
+    bv: breakdown ? breakdown.value : "''",
+    join: breakdown?.join ?? '',
+    window: activeWindowDays(math),
+    filters,
+    where: (lookback = 0) => and([rangeCondition(r, 'timestamp', lookback), filters]),
+  }
+}
+
+/** The inner HogQL of one (series, period): columns insight_bucket, insight_breakdown, insight_value. */
+export function innerHogQL(
   q: TrendsQuery,
   i: number,
   r: ResolvedRange,
   totalValue: boolean,
   cumulative: boolean,
 ): string {
-  const node = q.series[i]!
-  const math = effectiveMath(node, r.interval)
-  const breakdown = breakdownEnabled(q.breakdownFilter) ? planBreakdown(q.breakdownFilter) : undefined
-  const bv = breakdown ? breakdown.value : "''"
-  const join = breakdown?.join ?? ''
-  const window = activeWindowDays(math)
-  const filters = (lookback = 0) =>
-    and([timeCondition(r, lookback), seriesCondition(node, q.properties), mathCondition(node, math)])
+  const { node, math, bv, join, window, where: filters } = seriesEvents(q, i, r)
 
   if (window && !totalValue) {
     // Each active day counts for itself and the window-1 days after it; only chart buckets are kept.
@@ -100,12 +127,8 @@ function innerHogQL(
   )
 }
 
-export async function compileTrends(
-  q: TrendsQuery,
-  project: Project,
-  now = Date.now(),
-): Promise<TrendsCompiled> {
-  const tz = project.timezone
+/** The display mode and the periods (current, then previous with compare) of a trends query. */
+export function trendsRanges(q: TrendsQuery, tz: string, now: number) {
   const totalValue = TOTAL_VALUE_DISPLAYS.has(q.trendsFilter?.display ?? '')
   const cumulative = q.trendsFilter?.display === CUMULATIVE_DISPLAY
   // Total-value charts compute their range as day charts do.
@@ -114,6 +137,17 @@ export async function compileTrends(
   const ranges = [current]
   if (q.compareFilter?.compare && !current.all)
     ranges.push(previousPeriod(current, q.compareFilter.compare_to))
+  return { interval, totalValue, cumulative, ranges }
+}
+
+export async function compileTrends(
+  q: TrendsQuery,
+  project: Project,
+  now = Date.now(),
+): Promise<TrendsCompiled> {
+  const tz = project.timezone
+  const { interval, totalValue, cumulative, ranges } = trendsRanges(q, tz, now)
+  const current = ranges[0]!
   for (const r of ranges) bucketsOf(r) // refuses ranges with too many buckets before any query runs
 
   const parts: string[] = []
