@@ -1,8 +1,13 @@
 // End-to-end ingestion: events/s from HTTP /batch/ to queryable in ClickHouse, against a direct
 // ClickHouse insert of the same rows (serialized the way the projector does) in the same run, and the
-// lag from capture's 200 to queryable (p50/p99, per HTTP batch of 1,000 events).
-// Run: npx tsx bench/ingest.ts   (env BATCHES=100 batches of 1,000 events, DISTINCT=5000 ids)
+// lag from capture's 200 to queryable (p50/p99, per HTTP batch of 1,000 events). Then the projector
+// alone: the same events (another team, new distinct ids) published straight to the log as chunks
+// of 1,000, timed until queryable, so capture's share of the CPU is out of the picture.
+// Run: npx tsx bench/ingest.ts   (env BATCHES=100 batches of 1,000 events, DISTINCT=5000 ids;
+// PROJECTOR_BATCH_SIZE etc. are passed on to the Burrow under test)
+import { jetstream } from '@nats-io/jetstream'
 import { v7 as uuidv7 } from 'uuid'
+import { connectNats } from '../src/log/nats.ts'
 import { insertTsv } from '../src/projectors/clickhouse-io.ts'
 import { eventLine } from '../src/projectors/rows.ts'
 import { EVENT_COLUMNS } from '../src/projectors/tables.ts'
@@ -121,6 +126,37 @@ try {
   const directMs = performance.now() - t1
   await ch.command({ query: 'DROP TABLE events_bench_direct' })
 
+  // The projector alone: chunks as capture writes them, for a team of its own.
+  const nc = await connectNats(burrow.natsUrl)
+  const js = jetstream(nc)
+  const team2 = team + 1_000_000
+  const now = new Date().toISOString()
+  for (const batch of batches) {
+    const events = batch.map((e) => ({
+      ...e,
+      uuid: uuidv7(),
+      event: 'alone',
+      team_id: team2,
+      now,
+      sent_at: null,
+      ip: null,
+    }))
+    await js.publish('events.live.0', JSON.stringify({ v: 1, team_id: team2, lane: 'live', events }))
+  }
+  const t2 = performance.now()
+  for (;;) {
+    const rs = await ch.query({
+      query: `SELECT count() AS n FROM events WHERE team_id = ${team2}`,
+      format: 'JSONEachRow',
+    })
+    const [{ n }] = (await rs.json<{ n: string }>()) as [{ n: string }]
+    if (Number(n) >= BATCHES * BATCH_SIZE) break
+    if (performance.now() - t2 > 10 * 60_000) throw new Error('the projector did not catch up')
+    await new Promise((r) => setTimeout(r, 20))
+  }
+  const aloneMs = performance.now() - t2
+  await nc.close()
+
   const lags = visible.map((v, b) => v - acked[b]!).sort((a, b) => a - b)
   const e2e = rate(total, e2eMs)
   const direct = rate(total, directMs)
@@ -131,6 +167,9 @@ try {
   console.log(`end to end / direct:                ${(e2e / direct).toFixed(2)}`)
   const p = (q: number) => percentile(lags, q).toFixed(0)
   console.log(`lag capture 200 -> queryable:       p50 ${p(50)} ms  p99 ${p(99)} ms`)
+  console.log(
+    `projector alone (log -> queryable): ${rate(total, aloneMs)} events/s  (${(aloneMs / 1000).toFixed(2)} s)`,
+  )
 } finally {
   await ch.close()
   await burrow.cleanup()

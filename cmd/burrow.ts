@@ -250,6 +250,22 @@ program
   })
 
 program
+  .command('import')
+  .argument('<file>', "JSON lines or PostHog's CSV event export; - reads JSON lines from stdin")
+  .description('load a historical migration through capture (resumable; rejected lines are reported)')
+  .option('--format <jsonl|csv>', 'input format (default: by extension, .csv is CSV)')
+  .option('--url <url>', 'Burrow to send to (default: BURROW_URL, else http://127.0.0.1:PORT)')
+  .option('--token <key>', 'project API key (default: the one in DATA_DIR/local-credentials.json)')
+  .option('--batch-size <n>', 'events per request', '1000')
+  .option('--rejected <file>', 'where rejected lines go (default: <file>.rejected)')
+  .option('--restart', 'ignore the checkpoint and import the file from the start')
+  .action(async (file: string, opts: Record<string, string | boolean | undefined>) => {
+    const cfg = config()
+    const { importCommand } = await import('../src/import/command.ts')
+    process.exitCode = await importCommand(file, opts, { dataDir: cfg.DATA_DIR, port: cfg.PORT })
+  })
+
+program
   .command('materialize')
   .argument('[property]', 'event property to materialize, e.g. $browser')
   .option('--list', 'list the materialized properties')

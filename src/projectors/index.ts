@@ -7,10 +7,11 @@ import type { ClickHouseClient } from '../store/clickhouse.ts'
 import { ProjectorControl } from './control.ts'
 import { DLQ_EVENTS_SUBJECT } from './dead-letters.ts'
 import { sourceName } from './identity-keys.ts'
-import { KvIdentityStore } from './identity-store-kv.ts'
+import { KvIdentityStore, type KvIdentityStoreOptions } from './identity-store-kv.ts'
 import { LaneConsumer } from './lane-consumer.ts'
 import { Mutex } from './mutex.ts'
-import type { ProjectionContext } from './projection.ts'
+import { ProjectorPlugins } from './plugins.ts'
+import type { ProjectionContext, ProjectionPlugins } from './projection.ts'
 import { LIVE_TABLES, type ProjectionTables } from './tables.ts'
 
 export { SimulatedCrash } from './lane-consumer.ts'
@@ -33,6 +34,12 @@ export interface ProjectorOptions {
   teams?: ReadonlySet<number>
   afterInsert?: ProjectionContext['afterInsert']
   onCrash?: () => Promise<void> | void
+  /** the projects' plugin pipelines; default: the configs in KV (false: none) */
+  plugins?: ProjectionPlugins | false
+  /** batches decided ahead while the previous one is written (default 1; 0 = none) */
+  pipelineDepth?: number
+  /** cache size and whole-team loading of the identity state */
+  identity?: KvIdentityStoreOptions
 }
 
 export interface RunningProjector {
@@ -57,11 +64,24 @@ export async function startProjector(o: ProjectorOptions): Promise<RunningProjec
   const js = jetstream(o.nc)
   const jsm = await jetstreamManager(o.nc)
   const kv = await bucket(o.nc, BUCKETS.identity)
-  const store = new KvIdentityStore(kv)
+  const store = new KvIdentityStore(kv, o.identity)
   const mutex = new Mutex()
   const control = await ProjectorControl.open(kv, () => store.reset())
   const consumers = new Map<Lane, LaneConsumer>()
+  let owned: ProjectorPlugins | undefined
+  const closeAll = async () => {
+    await Promise.all([...consumers.values()].map((c) => c.stop()))
+    control.close()
+    await owned?.stop()
+  }
   try {
+    let plugins: ProjectionPlugins | undefined
+    if (o.plugins === undefined) {
+      owned = await ProjectorPlugins.open({ nc: o.nc, ch: o.ch, log: o.log })
+      plugins = owned
+    } else if (o.plugins !== false) {
+      plugins = o.plugins
+    }
     for (const lane of o.lanes ?? LANES) {
       const durable = durableName(durablePrefix, lane)
       const log = o.log.child({ component: 'projector', lane })
@@ -78,6 +98,7 @@ export async function startProjector(o: ProjectorOptions): Promise<RunningProjec
         control,
         log,
         onCrash: o.onCrash,
+        pipelineDepth: o.pipelineDepth,
         projection: {
           ch: o.ch,
           js,
@@ -88,24 +109,17 @@ export async function startProjector(o: ProjectorOptions): Promise<RunningProjec
           teams: o.teams,
           log,
           afterInsert: o.afterInsert,
+          plugins,
         },
       })
       await c.start()
       consumers.set(lane, c)
     }
   } catch (err) {
-    for (const c of consumers.values()) await c.stop()
-    control.close()
+    await closeAll()
     throw err
   }
-  return {
-    store,
-    consumers,
-    async stop() {
-      await Promise.all([...consumers.values()].map((c) => c.stop()))
-      control.close()
-    },
-  }
+  return { store, consumers, stop: closeAll }
 }
 
 export const projectorComponent: Component = {

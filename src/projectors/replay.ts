@@ -9,7 +9,8 @@ import { PAUSE_KEY, pausedKey } from './control.ts'
 import { namespacePointerKey } from './identity-keys.ts'
 import { KvIdentityStore } from './identity-store-kv.ts'
 import { durableName, laneSource } from './index.ts'
-import { type LogMessage, projectBatch } from './projection.ts'
+import { ProjectorPlugins } from './plugins.ts'
+import { type LogMessage, type ProjectionPlugins, projectBatch } from './projection.ts'
 import { LIVE_TABLES, suffixedTables, TABLE_KINDS } from './tables.ts'
 
 // Rebuilds the projection from the log into fresh tables and a fresh identity namespace, then swaps
@@ -34,6 +35,11 @@ export interface ReplayOptions {
   /** how long to wait for running projectors to acknowledge the pause */
   pauseTimeoutMs?: number
   progress?: (p: ReplayProgress) => void
+  /**
+   * the projects' plugin pipelines; default: the configs as they are now, without side effects
+   * (no log lines, no webhooks); false: none
+   */
+  plugins?: ProjectionPlugins | false
 }
 
 export interface ReplayProgress {
@@ -71,6 +77,18 @@ const enc = new TextEncoder()
 const put = (kv: KV, key: string, v: unknown) => kv.put(key, enc.encode(JSON.stringify(v)))
 
 export async function replay(o: ReplayOptions): Promise<ReplayResult> {
+  const owned =
+    o.plugins === undefined
+      ? await ProjectorPlugins.open({ nc: o.nc, ch: o.ch, log: o.log }, { sideEffects: false })
+      : undefined
+  try {
+    return await run(o, owned ?? (o.plugins || undefined))
+  } finally {
+    await owned?.stop()
+  }
+}
+
+async function run(o: ReplayOptions, plugins: ProjectionPlugins | undefined): Promise<ReplayResult> {
   const stream = o.stream ?? EVENTS_STREAM
   const prefix = o.subjectPrefix ?? 'events'
   const kv = await bucket(o.nc, BUCKETS.identity)
@@ -152,7 +170,7 @@ export async function replay(o: ReplayOptions): Promise<ReplayResult> {
             redelivered: false,
           }))
           const out = await projectBatch(
-            { ch: o.ch, js, store, tables, source: REPLAY_SOURCE, teams, log: o.log },
+            { ch: o.ch, js, store, tables, source: REPLAY_SOURCE, teams, log: o.log, plugins },
             msgs,
             (msg) => msg.seq <= mayBeWritten,
           )

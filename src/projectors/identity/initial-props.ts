@@ -55,6 +55,17 @@ const CAMPAIGN = [
 
 export const PERSON_MAPPED_EVENT_PROPERTIES: readonly string[] = [...EVENT_TO_PERSON, ...CAMPAIGN]
 
+// An event has far fewer properties than the list is long: its keys are looked up here instead, then
+// put back in the list's order (the order the person's properties are written in).
+const MAPPED_INDEX = new Map(PERSON_MAPPED_EVENT_PROPERTIES.map((k, i) => [k, i]))
+
+function mappedKeysOf(properties: Properties): string[] {
+  const found: string[] = []
+  for (const key of Object.keys(properties)) if (MAPPED_INDEX.has(key)) found.push(key)
+  if (found.length > 1) found.sort((a, b) => MAPPED_INDEX.get(a)! - MAPPED_INDEX.get(b)!)
+  return found
+}
+
 export function initialKey(key: string): string {
   return `$initial_${key.replace('$', '')}`
 }
@@ -67,8 +78,7 @@ export function withInitialAndCampaignProperties(properties: Properties): Proper
   let set: Properties | undefined
   let setOnce: Properties | undefined
 
-  for (const key of PERSON_MAPPED_EVENT_PROPERTIES) {
-    if (!(key in properties)) continue
+  for (const key of mappedKeysOf(properties)) {
     if (skipHostOs && (key === '$os' || key === '$os_version')) continue
     if (set === undefined || setOnce === undefined) {
       set = { ...(asPlainObject(properties.$set) ?? {}) }
