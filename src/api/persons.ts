@@ -73,7 +73,8 @@ function listWhere(q: ListQuery): string {
     // a flat list means person properties unless a filter says otherwise
     const list = Array.isArray(parsed) ? parsed.map((f) => ({ type: 'person', ...(f as object) })) : parsed
     const filters = PropertiesSchema.safeParse(list)
-    if (!filters.success) throw new ValidationError('properties must be a list of property filters.', 'properties')
+    if (!filters.success)
+      throw new ValidationError('properties must be a list of property filters.', 'properties')
     parts.push(propertiesCondition(filters.data, { personsAlias: 'p' }) ?? '1')
   }
   return parts.length ? parts.map((x) => `(${x})`).join(' AND ') : '1'

@@ -102,9 +102,7 @@ export interface IngestionWarning {
 }
 
 export type DropReason =
-  | 'invalid_event_when_process_person_profile_is_false'
-  | 'invalid_group_set'
-  | 'group_key_too_long'
+  'invalid_event_when_process_person_profile_is_false' | 'invalid_group_set' | 'group_key_too_long'
 
 export type PersonMode = 'full' | 'propertyless' | 'force_upgrade'
 

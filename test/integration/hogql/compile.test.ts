@@ -433,7 +433,9 @@ describe('subqueries, joins, CTEs, unions', () => {
       select person.properties.email, e.properties.$browser, g.key
       from events e join groups g on e.distinct_id = g.key`
     expect(await run(sql)).toEqual([])
-    expect(await run("select 1, g.key from events e join groups g on e.event = g.key where e.event != ''")).toEqual([])
+    expect(
+      await run("select 1, g.key from events e join groups g on e.event = g.key where e.event != ''"),
+    ).toEqual([])
   })
 
   it('inlines CTEs', async () => {

@@ -145,8 +145,12 @@ describe('refusals', () => {
     expect(await code('select 1 intersect select 1')).toBe('not_supported')
     expect(await code('select sum(distinct 1)')).toBe('not_supported')
     expect(await code('select 1 from events sample 0.1')).toBe('not_supported')
-    expect(await code('select 1 from events e right join persons p on e.person_id = p.id')).toBe('not_supported')
-    expect(await code('select 1 from events e full outer join persons p on e.person_id = p.id')).toBe('not_supported')
+    expect(await code('select 1 from events e right join persons p on e.person_id = p.id')).toBe(
+      'not_supported',
+    )
+    expect(await code('select 1 from events e full outer join persons p on e.person_id = p.id')).toBe(
+      'not_supported',
+    )
   })
 
   it('checks arity', async () => {
