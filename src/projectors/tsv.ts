@@ -3,9 +3,8 @@
 
 // One escaping serves both a plain TSV field and a string inside a TSV array literal: ClickHouse reads
 // backslash escapes in both places, and escaping the quote is harmless in a plain field.
-// biome-ignore lint/suspicious/noControlCharactersInRegex: the control characters are what we escape
+// (the control characters in these patterns are the ones being escaped)
 const NEEDS_ESCAPE = /[\\\t\n\r\0'\b\f]/
-// biome-ignore lint/suspicious/noControlCharactersInRegex: as above
 const ESCAPES = /[\\\t\n\r\0'\b\f]/g
 const REPLACEMENT: Record<string, string> = {
   '\\': '\\\\',
