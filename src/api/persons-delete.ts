@@ -2,7 +2,7 @@
 // the last one, so no late update of the same person outranks it) and, on request, an ALTER DELETE
 // mutation of the person's events, including events stamped with ids merged into it.
 import type { ClickHouseClient } from '@clickhouse/client'
-import { quote } from '../store/clickhouse.ts'
+import { quote, selectRows } from '../store/clickhouse.ts'
 
 export const DELETE_VERSION_BUMP = 100
 
@@ -13,13 +13,8 @@ interface LatestPerson {
   deleted: boolean
 }
 
-async function rows<T>(ch: ClickHouseClient, query: string): Promise<T[]> {
-  const rs = await ch.query({ query, format: 'JSONEachRow' })
-  return rs.json<T>()
-}
-
 async function latestPerson(ch: ClickHouseClient, teamId: number, id: string) {
-  const [row] = await rows<{ v: string; c: string; ms: string; d: number; n: string }>(
+  const [row] = await selectRows<{ v: string; c: string; ms: string; d: number; n: string }>(
     ch,
     `SELECT argMax(version, version) AS v, argMax(created_at, version) AS c,
             argMax(created_at_ms, version) AS ms, argMax(is_deleted, version) AS d, count() AS n
@@ -44,14 +39,14 @@ export async function deletePerson(
 ): Promise<boolean> {
   const person = await latestPerson(ch, teamId, id)
   if (!person) return false
-  const distinctIds = await rows<{ distinct_id: string; v: string }>(
+  const distinctIds = await selectRows<{ distinct_id: string; v: string }>(
     ch,
     `SELECT distinct_id, max(version) AS v FROM person_distinct_id WHERE team_id = ${teamId}
      GROUP BY distinct_id
      HAVING argMax(person_id, version) = toUUID(${quote(id)}) AND argMax(is_deleted, version) = 0`,
   )
   // Events stamped with a person that was merged into this one belong to it too.
-  const merged = await rows<{ old: string }>(
+  const merged = await selectRows<{ old: string }>(
     ch,
     `SELECT old_person_id AS old FROM person_overrides WHERE team_id = ${teamId}
      GROUP BY old_person_id HAVING argMax(override_person_id, version) = toUUID(${quote(id)})`,

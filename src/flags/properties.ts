@@ -1,5 +1,5 @@
 import type { ClickHouseClient } from '@clickhouse/client'
-import { quote } from '../store/clickhouse.ts'
+import { quote, selectRows } from '../store/clickhouse.ts'
 
 // Stored person and group properties for flag evaluation, read from the tables the identity
 // projector maintains. Rows are versioned (ReplacingMergeTree), so every read takes the latest
@@ -17,11 +17,6 @@ function parseProperties(text: string | undefined): Properties {
   }
 }
 
-async function rows<T>(ch: ClickHouseClient, query: string): Promise<T[]> {
-  const rs = await ch.query({ query, format: 'JSONEachRow' })
-  return rs.json<T>()
-}
-
 /** The current properties of the person `distinctId` belongs to; `{}` when there is none. */
 export async function personProperties(
   ch: ClickHouseClient,
@@ -29,7 +24,7 @@ export async function personProperties(
   distinctId: string,
 ): Promise<Properties> {
   const team = String(Math.trunc(teamId))
-  const found = await rows<{ properties: string; is_deleted: number }>(
+  const found = await selectRows<{ properties: string; is_deleted: number }>(
     ch,
     `SELECT argMax(properties, version) AS properties, argMax(is_deleted, version) AS is_deleted
      FROM person
@@ -56,7 +51,7 @@ export async function groupProperties(
   const match = groups
     .map((g) => `(group_type_index = ${Math.trunc(g.index)} AND group_key = ${quote(g.key)})`)
     .join(' OR ')
-  const found = await rows<{ group_type_index: number; properties: string }>(
+  const found = await selectRows<{ group_type_index: number; properties: string }>(
     ch,
     `SELECT group_type_index, group_key, argMax(properties, version) AS properties
      FROM groups
@@ -73,7 +68,7 @@ export async function groupTypeMapping(
   ch: ClickHouseClient,
   teamId: number,
 ): Promise<Record<number, string>> {
-  const found = await rows<{ group_type_index: number; group_type: string }>(
+  const found = await selectRows<{ group_type_index: number; group_type: string }>(
     ch,
     `SELECT group_type_index, argMax(group_type, version) AS group_type
      FROM group_type_mapping

@@ -35,8 +35,3 @@ export async function insertTsv(
   }
   done(true)
 }
-
-export async function selectRows<T>(ch: ClickHouseClient, query: string): Promise<T[]> {
-  const rs = await ch.query({ query, format: 'JSONEachRow' })
-  return rs.json<T>()
-}

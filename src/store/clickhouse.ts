@@ -19,3 +19,9 @@ export function clickhouseClient(url: string, database?: string): ClickHouseClie
 export function quote(s: string): string {
   return `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`
 }
+
+/** Runs a SELECT and returns its rows as objects. */
+export async function selectRows<T>(ch: ClickHouseClient, query: string): Promise<T[]> {
+  const rs = await ch.query({ query, format: 'JSONEachRow' })
+  return rs.json<T>()
+}

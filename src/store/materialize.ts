@@ -1,10 +1,6 @@
 import { createHash } from 'node:crypto'
 import { ValidationError } from '../errors.ts'
-import { type ClickHouseClient, quote } from './clickhouse.ts'
-
-async function selectRows<T>(ch: ClickHouseClient, query: string): Promise<T[]> {
-  return (await ch.query({ query, format: 'JSONEachRow' })).json<T>()
-}
+import { type ClickHouseClient, quote, selectRows } from './clickhouse.ts'
 
 // Materialized property columns: a hot event property gets a column of its own, computed by
 // ClickHouse from the key/value arrays on insert (and on read for parts written before), so
