@@ -11,7 +11,8 @@ const BATCHES = Number(process.env.BATCHES ?? 200)
 const BATCH_SIZE = 1000
 const SINGLES = Number(process.env.SINGLES ?? 5000)
 
-const burrow = await benchBurrow({ OVERFLOW_EVENTS_PER_SECOND: '1000000000' })
+// capture alone: in role `all` the projector shares the process and the CPU (see bench/ingest.ts for end to end)
+const burrow = await benchBurrow({ ROLE: 'capture', OVERFLOW_EVENTS_PER_SECOND: '1000000000' })
 const token = burrow.credentials.project_api_key
 const teamId = burrow.credentials.project_id
 
