@@ -96,11 +96,36 @@ function teamOfKey(full: string): string | undefined {
 }
 
 /**
+ * The IdentityStore reads, typed, over one raw lookup by key: the committed store and a batch's
+ * overlay differ only in that lookup.
+ */
+abstract class IdentityReads implements IdentityStore {
+  protected abstract readKey(team: number, rel: string): Promise<Value | null>
+
+  async getDistinctId(team: number, distinctId: string) {
+    return ((await this.readKey(team, distinctIdKey(team, distinctId))) ?? undefined) as
+      DistinctIdState | undefined
+  }
+  async getPerson(team: number, id: string) {
+    return ((await this.readKey(team, personKey(team, id))) ?? undefined) as PersonState | undefined
+  }
+  async isPersonlessDistinctId(team: number, distinctId: string) {
+    return (await this.readKey(team, personlessKey(team, distinctId))) === true
+  }
+  async getGroupTypes(team: number) {
+    return ((await this.readKey(team, groupTypesKey(team))) ?? []) as GroupTypeMapping[]
+  }
+  async getGroup(team: number, index: number, key: string) {
+    return ((await this.readKey(team, groupKey(team, index, key))) ?? undefined) as GroupState | undefined
+  }
+}
+
+/**
  * The committed identity state, read through a bounded cache. This process is the only writer of the
  * teams of its partitions (docs/projectors.md), so what it loaded and what it wrote since stays true:
  * a team loaded whole ("complete") is answered from memory until one of its keys is evicted.
  */
-export class KvIdentityStore implements IdentityStore {
+export class KvIdentityStore extends IdentityReads {
   private readonly cache = new Map<string, Value | null>()
   private readonly namespaces = new Map<number, string>()
   private readonly watermarks = new Map<string, number>()
@@ -118,6 +143,7 @@ export class KvIdentityStore implements IdentityStore {
     private readonly kv: KV,
     private readonly opts: KvIdentityStoreOptions = {},
   ) {
+    super()
     this.cacheSize = opts.cacheSize ?? 500_000
     this.teamLoadMax = opts.teamLoadMax ?? Math.floor(this.cacheSize / 5)
   }
@@ -307,22 +333,9 @@ export class KvIdentityStore implements IdentityStore {
     for (const w of writes) this.remember(w.full, w.value)
   }
 
-  // IdentityStore (committed state only; a batch reads through an IdentityOverlay)
-  async getDistinctId(team: number, distinctId: string) {
-    return ((await this.read(team, distinctIdKey(team, distinctId))) ?? undefined) as
-      DistinctIdState | undefined
-  }
-  async getPerson(team: number, id: string) {
-    return ((await this.read(team, personKey(team, id))) ?? undefined) as PersonState | undefined
-  }
-  async isPersonlessDistinctId(team: number, distinctId: string) {
-    return (await this.read(team, personlessKey(team, distinctId))) === true
-  }
-  async getGroupTypes(team: number) {
-    return ((await this.read(team, groupTypesKey(team))) ?? []) as GroupTypeMapping[]
-  }
-  async getGroup(team: number, index: number, key: string) {
-    return ((await this.read(team, groupKey(team, index, key))) ?? undefined) as GroupState | undefined
+  // IdentityStore reads (committed state only; a batch reads through an IdentityOverlay)
+  protected readKey(team: number, rel: string): Promise<Value | null> {
+    return this.read(team, rel)
   }
 }
 
@@ -330,7 +343,7 @@ export class KvIdentityStore implements IdentityStore {
  * One batch's uncommitted identity state over the committed store: applyEvent reads through it, its
  * changes land here, and at the end `values()` is what the batch commits. Dropping it undoes the batch.
  */
-export class IdentityOverlay implements WritableIdentityStore {
+export class IdentityOverlay extends IdentityReads implements WritableIdentityStore {
   private readonly local = new Map<string, { team: number; value: Value | null }>()
 
   /**
@@ -340,7 +353,9 @@ export class IdentityOverlay implements WritableIdentityStore {
   constructor(
     private readonly base: KvIdentityStore,
     private parent?: IdentityOverlay,
-  ) {}
+  ) {
+    super()
+  }
 
   detach(): void {
     this.parent = undefined
@@ -365,21 +380,8 @@ export class IdentityOverlay implements WritableIdentityStore {
     return this.local
   }
 
-  async getDistinctId(team: number, distinctId: string) {
-    return ((await this.get(team, distinctIdKey(team, distinctId))) ?? undefined) as
-      DistinctIdState | undefined
-  }
-  async getPerson(team: number, id: string) {
-    return ((await this.get(team, personKey(team, id))) ?? undefined) as PersonState | undefined
-  }
-  async isPersonlessDistinctId(team: number, distinctId: string) {
-    return (await this.get(team, personlessKey(team, distinctId))) === true
-  }
-  async getGroupTypes(team: number) {
-    return ((await this.get(team, groupTypesKey(team))) ?? []) as GroupTypeMapping[]
-  }
-  async getGroup(team: number, index: number, key: string) {
-    return ((await this.get(team, groupKey(team, index, key))) ?? undefined) as GroupState | undefined
+  protected readKey(team: number, rel: string): Promise<Value | null> {
+    return this.get(team, rel)
   }
 
   async applyChanges(c: IdentityChanges): Promise<void> {
