@@ -12,7 +12,7 @@ import {
   type RunningProjector,
   startProjector,
 } from '../../../src/projectors/index.ts'
-import type { ClickHouseClient } from '../../../src/store/clickhouse.ts'
+import { type ClickHouseClient, selectRows } from '../../../src/store/clickhouse.ts'
 
 export interface TestLog {
   nc: NatsConnection
@@ -94,9 +94,8 @@ export async function runProjector(
   })
 }
 
-export async function rows<T = Record<string, unknown>>(ch: ClickHouseClient, query: string): Promise<T[]> {
-  const rs = await ch.query({ query, format: 'JSONEachRow' })
-  return rs.json<T>()
+export function rows<T = Record<string, unknown>>(ch: ClickHouseClient, query: string): Promise<T[]> {
+  return selectRows<T>(ch, query)
 }
 
 /** Polls until the query returns `n` rows (or more). */
