@@ -3,8 +3,8 @@
 import { jetstream } from '@nats-io/jetstream'
 import { v7 as uuidv7 } from 'uuid'
 import { EventPublisher } from '../src/capture/publisher.ts'
-import type { CapturedEvent } from '../src/log/messages.ts'
-import { connectNats } from '../src/log/nats.ts'
+import type { CapturedEvent } from '../src/jetstream/messages.ts'
+import { connectNats } from '../src/jetstream/connection.ts'
 import { benchBurrow, latencyLine, rate, runPool } from './lib.ts'
 
 const BATCHES = Number(process.env.BATCHES ?? 200)

@@ -7,11 +7,11 @@
 // PROJECTOR_BATCH_SIZE etc. are passed on to the Burrow under test)
 import { jetstream } from '@nats-io/jetstream'
 import { v7 as uuidv7 } from 'uuid'
-import { connectNats } from '../src/log/nats.ts'
+import { connectNats } from '../src/jetstream/connection.ts'
 import { insertTsv } from '../src/projectors/clickhouse-io.ts'
 import { eventLine } from '../src/projectors/rows.ts'
 import { EVENT_COLUMNS } from '../src/projectors/tables.ts'
-import { clickhouseClient } from '../src/store/clickhouse.ts'
+import { clickhouseClient } from '../src/clickhouse/client.ts'
 import { benchBurrow, percentile, rate, runPool } from './lib.ts'
 
 const BATCHES = Number(process.env.BATCHES ?? 100)

@@ -4,7 +4,7 @@ import { spawn } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import type { Credentials } from '../src/config/bootstrap.ts'
+import type { Credentials } from '../src/accounts/bootstrap.ts'
 import { freePort } from '../src/stack/ports.ts'
 
 export interface BenchBurrow {

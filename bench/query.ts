@@ -2,7 +2,7 @@
 // generated data set (bench/dataset.ts), in one run: the compiler's and the endpoint's overhead.
 // Run: npx tsx bench/query.ts   (env EVENTS (10M), PERSONS (100K), RUNS (5))
 import { compileHogQL } from '../src/hogql/index.ts'
-import { type ClickHouseClient, clickhouseClient } from '../src/store/clickhouse.ts'
+import { type ClickHouseClient, clickhouseClient } from '../src/clickhouse/client.ts'
 import { type Dataset, generateDataset, verifyDataset } from './dataset.ts'
 import { benchBurrow, percentile } from './lib.ts'
 

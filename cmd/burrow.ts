@@ -1,18 +1,18 @@
 import { Command, Option } from 'commander'
-import { credentialsFile } from '../src/config/bootstrap.ts'
-import { SCOPE_PATTERN } from '../src/config/documents.ts'
+import { credentialsFile } from '../src/accounts/bootstrap.ts'
+import { SCOPE_PATTERN } from '../src/accounts/documents.ts'
 import { type Config, ConfigError, loadConfig, ROLES } from '../src/config/env.ts'
-import { ConfigStore } from '../src/config/store.ts'
-import { connectNats, migrateJetStream } from '../src/log/nats.ts'
-import { createLogger, type Logger } from '../src/logger.ts'
-import { startBurrow } from '../src/runtime.ts'
+import { AccountStore } from '../src/accounts/store.ts'
+import { connectNats, migrateJetStream } from '../src/jetstream/connection.ts'
+import { createLogger, type Logger } from '../src/observability/logger.ts'
+import { startBurrow } from '../src/runtime/start.ts'
 import { pingClickHouse } from '../src/stack/clickhouse-server.ts'
 import { replayCommand } from '../src/projectors/replay.ts'
 import { readStackFile, startStack } from '../src/stack/index.ts'
 import { type Binary, ensureBinaries } from '../src/stack/install.ts'
-import { loadMaterialized, materializeProperty } from '../src/store/materialize.ts'
-import { migrateClickHouse } from '../src/store/migrate.ts'
-import { logLimits } from '../src/store/retention.ts'
+import { loadMaterialized, materializeProperty } from '../src/clickhouse/materialize.ts'
+import { migrateClickHouse } from '../src/clickhouse/migrate.ts'
+import { logLimits } from '../src/clickhouse/retention.ts'
 
 function config(overrides: Partial<Record<string, string>> = {}): Config {
   try {
@@ -54,12 +54,12 @@ async function withStack<T>(
   }
 }
 
-async function withConfigStore<T>(cfg: Config, log: Logger, fn: (s: ConfigStore) => Promise<T>): Promise<T> {
+async function withConfigStore<T>(cfg: Config, log: Logger, fn: (s: AccountStore) => Promise<T>): Promise<T> {
   return withStack(cfg, log, async ({ natsUrl }) => {
     const nc = await connectNats(natsUrl)
     try {
       await migrateJetStream(nc, logLimits(cfg))
-      return await fn(await ConfigStore.open(nc))
+      return await fn(await AccountStore.open(nc))
     } finally {
       await nc.drain()
     }

@@ -1,6 +1,6 @@
 import { gunzipSync } from 'node:zlib'
 import LZString from 'lz-string'
-import { ValidationError } from '../errors.ts'
+import { ValidationError } from '../http/errors.ts'
 import { MAX_JSON_DEPTH, nestsDeeperThan } from '../http/json-depth.ts'
 
 // Turns a capture request body into JSON, whatever wrapping the SDK chose: plain JSON, gzip

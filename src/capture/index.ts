@@ -1,5 +1,5 @@
-import type { Project } from '../config/documents.ts'
-import type { Component } from '../runtime.ts'
+import type { Project } from '../accounts/documents.ts'
+import type { Component } from '../runtime/types.ts'
 import { OverflowDetector } from './overflow.ts'
 import { EventPublisher } from './publisher.ts'
 import { registerCaptureRoutes } from './routes.ts'
@@ -23,7 +23,7 @@ export const captureComponent: Component = {
       const hit = known.get(token)
       if (hit) return hit
       if ((unknown.get(token) ?? 0) > Date.now()) return undefined
-      const p = await rt.configStore.projectByToken(token)
+      const p = await rt.accounts.projectByToken(token)
       if (p) known.set(token, p)
       else {
         if (unknown.size > 10_000) unknown.clear()

@@ -1,7 +1,7 @@
 import { validate as isUuid, v7 as uuidv7 } from 'uuid'
 import { z } from 'zod'
-import { AuthenticationError, ValidationError } from '../errors.ts'
-import type { CapturedEvent } from '../log/messages.ts'
+import { AuthenticationError, ValidationError } from '../http/errors.ts'
+import type { CapturedEvent } from '../jetstream/messages.ts'
 
 // From a decoded body to the events Burrow stores: find the project token, apply PostHog's drop
 // rules (no name, no or empty distinct_id: dropped, the request still succeeds), and stamp each

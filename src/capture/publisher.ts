@@ -1,8 +1,8 @@
 import { type JetStreamClient, jetstream } from '@nats-io/jetstream'
 import { eventsSubject, type Lane } from '../../schema/jetstream.ts'
-import { Unavailable } from '../errors.ts'
-import { type CapturedEvent, chunkMessageId, type EventChunk, partitionOf } from '../log/messages.ts'
-import type { NatsConnection } from '../log/nats.ts'
+import { Unavailable } from '../http/errors.ts'
+import { type CapturedEvent, chunkMessageId, type EventChunk, partitionOf } from '../jetstream/messages.ts'
+import type { NatsConnection } from '../jetstream/connection.ts'
 
 export interface PublishOptions {
   partitions: number

@@ -1,8 +1,8 @@
 import type { KV, KvWatchEntry } from '@nats-io/kv'
-import type { Logger } from '../logger.ts'
-import type { NatsConnection } from '../log/nats.ts'
-import { FlagStore } from './store.ts'
-import { parseFlagEntryKey, type StoredFlag, storedFlagSchema } from './stored.ts'
+import type { Logger } from '../observability/logger.ts'
+import type { NatsConnection } from '../jetstream/connection.ts'
+import { FlagStore } from './definition-store.ts'
+import { parseFlagEntryKey, type StoredFlag, storedFlagSchema } from './stored-definition.ts'
 
 const dec = new TextDecoder()
 const RESTART_DELAY_MS = 500

@@ -1,17 +1,17 @@
-import type { Project } from '../config/documents.ts'
-import type { ConfigStore } from '../config/store.ts'
+import type { Project } from '../accounts/documents.ts'
+import type { AccountStore } from '../accounts/store.ts'
 import { lookupGeoip } from '../geoip/index.ts'
-import type { Component } from '../runtime.ts'
+import type { Component } from '../runtime/types.ts'
 import { flagCacheFor } from './cache.ts'
 import { GroupTypeCache } from './properties.ts'
 import { FlagQuota } from './quota.ts'
-import { registerEvaluationRoutes } from './routes.ts'
+import { registerEvaluationRoutes } from './evaluation-routes.ts'
 
 const NEGATIVE_TTL_MS = 2000
 
 // Project tokens never change once issued, so a found project is kept for the process; an unknown
 // token is remembered briefly so a misconfigured SDK cannot hammer the config bucket.
-function tokenLookup(store: ConfigStore): (token: string) => Promise<Project | undefined> {
+function tokenLookup(store: AccountStore): (token: string) => Promise<Project | undefined> {
   const known = new Map<string, Project>()
   const unknown = new Map<string, number>()
   return async (token) => {
@@ -44,7 +44,7 @@ export const flagsComponent: Component = {
         log: rt.log,
         quota: new FlagQuota(rt.config.FLAGS_QUOTA_PER_MINUTE),
         maxDecompressedBytes: rt.config.CAPTURE_MAX_BODY_BYTES * 5,
-        projectByToken: tokenLookup(rt.configStore),
+        projectByToken: tokenLookup(rt.accounts),
       }),
     )
     return {

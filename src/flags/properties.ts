@@ -1,5 +1,5 @@
 import type { ClickHouseClient } from '@clickhouse/client'
-import { quote, selectRows } from '../store/clickhouse.ts'
+import { quote, selectRows } from '../clickhouse/client.ts'
 
 // Stored person and group properties for flag evaluation, read from the tables the identity
 // projector maintains. Rows are versioned (ReplacingMergeTree), so every read takes the latest

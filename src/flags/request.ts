@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { AuthenticationError, ValidationError } from '../errors.ts'
+import { AuthenticationError, ValidationError } from '../http/errors.ts'
 
 // The body of POST /decide and POST /flags, after decodeBody. Lenient where SDKs differ: ids may
 // be numbers, groups may map to numbers, and anything unknown is ignored.

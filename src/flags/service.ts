@@ -1,11 +1,11 @@
 import type { ClickHouseClient } from '@clickhouse/client'
 import { FLAG_GEOIP_KEYS, lookupGeoip } from '../geoip/index.ts'
-import type { Logger } from '../logger.ts'
+import type { Logger } from '../observability/logger.ts'
 import type { FlagCache } from './cache.ts'
 import { type EvalInput, evaluateFlags, type FlagEvaluation } from './evaluate.ts'
 import { type GroupTypeCache, groupProperties, personProperties } from './properties.ts'
 import type { FlagRequest } from './request.ts'
-import type { StoredFlag } from './stored.ts'
+import type { StoredFlag } from './stored-definition.ts'
 
 // One evaluation request end to end: the project's live definitions from the watched cache,
 // stored properties from ClickHouse only when a flag needs a property the request did not bring,

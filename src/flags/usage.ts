@@ -1,5 +1,5 @@
 import type { ClickHouseClient } from '@clickhouse/client'
-import { quote } from '../store/clickhouse.ts'
+import { quote } from '../clickhouse/client.ts'
 
 // Usage of one flag from the feature_flag_usage view (schema/clickhouse/0005): how often it was
 // checked ($feature_flag_called, source 'called') and how many events carried `$feature/<key>`

@@ -1,4 +1,4 @@
-// Event properties that have a materialized column (see src/store/materialize.ts). The api
+// Event properties that have a materialized column (see src/clickhouse/materialize.ts). The api
 // process refreshes this map; the resolver reads `properties.x` of events from the column when
 // `x` is in it, which skips scanning the key/value arrays.
 

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify'
-import { registry } from '../metrics.ts'
+import { registry } from '../observability/metrics.ts'
 
 export type DependencyCheck = () => Promise<void>
 

@@ -9,9 +9,9 @@ import Fastify, {
 } from 'fastify'
 import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod'
 import { v7 as uuidv7 } from 'uuid'
-import type { Logger } from '../logger.ts'
-import { httpRequests } from '../metrics.ts'
-import { installErrorHandler } from './errors.ts'
+import type { Logger } from '../observability/logger.ts'
+import { httpRequests } from '../observability/metrics.ts'
+import { installErrorHandler } from './error-handler.ts'
 import { MAX_JSON_DEPTH, nestsDeeperThan } from './json-depth.ts'
 
 export type App = FastifyInstance<

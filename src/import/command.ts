@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs'
-import { CredentialsSchema, credentialsFile } from '../config/bootstrap.ts'
+import { CredentialsSchema, credentialsFile } from '../accounts/bootstrap.ts'
 import { type ImportFormat, type ImportSummary, runImport } from './index.ts'
 import { formatBytes, formatDuration, progressPrinter } from './progress.ts'
 

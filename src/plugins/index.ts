@@ -1,11 +1,11 @@
 // Plugins: per-project pipeline steps the projector runs over each event before it is written.
 // `runPlugins` is the pipeline; `PluginRuntime` bundles what a projector process needs to call it.
-import type { Logger } from '../logger.ts'
-import type { NatsConnection } from '../log/nats.ts'
-import type { ClickHouseClient } from '../store/clickhouse.ts'
+import type { Logger } from '../observability/logger.ts'
+import type { NatsConnection } from '../jetstream/connection.ts'
+import type { ClickHouseClient } from '../clickhouse/client.ts'
 import { PluginLogWriter } from './log-writer.ts'
 import { defaultWebhooks, runPlugins } from './pipeline.ts'
-import { PluginConfigCache, PluginConfigStore } from './store.ts'
+import { PluginConfigCache, PluginConfigStore } from './config-store.ts'
 import type { PluginEvent } from './types.ts'
 import { WebhookDispatcher } from './webhook-dispatcher.ts'
 
@@ -13,7 +13,7 @@ export { BUILTIN_PLUGINS, pluginById, pluginByName } from './builtins.ts'
 export { fetchPluginLogs } from './log-query.ts'
 export { INSTANCE_ID, PluginLogWriter } from './log-writer.ts'
 export { defaultWebhooks, type PipelineDeps, runPlugins } from './pipeline.ts'
-export { PluginConfigCache, PluginConfigStore } from './store.ts'
+export { PluginConfigCache, PluginConfigStore } from './config-store.ts'
 export * from './types.ts'
 export { WebhookDispatcher } from './webhook-dispatcher.ts'
 

@@ -1,4 +1,4 @@
-import { type ClickHouseClient, quote } from '../store/clickhouse.ts'
+import { type ClickHouseClient, quote } from '../clickhouse/client.ts'
 import { PLUGIN_LOG_TABLE } from './log-writer.ts'
 import type { LogEntry, LogType } from './types.ts'
 

@@ -1,6 +1,6 @@
 import { v4 as uuidv4, v7 as uuidv7 } from 'uuid'
-import type { Logger } from '../logger.ts'
-import type { ClickHouseClient } from '../store/clickhouse.ts'
+import type { Logger } from '../observability/logger.ts'
+import type { ClickHouseClient } from '../clickhouse/client.ts'
 import type { LogEntry, LogInput, PluginLogSink } from './types.ts'
 
 export const PLUGIN_LOG_TABLE = 'plugin_log_entries'

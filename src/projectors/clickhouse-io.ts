@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream'
-import { timeInsert } from '../metrics.ts'
-import type { ClickHouseClient } from '../store/clickhouse.ts'
+import { timeInsert } from '../observability/metrics.ts'
+import type { ClickHouseClient } from '../clickhouse/client.ts'
 
 const quoteIdent = (name: string) => `\`${name.replace(/`/g, '\\`')}\``
 

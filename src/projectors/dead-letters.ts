@@ -1,6 +1,6 @@
 import type { JetStreamClient } from '@nats-io/jetstream'
 import { headers } from '@nats-io/transport-node'
-import { deadLetters } from '../metrics.ts'
+import { deadLetters } from '../observability/metrics.ts'
 
 export const DLQ_EVENTS_SUBJECT = 'dlq.events'
 

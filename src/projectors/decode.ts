@@ -1,6 +1,6 @@
 import { z } from 'zod'
 import { LANES } from '../../schema/jetstream.ts'
-import { type CapturedEvent, CapturedEventSchema } from '../log/messages.ts'
+import { type CapturedEvent, CapturedEventSchema } from '../jetstream/messages.ts'
 import { MAX_DATETIME_MS, MIN_DATETIME_MS } from './tsv.ts'
 
 // A chunk is checked in two steps so that one bad event does not take its 999 neighbours to the

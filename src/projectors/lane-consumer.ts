@@ -7,7 +7,7 @@ import {
   type JsMsg,
 } from '@nats-io/jetstream'
 import { nanos } from '@nats-io/transport-node'
-import type { Logger } from '../logger.ts'
+import type { Logger } from '../observability/logger.ts'
 import type { ProjectorControl } from './control.ts'
 import {
   type BatchOutcome,

@@ -1,8 +1,8 @@
-import type { Logger } from '../logger.ts'
-import type { NatsConnection } from '../log/nats.ts'
+import type { Logger } from '../observability/logger.ts'
+import type { NatsConnection } from '../jetstream/connection.ts'
 import { PluginRuntime, runPlugins, WebhookDispatcher } from '../plugins/index.ts'
 import type { PluginLogSink } from '../plugins/types.ts'
-import type { ClickHouseClient } from '../store/clickhouse.ts'
+import type { ClickHouseClient } from '../clickhouse/client.ts'
 import type { ProjectionPlugins, TeamPipeline } from './projection.ts'
 
 // The projectors' side of the plugin pipeline (src/plugins): each batch reads a team's configs once,

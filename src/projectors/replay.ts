@@ -1,10 +1,10 @@
 import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager, type JsMsg } from '@nats-io/jetstream'
 import type { KV } from '@nats-io/kv'
 import { BUCKETS, EVENTS_STREAM, LANES } from '../../schema/jetstream.ts'
-import { bucket, type NatsConnection } from '../log/nats.ts'
-import type { Logger } from '../logger.ts'
-import type { ClickHouseClient } from '../store/clickhouse.ts'
-import { selectRows } from '../store/clickhouse.ts'
+import { bucket, type NatsConnection } from '../jetstream/connection.ts'
+import type { Logger } from '../observability/logger.ts'
+import type { ClickHouseClient } from '../clickhouse/client.ts'
+import { selectRows } from '../clickhouse/client.ts'
 import { PAUSE_KEY, pausedKey } from './control.ts'
 import { namespacePointerKey } from './identity-keys.ts'
 import { KvIdentityStore } from './identity-store-kv.ts'
@@ -287,7 +287,7 @@ export async function replayCommand(
   args: { project?: string; from?: string; to?: string },
   env: { natsUrl: string; ch: ClickHouseClient; log: Logger; batchSize: number },
 ): Promise<ReplayResult> {
-  const { connectNats } = await import('../log/nats.ts')
+  const { connectNats } = await import('../jetstream/connection.ts')
   const nc = await connectNats(env.natsUrl, 'burrow-replay')
   const tty = process.stderr.isTTY
   try {

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto'
 import type { KV } from '@nats-io/kv'
 import { BUCKETS } from '../../schema/jetstream.ts'
-import { bucket, type NatsConnection } from '../log/nats.ts'
+import { bucket, type NatsConnection } from '../jetstream/connection.ts'
 
 const enc = new TextEncoder()
 const dec = new TextDecoder()

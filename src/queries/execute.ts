@@ -1,5 +1,5 @@
 import type { ClickHouseClient } from '@clickhouse/client'
-import { AppError, Unavailable } from '../errors.ts'
+import { AppError, Unavailable } from '../http/errors.ts'
 import type { CompiledQuery } from '../hogql/index.ts'
 
 export interface ExecuteLimits {

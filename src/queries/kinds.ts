@@ -1,5 +1,5 @@
-import type { Project } from '../config/documents.ts'
-import { ValidationError } from '../errors.ts'
+import type { Project } from '../accounts/documents.ts'
+import { ValidationError } from '../http/errors.ts'
 import { compileHogQL, type CompiledQuery } from '../hogql/index.ts'
 import { HogQLQuerySchema } from './schema.ts'
 

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { z } from 'zod'
-import type { ApiContext } from '../api/context.ts'
-import { authorize, projectRoute } from '../api/context.ts'
+import type { ApiContext } from '../http/routes.ts'
+import { authorize, projectRoute } from '../http/routes.ts'
 import type { QueryRunner } from './runner.ts'
 import { QueryIdParams, QueryRequestSchema } from './schema.ts'
 

@@ -1,6 +1,6 @@
 import type { KV, KvWatchEntry } from '@nats-io/kv'
 import { BUCKETS } from '../../schema/jetstream.ts'
-import { bucket, type NatsConnection } from '../log/nats.ts'
+import { bucket, type NatsConnection } from '../jetstream/connection.ts'
 import { type QueryStatus, QueryStatusSchema } from './schema.ts'
 
 const enc = new TextEncoder()

@@ -1,6 +1,6 @@
 import { execFileSync, spawnSync } from 'node:child_process'
 import { existsSync } from 'node:fs'
-import type { Logger } from '../logger.ts'
+import type { Logger } from '../observability/logger.ts'
 
 export const BINARIES = {
   'nats-server': { pkg: 'nats-server', paths: ['/usr/sbin/nats-server', '/usr/bin/nats-server'] },

@@ -4,11 +4,11 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, inject } from 'vitest'
 import { loadConfig } from '../../src/config/env.ts'
-import { ConfigStore } from '../../src/config/store.ts'
-import { connectNats, type NatsConnection } from '../../src/log/nats.ts'
-import { createLogger } from '../../src/logger.ts'
-import { type RunningBurrow, startBurrow } from '../../src/runtime.ts'
-import { type ClickHouseClient, clickhouseClient } from '../../src/store/clickhouse.ts'
+import { AccountStore } from '../../src/accounts/store.ts'
+import { connectNats, type NatsConnection } from '../../src/jetstream/connection.ts'
+import { createLogger } from '../../src/observability/logger.ts'
+import { type RunningBurrow, startBurrow } from '../../src/runtime/start.ts'
+import { type ClickHouseClient, clickhouseClient } from '../../src/clickhouse/client.ts'
 
 export interface TestStack {
   natsUrl: string
@@ -55,7 +55,7 @@ export function uniqueTeamId(): number {
 
 /** A real project (config bucket) of its own for this test file, optionally in a time zone. */
 export async function createTestProject(name = 'test project', timezone?: string) {
-  const store = await ConfigStore.open(await nats())
+  const store = await AccountStore.open(await nats())
   const first = await store.getProject(1)
   const org = first?.organization_id ?? (await store.createOrganization('test org')).id
   return store.createProject({ name, organization_id: org, ...(timezone ? { timezone } : {}) })
@@ -80,7 +80,7 @@ export async function startTestBurrow(env: Record<string, string> = {}): Promise
 
 /** A personal API key of the default user (run startTestBurrow first, which creates that user). */
 export async function createTestKey(scopes: string[], projects: number[] | null = null): Promise<string> {
-  const store = await ConfigStore.open(await nats())
+  const store = await AccountStore.open(await nats())
   const { key } = await store.createPersonalKey({ user_id: 1, label: 'test', scopes, projects })
   return key
 }

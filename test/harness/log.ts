@@ -1,8 +1,8 @@
 // Reads what capture wrote to the EVENTS stream, for assertions.
 import { DeliverPolicy, jetstream } from '@nats-io/jetstream'
 import { EVENTS_STREAM } from '../../schema/jetstream.ts'
-import { type CapturedEvent, type EventChunk, EventChunkSchema } from '../../src/log/messages.ts'
-import type { NatsConnection } from '../../src/log/nats.ts'
+import { type CapturedEvent, type EventChunk, EventChunkSchema } from '../../src/jetstream/messages.ts'
+import type { NatsConnection } from '../../src/jetstream/connection.ts'
 
 export interface LoggedChunk {
   subject: string

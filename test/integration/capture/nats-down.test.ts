@@ -1,6 +1,6 @@
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
-import { connectNats } from '../../../src/log/nats.ts'
+import { connectNats } from '../../../src/jetstream/connection.ts'
 import { startNatsServer } from '../../../src/stack/nats-server.ts'
 import { freePort } from '../../../src/stack/ports.ts'
 import { stack, startTestBurrow, tempDir } from '../../harness/index.ts'

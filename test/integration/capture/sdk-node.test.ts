@@ -1,8 +1,8 @@
 import { PostHog } from 'posthog-node'
 import { beforeAll, describe, expect, it } from 'vitest'
-import type { Project } from '../../../src/config/documents.ts'
-import type { NatsConnection } from '../../../src/log/nats.ts'
-import type { RunningBurrow } from '../../../src/runtime.ts'
+import type { Project } from '../../../src/accounts/documents.ts'
+import type { NatsConnection } from '../../../src/jetstream/connection.ts'
+import type { RunningBurrow } from '../../../src/runtime/start.ts'
 import { createTestProject, nats, startTestBurrow } from '../../harness/index.ts'
 import { waitForEvents } from '../../harness/log.ts'
 

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { Project } from '../../../src/config/documents.ts'
-import type { RunningBurrow } from '../../../src/runtime.ts'
+import type { Project } from '../../../src/accounts/documents.ts'
+import type { RunningBurrow } from '../../../src/runtime/start.ts'
 import { api, clickhouse, createTestKey, createTestProject } from '../../harness/index.ts'
 import { flagInput, startFlagsBurrow, stopFlagsBurrows } from './helpers.ts'
 

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto'
 import LZString from 'lz-string'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { Project } from '../../../src/config/documents.ts'
-import type { RunningBurrow } from '../../../src/runtime.ts'
+import type { Project } from '../../../src/accounts/documents.ts'
+import type { RunningBurrow } from '../../../src/runtime/start.ts'
 import { api, clickhouse, createTestKey, createTestProject } from '../../harness/index.ts'
 import { flagInput, insertGroup, insertPerson, post, startFlagsBurrow, stopFlagsBurrows } from './helpers.ts'
 

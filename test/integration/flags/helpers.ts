@@ -1,13 +1,13 @@
 // Shared pieces of the flag integration tests: Burrow with only the parts flags need (capture for
 // the SDKs' $feature_flag_called events, flag evaluation, the API), and small HTTP helpers.
 import { gzipSync } from 'node:zlib'
-import { apiComponent } from '../../../src/api/index.ts'
+import { apiComponent } from '../../../src/runtime/api-routes.ts'
 import { captureComponent } from '../../../src/capture/index.ts'
 import { loadConfig } from '../../../src/config/env.ts'
 import { flagsComponent } from '../../../src/flags/index.ts'
-import { createLogger } from '../../../src/logger.ts'
-import { type RunningBurrow, startBurrow } from '../../../src/runtime.ts'
-import type { ClickHouseClient } from '../../../src/store/clickhouse.ts'
+import { createLogger } from '../../../src/observability/logger.ts'
+import { type RunningBurrow, startBurrow } from '../../../src/runtime/start.ts'
+import type { ClickHouseClient } from '../../../src/clickhouse/client.ts'
 import { stack, tempDir } from '../../harness/index.ts'
 
 const running: RunningBurrow[] = []

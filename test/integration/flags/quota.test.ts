@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { Project } from '../../../src/config/documents.ts'
-import { ConfigStore } from '../../../src/config/store.ts'
-import type { RunningBurrow } from '../../../src/runtime.ts'
+import type { Project } from '../../../src/accounts/documents.ts'
+import { AccountStore } from '../../../src/accounts/store.ts'
+import type { RunningBurrow } from '../../../src/runtime/start.ts'
 import { api, createTestKey, createTestProject, nats } from '../../harness/index.ts'
 import { flagInput, post, startFlagsBurrow, stopFlagsBurrows } from './helpers.ts'
 
@@ -15,7 +15,7 @@ beforeAll(async () => {
   const call = api(burrow.url, await createTestKey(['feature_flag:write']))
   first = await createTestProject('quota a')
   sibling = await createTestProject('quota b (same organization)')
-  const store = await ConfigStore.open(await nats())
+  const store = await AccountStore.open(await nats())
   const org = await store.createOrganization('quota other org')
   foreign = await store.createProject({ name: 'quota c', organization_id: org.id })
   const body = flagInput('quota-flag', {

@@ -1,7 +1,7 @@
 // Person exports (spec "Person analytics") with PostHog's legacy parameters, JSON and CSV.
 // Data: dataset.ts (see funnels.test.ts for each person's events). Expected sets worked out by hand.
 import { beforeAll, describe, expect, it } from 'vitest'
-import type { Project } from '../../../src/config/documents.ts'
+import type { Project } from '../../../src/accounts/documents.ts'
 import { api, clickhouse, createTestKey, createTestProject, startTestBurrow } from '../../harness/index.ts'
 import { insertFunnelDataset, P } from './dataset.ts'
 

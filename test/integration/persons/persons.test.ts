@@ -3,7 +3,7 @@
 // pro/free/pro/free/pro/free; F also holds the distinct id `frank-anon`.
 import { randomUUID } from 'node:crypto'
 import { beforeAll, describe, expect, it } from 'vitest'
-import type { Project } from '../../../src/config/documents.ts'
+import type { Project } from '../../../src/accounts/documents.ts'
 import { api, clickhouse, createTestKey, createTestProject, startTestBurrow } from '../../harness/index.ts'
 import { insertFunnelDataset, P } from './dataset.ts'
 

@@ -1,6 +1,6 @@
 import { v5 as uuidv5 } from 'uuid'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { connectNats } from '../../../src/log/nats.ts'
+import { connectNats } from '../../../src/jetstream/connection.ts'
 import { SimulatedCrash } from '../../../src/projectors/index.ts'
 import { clickhouse, createTestProject, nats, stack } from '../../harness/index.ts'
 import { ev, rows, runProjector, type TestLog, testLog, waitForRows, waitIdle } from './helpers.ts'

@@ -4,15 +4,15 @@ import { randomBytes } from 'node:crypto'
 import { jetstream, jetstreamManager } from '@nats-io/jetstream'
 import { v7 as uuidv7 } from 'uuid'
 import type { Lane } from '../../../schema/jetstream.ts'
-import { type CapturedEvent, chunkMessageId, type EventChunk } from '../../../src/log/messages.ts'
-import type { NatsConnection } from '../../../src/log/nats.ts'
-import { createLogger } from '../../../src/logger.ts'
+import { type CapturedEvent, chunkMessageId, type EventChunk } from '../../../src/jetstream/messages.ts'
+import type { NatsConnection } from '../../../src/jetstream/connection.ts'
+import { createLogger } from '../../../src/observability/logger.ts'
 import {
   type ProjectorOptions,
   type RunningProjector,
   startProjector,
 } from '../../../src/projectors/index.ts'
-import { type ClickHouseClient, selectRows } from '../../../src/store/clickhouse.ts'
+import { type ClickHouseClient, selectRows } from '../../../src/clickhouse/client.ts'
 
 export interface TestLog {
   nc: NatsConnection

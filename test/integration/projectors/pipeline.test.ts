@@ -1,6 +1,6 @@
 import { v5 as uuidv5 } from 'uuid'
 import { beforeAll, describe, expect, it } from 'vitest'
-import type { CapturedEvent } from '../../../src/log/messages.ts'
+import type { CapturedEvent } from '../../../src/jetstream/messages.ts'
 import { clickhouse, createTestProject, nats } from '../../harness/index.ts'
 import {
   distinctIds,

@@ -2,14 +2,14 @@ import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { connectNats } from '../../../src/log/nats.ts'
+import { connectNats } from '../../../src/jetstream/connection.ts'
 import { defaultWebhooks } from '../../../src/plugins/pipeline.ts'
-import { PluginConfigStore } from '../../../src/plugins/store.ts'
+import { PluginConfigStore } from '../../../src/plugins/config-store.ts'
 import { SimulatedCrash } from '../../../src/projectors/index.ts'
-import type { RunningBurrow } from '../../../src/runtime.ts'
+import type { RunningBurrow } from '../../../src/runtime/start.ts'
 import { startNatsServer } from '../../../src/stack/nats-server.ts'
 import { freePort } from '../../../src/stack/ports.ts'
-import { clickhouseClient } from '../../../src/store/clickhouse.ts'
+import { clickhouseClient } from '../../../src/clickhouse/client.ts'
 import {
   api,
   clickhouse,

@@ -1,10 +1,10 @@
 import { v5 as uuidv5 } from 'uuid'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createLogger } from '../../../src/logger.ts'
+import { createLogger } from '../../../src/observability/logger.ts'
 import type { RunningProjector } from '../../../src/projectors/index.ts'
 import { type ReplayProgress, replay } from '../../../src/projectors/replay.ts'
-import { type ClickHouseClient, clickhouseClient } from '../../../src/store/clickhouse.ts'
-import { migrateClickHouse } from '../../../src/store/migrate.ts'
+import { type ClickHouseClient, clickhouseClient } from '../../../src/clickhouse/client.ts'
+import { migrateClickHouse } from '../../../src/clickhouse/migrate.ts'
 import { createTestProject, nats, stack } from '../../harness/index.ts'
 import { ev, PERSON_NAMESPACE, rows, runProjector, type TestLog, testLog, waitIdle } from './helpers.ts'
 

@@ -1,10 +1,10 @@
 import { join } from 'node:path'
 import { v5 as uuidv5 } from 'uuid'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { RunningBurrow } from '../../../src/runtime.ts'
+import type { RunningBurrow } from '../../../src/runtime/start.ts'
 import { startNatsServer } from '../../../src/stack/nats-server.ts'
 import { freePort } from '../../../src/stack/ports.ts'
-import { clickhouseClient } from '../../../src/store/clickhouse.ts'
+import { clickhouseClient } from '../../../src/clickhouse/client.ts'
 import { stack, startTestBurrow, tempDir } from '../../harness/index.ts'
 import { PERSON_NAMESPACE, rows, waitForRows } from './helpers.ts'
 

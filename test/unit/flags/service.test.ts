@@ -5,8 +5,8 @@ import { GroupTypeCache } from '../../../src/flags/properties.ts'
 import { FlagQuota } from '../../../src/flags/quota.ts'
 import { parseFlagRequest } from '../../../src/flags/request.ts'
 import { type EvaluationDeps, evaluateRequest } from '../../../src/flags/service.ts'
-import { type StoredFlag, storedFlagSchema } from '../../../src/flags/stored.ts'
-import { createLogger } from '../../../src/logger.ts'
+import { type StoredFlag, storedFlagSchema } from '../../../src/flags/stored-definition.ts'
+import { createLogger } from '../../../src/observability/logger.ts'
 
 let nextId = 1
 function stored(

@@ -4,7 +4,7 @@ import type { ClickHouseClient } from '@clickhouse/client'
 import { compileHogQL, type CompiledQuery } from '../../../hogql/index.ts'
 import { execute } from '../../execute.ts'
 
-// src/api/persons.ts imports `str` from here.
+// src/persons/routes.ts imports `str` from here.
 export { str } from '../common/index.ts'
 
 export interface RunOptions {

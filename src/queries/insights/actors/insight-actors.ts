@@ -11,8 +11,8 @@
 // Ids without a person row (personless events) are counted by the insights but have no person to
 // show, so the person lookups around these ids leave them out, as PostHog's actors do.
 import { z } from 'zod'
-import type { Project } from '../../../config/documents.ts'
-import { ValidationError } from '../../../errors.ts'
+import type { Project } from '../../../accounts/documents.ts'
+import { ValidationError } from '../../../http/errors.ts'
 import { alignToInterval, compileInner, parseWall, sqlStr } from '../common/index.ts'
 import { FunnelsQuery } from '../funnels/schema.ts'
 import { funnelPersonsSQL } from '../funnels/sql.ts'

@@ -2,7 +2,7 @@
 // that keeps the top `breakdown_limit` values and folds the rest into "other" (as
 // posthog/hogql_queries/insights/trends/trends_query_builder.py ranks them: by the sum of the
 // series over the range, descending, then by value).
-import { ValidationError } from '../../../errors.ts'
+import { ValidationError } from '../../../http/errors.ts'
 import { num, propertyField, sqlStr, str } from './hogql.ts'
 import type { BreakdownFilter } from './schema.ts'
 

@@ -5,7 +5,7 @@
 // an offset; without one the project zone applies) or relative ones: `-7d`, `-24h`, `-1w`,
 // `-3m`, `-1q` (13 weeks), `-1y`, `-30M` (minutes), `-10s`, with an optional `Start`/`End`
 // (`-1mStart`, `dStart`, `-1dEnd`). `date_from: 'all'` starts at the project's earliest event.
-import { ValidationError } from '../../../errors.ts'
+import { ValidationError } from '../../../http/errors.ts'
 import { str } from './hogql.ts'
 import type { DateRange, Interval } from './schema.ts'
 import {

@@ -6,7 +6,7 @@
 // group (properties of the event's group of `group_type_index`), event_metadata (a column of the
 // event: distinct_id, event, timestamp, $session_id, $group_N), hogql (`key` is a HogQL
 // condition). Cohort and element filters are refused.
-import { ValidationError } from '../../../errors.ts'
+import { ValidationError } from '../../../http/errors.ts'
 import { and, num, or, propertyField, str } from './hogql.ts'
 import type { Properties, PropertyFilter, PropertyGroup } from './schema.ts'
 

@@ -14,7 +14,7 @@
 //    person whose best chain is tainted is left out (PostHog's `-1`). Unordered funnels ignore
 //    exclusions, as PostHog's UDF does.
 // Events are ordered by second, then by lowest step, which is how PostHog orders same-time events.
-import { ValidationError } from '../../../errors.ts'
+import { ValidationError } from '../../../http/errors.ts'
 import {
   and,
   compileInner,

@@ -7,7 +7,7 @@
 // Only events from one interval before the range to one after are read, whatever the history.
 // Events sent with `$process_person_profile: false` are left out.
 import { z } from 'zod'
-import type { Project } from '../../../config/documents.ts'
+import type { Project } from '../../../accounts/documents.ts'
 import type { CompiledQuery } from '../../../hogql/index.ts'
 import type { QueryKind } from '../../kinds.ts'
 import {
@@ -31,7 +31,7 @@ import {
   seriesLabel,
   str,
 } from '../common/index.ts'
-import { ValidationError } from '../../../errors.ts'
+import { ValidationError } from '../../../http/errors.ts'
 
 export const LifecycleQuerySchema = z
   .object({

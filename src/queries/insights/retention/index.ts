@@ -3,7 +3,7 @@
 // the cohort did the returning event. The range ends at date_to (default now) and spans totalIntervals
 // periods back; only first-time retention reads older events (to find each person's first time).
 import { z } from 'zod'
-import { ValidationError } from '../../../errors.ts'
+import { ValidationError } from '../../../http/errors.ts'
 import { registerQueryKind } from '../../kinds.ts'
 import { compile } from '../actors/hogql.ts'
 import {

@@ -3,10 +3,10 @@
 // the range, N being the number of intervals in the range. computedAs 'cumulative' counts
 // "N or more" instead.
 import { z } from 'zod'
-import type { Project } from '../../../config/documents.ts'
+import type { Project } from '../../../accounts/documents.ts'
 import type { CompiledQuery } from '../../../hogql/index.ts'
 import type { QueryKind } from '../../kinds.ts'
-import { ValidationError } from '../../../errors.ts'
+import { ValidationError } from '../../../http/errors.ts'
 import {
   and,
   bucketsOf,

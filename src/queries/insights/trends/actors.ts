@@ -6,8 +6,8 @@
 //  * a breakdown value keeps the events with that value; "other" those whose value is not one of
 //    the top `breakdown_limit` values, ranked exactly as the statement ranks them.
 // Persons are merged persons (person_id); groups (math unique_group) are not actors here.
-import type { Project } from '../../../config/documents.ts'
-import { ValidationError } from '../../../errors.ts'
+import type { Project } from '../../../accounts/documents.ts'
+import { ValidationError } from '../../../http/errors.ts'
 import {
   addDays,
   addIntervals,

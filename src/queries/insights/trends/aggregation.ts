@@ -1,5 +1,5 @@
 // Series math (posthog/hogql_queries/insights/trends/aggregation_operations.py) as HogQL.
-import { ValidationError } from '../../../errors.ts'
+import { ValidationError } from '../../../http/errors.ts'
 import { type EventsNode, type Interval, propertyField } from '../common/index.ts'
 
 const QUANTILES: Record<string, number> = { median: 0.5, p75: 0.75, p90: 0.9, p95: 0.95, p99: 0.99 }

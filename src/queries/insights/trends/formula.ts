@@ -1,6 +1,6 @@
 // Trends formulas ('A + B', '(A - B) / A * 100'): series letters in query order, numbers,
 // + - * / and parentheses, evaluated point by point. A division by zero gives 0.
-import { ValidationError } from '../../../errors.ts'
+import { ValidationError } from '../../../http/errors.ts'
 
 type Node =
   | { k: 'num'; v: number }

@@ -1,4 +1,4 @@
-import type { Project } from '../../../config/documents.ts'
+import type { Project } from '../../../accounts/documents.ts'
 import type { QueryKind } from '../../kinds.ts'
 import { BREAKDOWN_OTHER } from '../common/index.ts'
 import { compileTrends, type TrendsCompiled } from './query.ts'

@@ -1,9 +1,9 @@
 // TrendsQuery → one ClickHouse statement. Each (series, period) is a HogQL query over events
 // grouped by bucket and breakdown value; breakdowns go through the top-N wrapper; all parts are
 // tagged with their series and period and joined by UNION ALL, so one round trip answers the query.
-import type { Project } from '../../../config/documents.ts'
+import type { Project } from '../../../accounts/documents.ts'
 import type { CompiledQuery } from '../../../hogql/index.ts'
-import { ValidationError } from '../../../errors.ts'
+import { ValidationError } from '../../../http/errors.ts'
 import {
   and,
   type BreakdownPlan,

@@ -1,0 +1,64 @@
+import { readdirSync, readFileSync } from 'node:fs'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import type { Logger } from '../observability/logger.ts'
+import { type ClickHouseClient, clickhouseClient, quote } from './client.ts'
+
+export const SCHEMA_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'schema', 'clickhouse')
+
+export interface Migration {
+  version: string
+  statements: string[]
+}
+
+/** Each file `NNNN_name.sql` is one version; statements end with `;` at the end of a line. */
+export function loadMigrations(dir = SCHEMA_DIR): Migration[] {
+  return readdirSync(dir)
+    .filter((f) => /^\d{4}_[\w-]+\.sql$/.test(f))
+    .sort()
+    .map((f) => {
+      const text = readFileSync(join(dir, f), 'utf8')
+        .split('\n')
+        .filter((l) => !l.trimStart().startsWith('--'))
+        .join('\n')
+      const statements = text
+        .split(/;\s*$/m)
+        .map((s) => s.trim())
+        .filter(Boolean)
+      return { version: f.replace(/\.sql$/, ''), statements }
+    })
+}
+
+export async function migrateClickHouse(
+  url: string,
+  database: string,
+  log?: Logger,
+): Promise<{ applied: string[]; client: ClickHouseClient }> {
+  const admin = clickhouseClient(url)
+  try {
+    await admin.command({ query: `CREATE DATABASE IF NOT EXISTS ${database}` })
+  } finally {
+    await admin.close()
+  }
+  const client = clickhouseClient(url, database)
+  const migrations = loadMigrations()
+  const [bootstrap] = migrations
+  if (bootstrap) for (const s of bootstrap.statements) await client.command({ query: s })
+  const rs = await client.query({
+    query: 'SELECT DISTINCT version FROM schema_migrations',
+    format: 'JSONEachRow',
+  })
+  const done = new Set((await rs.json<{ version: string }>()).map((r) => r.version))
+  const applied: string[] = []
+  for (const m of migrations) {
+    if (done.has(m.version)) continue
+    // Statements are idempotent (IF NOT EXISTS), so a crash between them and the record is harmless.
+    for (const s of m.statements) await client.command({ query: s })
+    await client.command({
+      query: `INSERT INTO schema_migrations (version, applied_at) SELECT ${quote(m.version)}, now()`,
+    })
+    applied.push(m.version)
+    log?.info({ version: m.version }, 'applied clickhouse migration')
+  }
+  return { applied, client }
+}

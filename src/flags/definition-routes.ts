@@ -1,0 +1,192 @@
+import { createHash } from 'node:crypto'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { z } from 'zod'
+import { authenticate, canSee, requireScope } from '../http/auth.ts'
+import { type ApiContext, authorize, projectRoute } from '../http/routes.ts'
+import { PageQuery, paginate } from '../http/paging.ts'
+import { userBasic } from '../accounts/user-body.ts'
+import type { Project, User } from '../accounts/documents.ts'
+import { AuthenticationError, PermissionDenied, ValidationError } from '../http/errors.ts'
+import { flagCreateSchema, flagPatchSchema } from './definition.ts'
+import { groupTypeMapping } from './properties.ts'
+import { localEvaluationBody } from './responses.ts'
+import { FlagStore } from './definition-store.ts'
+import type { StoredFlag } from './stored-definition.ts'
+import { flagUsage } from './usage.ts'
+
+// Management API of feature flags, under both project prefixes:
+//   GET/POST  …/feature_flags/            list (paged, newest first) / create (201)
+//   GET/PATCH/PUT …/feature_flags/:id/    retrieve / update (soft delete: PATCH {"deleted": true})
+//   DELETE    …/feature_flags/:id/        405, as PostHog: flags are only soft deleted
+//   GET       …/feature_flags/:id/usage/  call counts from ClickHouse
+//   GET       …/feature_flags/local_evaluation/, /api/feature_flag/local_evaluation?token=,
+//             /flags/definitions?token=   definitions for SDK local evaluation (personal key)
+
+const READ = 'feature_flag:read'
+const WRITE = 'feature_flag:write'
+
+const FlagParams = z.object({ project_id: z.string(), id: z.string() })
+const ListQuery = PageQuery.extend({
+  search: z.string().optional(),
+  active: z.enum(['true', 'false', 'STALE']).optional(),
+})
+const UsageQuery = z.object({ days: z.coerce.number().int().min(1).max(365).default(30) })
+const TokenQuery = z.object({ token: z.string().min(1).optional() }).passthrough()
+
+function flagId(raw: string): number {
+  if (!/^\d{1,12}$/.test(raw)) throw new ValidationError('id must be an integer.', 'id')
+  return Number(raw)
+}
+
+// PostHog's definition (posthog/api/feature_flag.py): one condition, no property filters, not a
+// group flag.
+function isSimple(f: StoredFlag): boolean {
+  const groups = f.filters.groups
+  return (
+    groups.length === 1 &&
+    groups.every((g) => g.properties.length === 0) &&
+    f.filters.aggregation_group_type_index == null
+  )
+}
+
+export function flagBody(f: StoredFlag, createdBy: User | undefined) {
+  const simple = isSimple(f)
+  return {
+    id: f.id,
+    name: f.name,
+    key: f.key,
+    filters: f.filters,
+    deleted: f.deleted,
+    active: f.active,
+    created_by: createdBy ? userBasic(createdBy) : null,
+    created_at: f.created_at,
+    updated_at: f.updated_at,
+    version: f.version,
+    is_simple_flag: simple,
+    rollout_percentage: simple ? (f.filters.groups[0]?.rollout_percentage ?? null) : null,
+    ensure_experience_continuity: f.ensure_experience_continuity,
+    tags: [] as string[],
+  }
+}
+
+// PostHog ignores a PATCH's `filters` that has no `groups` (its serializer keeps the stored ones).
+function patchInput(body: unknown) {
+  const raw = body && typeof body === 'object' ? { ...(body as Record<string, unknown>) } : {}
+  const filters = raw.filters
+  if (filters && typeof filters === 'object' && !('groups' in filters)) delete raw.filters
+  return flagPatchSchema.parse(raw)
+}
+
+const etagOf = (text: string) => `"${createHash('sha1').update(text).digest('hex')}"`
+
+export function registerFlagRoutes(app: FastifyInstance, ctx: ApiContext): void {
+  const storePromise = FlagStore.open(ctx.rt.nc)
+  const users = new Map<number, Promise<User | undefined>>()
+  const user = (id: number | null) => {
+    if (id === null) return Promise.resolve(undefined)
+    let u = users.get(id)
+    if (!u) {
+      u = ctx.rt.accounts.getUser(id)
+      users.set(id, u)
+      u.catch(() => users.delete(id))
+    }
+    return u
+  }
+  const body = async (f: StoredFlag) => flagBody(f, await user(f.created_by))
+  const both = (method: 'get' | 'post' | 'patch' | 'put' | 'delete', path: string, handler: Handler) => {
+    projectRoute(app, method, path, {}, handler)
+    projectRoute(app, method, `${path}/`, {}, handler)
+  }
+
+  both('get', '/feature_flags', async (req) => {
+    const { project } = await authorize(ctx, req, READ)
+    const q = ListQuery.parse(req.query ?? {})
+    const search = q.search?.toLowerCase()
+    const flags = (await (await storePromise).list(project.id))
+      .filter((f) => !f.deleted)
+      .filter((f) => q.active === undefined || q.active === 'STALE' || f.active === (q.active === 'true'))
+      .filter((f) => !search || f.key.toLowerCase().includes(search) || f.name.toLowerCase().includes(search))
+      .reverse()
+    const page = paginate(req, q, flags)
+    return { ...page, results: await Promise.all(page.results.map(body)) }
+  })
+
+  both('post', '/feature_flags', async (req, reply) => {
+    const { project, principal } = await authorize(ctx, req, WRITE)
+    const input = flagCreateSchema.parse(req.body ?? {})
+    const flag = await (await storePromise).create(project.id, input, principal.user.id)
+    return reply.code(201).send(await body(flag))
+  })
+
+  both('get', '/feature_flags/local_evaluation', async (req, reply) => {
+    const { project } = await authorize(ctx, req, READ)
+    return localEvaluation(req, reply, project)
+  })
+
+  both('get', '/feature_flags/:id', async (req) => {
+    const { project } = await authorize(ctx, req, READ)
+    const { id } = FlagParams.parse(req.params)
+    return body(await (await storePromise).get(project.id, flagId(id)))
+  })
+
+  both('patch', '/feature_flags/:id', async (req) => {
+    const { project } = await authorize(ctx, req, WRITE)
+    const { id } = FlagParams.parse(req.params)
+    const patch = patchInput(req.body)
+    return body(await (await storePromise).update(project.id, flagId(id), patch))
+  })
+
+  both('put', '/feature_flags/:id', async (req) => {
+    const { project } = await authorize(ctx, req, WRITE)
+    const { id } = FlagParams.parse(req.params)
+    const full = flagCreateSchema.parse(req.body ?? {})
+    return body(await (await storePromise).update(project.id, flagId(id), full))
+  })
+
+  both('delete', '/feature_flags/:id', async (req, reply) => {
+    await authorize(ctx, req, WRITE)
+    return reply.code(405).send()
+  })
+
+  both('get', '/feature_flags/:id/usage', async (req) => {
+    const { project } = await authorize(ctx, req, READ)
+    const { id } = FlagParams.parse(req.params)
+    const flag = await (await storePromise).get(project.id, flagId(id))
+    const { days } = UsageQuery.parse(req.query ?? {})
+    return { flag_id: flag.id, ...(await flagUsage(ctx.rt.ch, project.id, flag.key, days)) }
+  })
+
+  // The definitions SDKs evaluate locally. Inactive flags are included (SDKs then answer false
+  // without asking); an ETag lets posthog-node's poll come back 304 when nothing changed.
+  const localEvaluation = async (req: FastifyRequest, reply: FastifyReply, project: Project) => {
+    const flags = await (await storePromise).list(project.id)
+    const mapping = await groupTypeMapping(ctx.rt.ch, project.id).catch((err) => {
+      req.log.warn({ err }, 'group type mapping unavailable; group flags will be evaluated remotely')
+      return {}
+    })
+    const text = JSON.stringify(localEvaluationBody(flags, mapping))
+    const etag = etagOf(text)
+    reply.header('etag', etag)
+    if (req.headers['if-none-match'] === etag) return reply.code(304).send()
+    return reply.type('application/json').send(text)
+  }
+
+  // By project API key (?token=), the way posthog-node asks: the personal key must reach that project.
+  const byToken = async (req: FastifyRequest, reply: FastifyReply) => {
+    const principal = await authenticate(req, ctx.rt.accounts)
+    ctx.limiter.check(principal.key.id)
+    requireScope(principal, READ)
+    const { token } = TokenQuery.parse(req.query ?? {})
+    if (!token) throw new AuthenticationError('The project API key (?token=) is missing.', 'missing_api_key')
+    const project = await ctx.rt.accounts.projectByToken(token)
+    if (!project) throw new AuthenticationError('Project API key invalid.', 'invalid_api_key')
+    if (!canSee(principal, project)) throw new PermissionDenied('This key cannot reach that project.')
+    return localEvaluation(req, reply, project)
+  }
+  for (const path of ['/flags/definitions', '/flags/definitions/']) app.get(path, byToken)
+  for (const path of ['/api/feature_flag/local_evaluation', '/api/feature_flag/local_evaluation/']) {
+    app.get(path, byToken)
+  }
+}
+
+type Handler = Parameters<typeof projectRoute>[4]

@@ -1,0 +1,74 @@
+import type { FastifyRequest } from 'fastify'
+import type { PersonalKey, Project, User } from '../accounts/documents.ts'
+import type { AccountStore } from '../accounts/store.ts'
+import { AuthenticationError, NotFound, PermissionDenied, Throttled, ValidationError } from './errors.ts'
+
+export interface Principal {
+  key: PersonalKey
+  user: User
+}
+
+/** `:write` implies `:read`; `*` grants everything. */
+export function hasScope(granted: string[], required: string): boolean {
+  if (granted.includes('*') || granted.includes(required)) return true
+  const [resource, action] = required.split(':')
+  return action === 'read' && granted.includes(`${resource}:write`)
+}
+
+/** Reads `Authorization: Bearer phx_…` (or `?personal_api_key=`) and returns the key's owner. */
+export async function authenticate(req: FastifyRequest, store: AccountStore): Promise<Principal> {
+  const header = req.headers.authorization
+  let raw: string | undefined
+  if (header) {
+    const m = /^Bearer\s+(\S+)$/i.exec(header)
+    if (!m) throw new AuthenticationError('Authorization header must be "Bearer <personal API key>".')
+    raw = m[1]
+  } else {
+    const q = req.query as Record<string, unknown> | undefined
+    if (typeof q?.personal_api_key === 'string') raw = q.personal_api_key
+  }
+  if (!raw) throw new AuthenticationError('Authentication credentials were not provided.')
+  const key = await store.personalKey(raw)
+  if (!key) throw new AuthenticationError('Personal API key is invalid.', 'authentication_failed')
+  const user = await store.getUser(key.user_id)
+  if (!user) throw new AuthenticationError('Personal API key is invalid.', 'authentication_failed')
+  return { key, user }
+}
+
+export function requireScope(p: Principal, scope: string): void {
+  if (!hasScope(p.key.scopes, scope)) {
+    throw new PermissionDenied(`API key missing required scope '${scope}'`, 'permission_denied')
+  }
+}
+
+/** A project the key may reach; any other id (unknown, other organization, not listed) is a 404. */
+export async function projectFor(p: Principal, rawId: string, store: AccountStore): Promise<Project> {
+  if (!/^\d{1,12}$/.test(rawId)) throw new ValidationError('project_id must be an integer.', 'project_id')
+  const id = Number(rawId)
+  const project = await store.getProject(id)
+  if (!project || !canSee(p, project)) throw new NotFound('Project not found.')
+  return project
+}
+
+export function canSee(p: Principal, project: Project): boolean {
+  if (project.organization_id !== p.user.organization_id) return false
+  return p.key.projects === null || p.key.projects.includes(project.id)
+}
+
+/** Per-key fixed-window limiter; enough for one api process (each process counts its own). */
+export class RateLimiter {
+  private readonly windows = new Map<string, { start: number; count: number }>()
+  constructor(private readonly perMinute: number) {}
+
+  check(keyId: string, now = Date.now()): void {
+    if (this.perMinute <= 0) return
+    const w = this.windows.get(keyId)
+    if (!w || now - w.start >= 60_000) {
+      if (this.windows.size > 50_000) this.windows.clear()
+      this.windows.set(keyId, { start: now, count: 1 })
+      return
+    }
+    w.count++
+    if (w.count > this.perMinute) throw new Throttled(Math.ceil((w.start + 60_000 - now) / 1000))
+  }
+}

@@ -1,0 +1,175 @@
+import type { FastifyInstance } from 'fastify'
+import { z } from 'zod'
+import { NotFound, ValidationError } from '../http/errors.ts'
+import { runHogQL, str } from '../queries/insights/actors/hogql.ts'
+import { queryPersons } from '../queries/insights/actors/persons.ts'
+import { PropertiesSchema, propertiesCondition } from '../queries/insights/common/index.ts'
+import { authorize, type ApiContext, projectRoute } from '../http/routes.ts'
+import { PageQuery, envelope } from '../http/paging.ts'
+import { deletePerson } from './delete.ts'
+import { registerPersonExportRoutes } from './exports.ts'
+
+// Person endpoints (spec "Person analytics"; PostHog's /persons/ list, retrieve, delete, values).
+// Persons are created and changed only through capture; these read and delete them.
+
+const READ = 'person:read'
+const WRITE = 'person:write'
+
+const ProjectParams = z.object({ project_id: z.string() })
+const PersonParams = ProjectParams.extend({ id: z.string() })
+
+const ListQuery = PageQuery.extend({
+  search: z
+    .string()
+    .optional()
+    .describe('substring of a distinct id or of the properties, or the exact uuid'),
+  distinct_id: z.string().optional(),
+  email: z.string().optional().describe('exact value of the `email` person property'),
+  key_identifier: z.string().optional().describe('email or distinct id'),
+  uuid: z.string().optional().describe('comma-separated person uuids'),
+  properties: z.string().optional().describe('JSON list of person property filters'),
+})
+type ListQuery = z.infer<typeof ListQuery>
+
+const ValuesQuery = z.object({
+  key: z.string().min(1),
+  value: z.string().optional().describe('case-insensitive substring the values must contain'),
+})
+
+const VALUES_LIMIT = 100
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
+const idsWhere = (cond: string) => `p.id IN (SELECT person_id FROM person_distinct_ids WHERE ${cond})`
+
+function listWhere(q: ListQuery): string {
+  const parts: string[] = []
+  if (q.distinct_id !== undefined) parts.push(idsWhere(`distinct_id = ${str(q.distinct_id)}`))
+  if (q.email !== undefined) parts.push(`p.properties['email'] = ${str(q.email)}`)
+  if (q.key_identifier !== undefined) {
+    const v = str(q.key_identifier)
+    parts.push(`(ifNull(p.properties['email'] = ${v}, 0) OR ${idsWhere(`distinct_id = ${v}`)})`)
+  }
+  if (q.uuid !== undefined) {
+    const ids = q.uuid
+      .split(',')
+      .map((s) => s.trim())
+      .filter((s) => UUID.test(s))
+    parts.push(ids.length ? `p.id IN (${ids.map((i) => `toUUID(${str(i)})`).join(', ')})` : '0')
+  }
+  if (q.search !== undefined && q.search.trim() !== '') {
+    const s = q.search.trim()
+    const like = str(`%${s.replace(/[\\%_]/g, (c) => `\\${c}`)}%`)
+    const alternatives = [`p.properties ILIKE ${like}`, idsWhere(`distinct_id ILIKE ${like}`)]
+    if (UUID.test(s)) alternatives.push(`p.id = toUUID(${str(s.toLowerCase())})`)
+    parts.push(`(${alternatives.join(' OR ')})`)
+  }
+  if (q.properties !== undefined) {
+    let parsed: unknown
+    try {
+      parsed = JSON.parse(q.properties)
+    } catch {
+      throw new ValidationError('properties must be JSON.', 'properties')
+    }
+    // a flat list means person properties unless a filter says otherwise
+    const list = Array.isArray(parsed) ? parsed.map((f) => ({ type: 'person', ...(f as object) })) : parsed
+    const filters = PropertiesSchema.safeParse(list)
+    if (!filters.success)
+      throw new ValidationError('properties must be a list of property filters.', 'properties')
+    parts.push(propertiesCondition(filters.data, { personsAlias: 'p' }) ?? '1')
+  }
+  return parts.length ? parts.map((x) => `(${x})`).join(' AND ') : '1'
+}
+
+/** Stored text back to what PostHog shows: JSON scalars parsed, booleans as 'true'/'false'. */
+function valueName(v: string): unknown {
+  try {
+    const parsed: unknown = JSON.parse(v)
+    if (typeof parsed === 'boolean') return parsed ? 'true' : 'false'
+    if (typeof parsed === 'number') return parsed
+    if (parsed !== null && typeof parsed === 'object') return v
+  } catch {}
+  return v
+}
+
+export function registerPersonRoutes(app: FastifyInstance, ctx: ApiContext): void {
+  const ch = ctx.rt.ch
+
+  projectRoute(
+    app,
+    'get',
+    '/persons/',
+    { schema: { params: ProjectParams, querystring: ListQuery } },
+    async (req) => {
+      const { project } = await authorize(ctx, req, READ)
+      const q = req.query as ListQuery
+      const where = listWhere(q)
+      const [countRows, results] = await Promise.all([
+        runHogQL(ch, `SELECT count() FROM persons AS p WHERE ${where}`, {
+          teamId: project.id,
+          timezone: 'UTC',
+        }),
+        queryPersons(
+          ch,
+          project.id,
+          where,
+          `ORDER BY p.created_at DESC, p.id DESC LIMIT ${q.limit} OFFSET ${q.offset}`,
+          q.limit,
+        ),
+      ])
+      return envelope(req, q, Number(countRows[0]?.[0] ?? 0), results)
+    },
+  )
+
+  projectRoute(
+    app,
+    'get',
+    '/persons/values/',
+    { schema: { params: ProjectParams, querystring: ValuesQuery } },
+    async (req) => {
+      const { project } = await authorize(ctx, req, READ)
+      const q = req.query as z.infer<typeof ValuesQuery>
+      const v = `properties[${str(q.key)}]`
+      const filter = q.value ? ` AND ${v} ILIKE ${str(`%${q.value}%`)}` : ''
+      const rows = await runHogQL(
+        ch,
+        `SELECT ${v} AS value, count() AS c FROM persons WHERE ${v} IS NOT NULL${filter}
+         GROUP BY value ORDER BY c DESC, value LIMIT ${VALUES_LIMIT}`,
+        { teamId: project.id, timezone: 'UTC' },
+      )
+      return rows.map(([value, c]) => ({ name: valueName(String(value)), count: Number(c) }))
+    },
+  )
+
+  registerPersonExportRoutes(app, ctx)
+
+  projectRoute(app, 'get', '/persons/:id/', { schema: { params: PersonParams } }, async (req) => {
+    const { project } = await authorize(ctx, req, READ)
+    const { id } = req.params as z.infer<typeof PersonParams>
+    if (!UUID.test(id)) throw new NotFound('Person not found.')
+    const [person] = await queryPersons(ch, project.id, `p.id = toUUID(${str(id.toLowerCase())})`, 'LIMIT 1')
+    if (!person) throw new NotFound('Person not found.')
+    return person
+  })
+
+  const DeleteQuery = z.object({
+    delete_events: z
+      .enum(['true', 'false', '1', '0'])
+      .optional()
+      .transform((v) => v === 'true' || v === '1'),
+  })
+  projectRoute(
+    app,
+    'delete',
+    '/persons/:id/',
+    { schema: { params: PersonParams, querystring: DeleteQuery } },
+    async (req, reply) => {
+      const { project } = await authorize(ctx, req, WRITE)
+      const { id } = req.params as z.infer<typeof PersonParams>
+      if (!UUID.test(id)) throw new NotFound('Person not found.')
+      const { delete_events } = req.query as z.infer<typeof DeleteQuery>
+      const ok = await deletePerson(ch, project.id, id.toLowerCase(), { deleteEvents: delete_events })
+      if (!ok) throw new NotFound('Person not found.')
+      return reply.code(202).send()
+    },
+  )
+}

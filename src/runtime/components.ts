@@ -1,0 +1,15 @@
+// The parts of Burrow and the roles they run in; the runtime starts those of the configured role.
+import { apiComponent } from './api-routes.ts'
+import { captureComponent } from '../capture/index.ts'
+import { flagsComponent } from '../flags/index.ts'
+import { projectorComponent } from '../projectors/index.ts'
+import type { Component } from './types.ts'
+import { retentionComponent } from '../clickhouse/retention.ts'
+
+export const COMPONENTS: Component[] = [
+  captureComponent,
+  flagsComponent,
+  apiComponent,
+  projectorComponent,
+  retentionComponent,
+]

@@ -1,0 +1,162 @@
+// FunnelsQuery through POST /query/ on real ClickHouse 18.16. The data set is in
+// ../persons/dataset.ts; each expected value below is derived by hand from it:
+//   A signup 10:00, activate 10:10, pay 10:40             B signup 10:00, $pageview 10:01, activate 10:05
+//   C activate 09:00, signup 10:00, pay 10:30             D signup 03-01 10:00, activate 03-03 11:00 (49 h)
+//   E signup 10:00, cancel 10:02, activate 10:05, pay 10:06
+//   F signup 10:00 (stamped with OLD_F, merged into F), activate 10:20
+//   PL1 (personless) signup 10:00
+import { beforeAll, describe, expect, it } from 'vitest'
+import type { Project } from '../../../../src/accounts/documents.ts'
+import { api, clickhouse, createTestKey, createTestProject, startTestBurrow } from '../../../harness/index.ts'
+import { insertFunnelDataset } from '../../persons/dataset.ts'
+
+let project: Project
+let other: Project
+let call: ReturnType<typeof api>
+
+beforeAll(async () => {
+  const burrow = await startTestBurrow({ API_RATE_LIMIT_PER_MINUTE: '100000' })
+  project = await createTestProject('funnels')
+  other = await createTestProject('funnels other')
+  call = api(burrow.url, await createTestKey(['query:read'], [project.id, other.id]))
+  await insertFunnelDataset(clickhouse(), project.id)
+})
+
+const step = (event: string) => ({ kind: 'EventsNode', event })
+const funnel = (funnelsFilter: Record<string, unknown> = {}, extra: Record<string, unknown> = {}) => ({
+  kind: 'FunnelsQuery',
+  series: [step('signup'), step('activate'), step('pay')],
+  dateRange: { date_from: '2024-03-01', date_to: '2024-03-03' },
+  funnelsFilter,
+  ...extra,
+})
+
+async function run(query: unknown, projectId = project.id) {
+  const r = await call('POST', `/api/environments/${projectId}/query/`, { query, refresh: 'force_blocking' })
+  expect(r.status, r.text).toBe(200)
+  return r.body.results
+}
+
+const counts = (steps: { count: number }[]) => steps.map((s) => s.count)
+
+describe('FunnelsQuery', () => {
+  it('ordered: counts, merged and personless persons, conversion times and the step shape', async () => {
+    const res = await run(funnel())
+    // reached: A 3, B 2, C 1, D 2, E 3, F 2 (merged), PL1 1
+    expect(counts(res)).toEqual([7, 5, 2])
+    expect(res[0]).toEqual({
+      action_id: 'signup',
+      name: 'signup',
+      custom_name: null,
+      order: 0,
+      people: [],
+      count: 7,
+      type: 'events',
+      average_conversion_time: null,
+      median_conversion_time: null,
+    })
+    // into activate: A 600, B 300, D 176400, E 300, F 1200
+    expect(res[1].average_conversion_time).toBe(35760)
+    expect(res[1].median_conversion_time).toBe(600)
+    // into pay: A 1800, E 60
+    expect(res[2].average_conversion_time).toBe(930)
+    expect(res[2].median_conversion_time).toBe(930)
+  })
+
+  it('strict: any other event in between ends the funnel', async () => {
+    // A 3, B 1 ($pageview between), C 1, D 2, E 1 (cancel between), F 2, PL1 1
+    expect(counts(await run(funnel({ funnelOrderType: 'strict' })))).toEqual([7, 3, 1])
+  })
+
+  it('unordered: steps in any order within the window', async () => {
+    // A 3, B 2, C 3 (activate, signup, pay), D 2, E 3, F 2, PL1 1
+    const res = await run(funnel({ funnelOrderType: 'unordered' }))
+    expect(counts(res)).toEqual([7, 6, 3])
+    expect(res.map((s: { name: string }) => s.name)).toEqual([
+      'Completed 1 step',
+      'Completed 2 steps',
+      'Completed 3 steps',
+    ])
+    // C: 09:00 -> 10:00 -> 10:30 gives 3600 then 1800; A 600/1800; E 300/60
+    expect(res[2].average_conversion_time).toBe((1800 + 1800 + 60) / 3)
+  })
+
+  it('conversion window: one day leaves D at the first step', async () => {
+    const res = await run(funnel({ funnelWindowInterval: 1, funnelWindowIntervalUnit: 'day' }))
+    expect(counts(res)).toEqual([7, 4, 2])
+    // 49 hours fit in 3 days
+    expect(counts(await run(funnel({ funnelWindowInterval: 3, funnelWindowIntervalUnit: 'day' })))).toEqual([
+      7, 5, 2,
+    ])
+    // 20 minutes: D is out, F (exactly 20 min) stays, A needs 40 min for pay so only E pays
+    expect(
+      counts(await run(funnel({ funnelWindowInterval: 20, funnelWindowIntervalUnit: 'minute' }))),
+    ).toEqual([7, 4, 1])
+  })
+
+  it('exclusions: a cancel between signup and activate removes E from the funnel', async () => {
+    const exclusions = [
+      { kind: 'FunnelExclusionEventsNode', event: 'cancel', funnelFromStep: 0, funnelToStep: 1 },
+    ]
+    const res = await run(funnel({ exclusions }))
+    expect(counts(res)).toEqual([6, 4, 1])
+    // an exclusion range the cancel is not in changes nothing (E's cancel is before activate)
+    const later = [{ kind: 'FunnelExclusionEventsNode', event: 'cancel', funnelFromStep: 1, funnelToStep: 2 }]
+    expect(counts(await run(funnel({ exclusions: later })))).toEqual([7, 5, 2])
+  })
+
+  it('breakdown by an event property (first touch) with a limit and "Other"', async () => {
+    const q = funnel({}, { breakdownFilter: { breakdown: 'plan', breakdown_type: 'event' } })
+    const res = await run(q)
+    // pro: A 3, E 3, F 2 -> [3, 3, 2]; free: B 2, D 2, PL1 1 -> [3, 2, 0]; '' : C (first event has no plan) -> [1, 0, 0]
+    expect(
+      res.map((steps: { breakdown_value: string; count: number }[]) => [
+        steps[0]!.breakdown_value,
+        counts(steps),
+      ]),
+    ).toEqual([
+      ['pro', [3, 3, 2]],
+      ['free', [3, 2, 0]],
+      ['', [1, 0, 0]],
+    ])
+    expect(res[0][2]).toMatchObject({
+      breakdown: 'pro',
+      breakdown_value: 'pro',
+      average_conversion_time: 930,
+    })
+    const limited = await run({
+      ...q,
+      breakdownFilter: { breakdown: 'plan', breakdown_type: 'event', breakdown_limit: 1 },
+    })
+    expect(
+      limited.map((steps: { breakdown_value: string; count: number }[]) => [
+        steps[0]!.breakdown_value,
+        counts(steps),
+      ]),
+    ).toEqual([
+      ['pro', [3, 3, 2]],
+      ['Other', [4, 2, 0]],
+    ])
+  })
+
+  it('event property filters on a step', async () => {
+    const q = funnel()
+    q.series[0] = {
+      ...step('signup'),
+      properties: [{ key: 'plan', value: 'pro', operator: 'exact', type: 'event' }],
+    } as never
+    // only signups with plan=pro start: A 3, C 1, E 3, F 2
+    expect(counts(await run(q))).toEqual([4, 3, 2])
+  })
+
+  it('another project sees none of these events', async () => {
+    expect(await run(funnel(), other.id)).toEqual([])
+  })
+
+  it('rejects actions and bad exclusions with 400', async () => {
+    const r = await call('POST', `/api/environments/${project.id}/query/`, {
+      query: funnel({ exclusions: [{ kind: 'EventsNode', event: 'x', funnelFromStep: 1, funnelToStep: 1 }] }),
+    })
+    expect(r.status).toBe(400)
+  })
+})

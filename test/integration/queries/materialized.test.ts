@@ -1,0 +1,79 @@
+import { v4 as uuidv4 } from 'uuid'
+import { beforeAll, describe, expect, it } from 'vitest'
+import type { Project } from '../../../src/accounts/documents.ts'
+import { setMaterializedProperties } from '../../../src/hogql/materialized.ts'
+import type { RunningBurrow } from '../../../src/runtime/start.ts'
+import { columnFor, loadMaterialized, materializeProperty } from '../../../src/clickhouse/materialize.ts'
+import { api, clickhouse, createTestKey, createTestProject, startTestBurrow } from '../../harness/index.ts'
+import { insertEvents } from '../hogql/fixtures.ts'
+
+let burrow: RunningBurrow
+let project: Project
+let call: ReturnType<typeof api>
+// a property name of this file's own, so materializing it does not change other files' SQL
+const PROP = `$browser_${Math.floor(Math.random() * 1e9)}`
+
+const event = (value: string | null, ts: string) => ({
+  team: project.id,
+  uuid: uuidv4(),
+  event: '$pageview',
+  distinctId: 'd',
+  personId: uuidv4(),
+  timestamp: ts,
+  properties: value === null ? {} : { [PROP]: value },
+})
+
+beforeAll(async () => {
+  burrow = await startTestBurrow()
+  project = await createTestProject('materialized')
+  call = api(burrow.url, await createTestKey(['query:read'], [project.id]))
+  await insertEvents(clickhouse(), [
+    event('Chrome', '2026-03-01 10:00:00.000'),
+    event('Chrome', '2026-03-01 11:00:00.000'),
+    event('Safari', '2026-04-01 10:00:00.000'),
+    event(null, '2026-04-02 10:00:00.000'),
+  ])
+})
+
+const run = (text: string) =>
+  call('POST', `/api/projects/${project.id}/query/`, {
+    query: { kind: 'HogQLQuery', query: text },
+    refresh: 'force_blocking',
+  })
+
+describe('materialized property columns', () => {
+  it('reads a materialized property from its column, with the same answers, old and new rows alike', async () => {
+    const text = `SELECT properties.${PROP} AS b, count() FROM events GROUP BY b ORDER BY b`
+    const before = await run(text)
+    expect(before.body.results).toEqual([
+      ['Chrome', 2],
+      ['Safari', 1],
+      [null, 1],
+    ])
+    expect(before.body.clickhouse).toContain('prop_values')
+
+    const column = await materializeProperty(clickhouse(), PROP)
+    expect(column).toBe(columnFor(PROP))
+    const map = await loadMaterialized(clickhouse())
+    expect(map.get(PROP)).toBe(column)
+    setMaterializedProperties(map)
+
+    const after = await run(text)
+    expect(after.body.clickhouse).toContain(column)
+    expect(after.body.clickhouse).not.toContain('prop_values')
+    expect(after.body.results).toEqual(before.body.results)
+
+    // rows written after the column exists are computed on insert
+    await insertEvents(clickhouse(), [event('Safari', '2026-04-03 10:00:00.000')])
+    const filtered = await run(`SELECT count() FROM events WHERE properties.${PROP} = 'Safari'`)
+    expect(filtered.body.results).toEqual([[2]])
+
+    // materializing again is a no-op
+    expect(await materializeProperty(clickhouse(), PROP)).toBe(column)
+  })
+
+  it('refuses names that are not a top-level property', async () => {
+    await expect(materializeProperty(clickhouse(), '')).rejects.toThrow(/property/)
+    await expect(materializeProperty(clickhouse(), 'a\x1Fb')).rejects.toThrow(/property/)
+  })
+})

@@ -1,0 +1,111 @@
+import { readFileSync, statSync } from 'node:fs'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { freePort } from '../../src/stack/ports.ts'
+import { runBurrow, spawnBurrow } from '../harness/cli.ts'
+import { stack, tempDir } from '../harness/index.ts'
+
+describe('burrow start on the shared servers', () => {
+  it('creates the default credentials once, serves /_health, reuses them and exits 0 on SIGTERM', async () => {
+    const s = stack()
+    const dataDir = tempDir()
+    const port = String(await freePort())
+    const env = {
+      NATS_URL: s.natsUrl,
+      CLICKHOUSE_URL: s.clickhouseUrl,
+      CLICKHOUSE_DATABASE: s.database,
+      DATA_DIR: dataDir,
+      PORT: port,
+    }
+    const first = spawnBurrow(['start'], env)
+    await first.waitFor(/Burrow listening on/)
+    const printed = first.output()
+    expect(printed).toMatch(/project API key:\s+phc_/)
+    expect(printed).toMatch(/personal API key:\s+phx_/)
+    const file = join(dataDir, 'local-credentials.json')
+    expect(statSync(file).mode & 0o777).toBe(0o600)
+    const creds = JSON.parse(readFileSync(file, 'utf8'))
+    expect(Object.keys(creds).sort()).toEqual(['personal_api_key', 'project_api_key', 'project_id'])
+    expect(printed).toContain(creds.personal_api_key)
+
+    const health = await fetch(`http://127.0.0.1:${port}/_health`)
+    expect(health.status).toBe(200)
+    expect(await health.json()).toMatchObject({
+      status: 'ok',
+      dependencies: { nats: { status: 'ok' }, clickhouse: { status: 'ok' } },
+    })
+
+    first.child.kill('SIGTERM')
+    expect(await first.exited).toBe(0)
+
+    const second = spawnBurrow(['start'], env)
+    await second.waitFor(/Burrow listening on/)
+    expect(second.output()).not.toMatch(/personal API key/)
+    expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual(creds)
+    second.child.kill('SIGINT')
+    expect(await second.exited).toBe(0)
+  })
+
+  it('stops start-up with a message naming a wrong variable', async () => {
+    const r = await runBurrow(['start'], { PORT: 'abc', DATA_DIR: tempDir() })
+    expect(r.code).toBe(2)
+    expect(r.output).toMatch(/invalid PORT/)
+  })
+
+  it('answers --help for every command', async () => {
+    for (const args of [
+      ['--help'],
+      ['start', '--help'],
+      ['keys', 'create', '--help'],
+      ['projects', '--help'],
+    ]) {
+      const r = await runBurrow(args, {})
+      expect(r.code).toBe(0)
+      expect(r.output).toMatch(/Usage: burrow/)
+    }
+  })
+})
+
+describe('burrow start with the embedded stack', () => {
+  it('starts its own nats-server and clickhouse-server, records them, and keeps data across restarts', async () => {
+    const dataDir = tempDir()
+    const port = String(await freePort())
+    const env = { DATA_DIR: dataDir, PORT: port, NATS_URL: '', CLICKHOUSE_URL: '' }
+    const first = spawnBurrow(['start'], env)
+    await first.waitFor(/Burrow listening on/, 90_000)
+    const recorded = JSON.parse(readFileSync(join(dataDir, 'stack.json'), 'utf8'))
+    expect(recorded.nats_url).toMatch(/^nats:\/\/127\.0\.0\.1:\d+$/)
+    expect(recorded.clickhouse_url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/)
+    // the shared test servers run too: free ports mean no collision
+    expect(recorded.nats_url).not.toBe(stack().natsUrl)
+
+    const status = await runBurrow(['status'], env)
+    expect(status.output).toContain(recorded.nats_url)
+    expect(status.output).toContain(recorded.clickhouse_url)
+    expect(status.output).toMatch(/burrow:.*\(up\)/)
+
+    const created = await runBurrow(['projects', 'create', 'second'], env)
+    expect(created.code).toBe(0)
+    expect(JSON.parse(created.output.slice(created.output.indexOf('{')))).toMatchObject({
+      id: 2,
+      name: 'second',
+    })
+
+    const key = await runBurrow(['keys', 'create', '--project', '2', '--scopes', 'query:read'], env)
+    expect(key.code).toBe(0)
+    expect(key.output).toMatch(/^phx_/m)
+
+    first.child.kill('SIGTERM')
+    expect(await first.exited).toBe(0)
+    // the embedded servers went down with it
+    const down = await runBurrow(['status'], env)
+    expect(down.output).toMatch(/clickhouse_url:.*\(down\)/)
+
+    const second = spawnBurrow(['start'], env)
+    await second.waitFor(/Burrow listening on/, 90_000)
+    const again = await runBurrow(['projects', 'create', 'third'], env)
+    expect(JSON.parse(again.output.slice(again.output.indexOf('{')))).toMatchObject({ id: 3 })
+    second.child.kill('SIGTERM')
+    expect(await second.exited).toBe(0)
+  })
+})
