@@ -15,11 +15,6 @@ export function clickhouseClient(url: string, database?: string): ClickHouseClie
   })
 }
 
-/** Escapes a string as a ClickHouse single-quoted literal (works on every server version). */
-export function quote(s: string): string {
-  return `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`
-}
-
 /** Runs a SELECT and returns its rows as objects. */
 export async function selectRows<T>(ch: ClickHouseClient, query: string): Promise<T[]> {
   const rs = await ch.query({ query, format: 'JSONEachRow' })

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto'
 import { ValidationError } from '../http/errors.ts'
-import { type ClickHouseClient, quote, selectRows } from './client.ts'
+import { type ClickHouseClient, selectRows } from './client.ts'
+import { sqlString } from './sql.ts'
 
 // Materialized property columns: a hot event property gets a column of its own, computed by
 // ClickHouse from the key/value arrays on insert (and on read for parts written before), so
@@ -22,18 +23,18 @@ export async function materializeProperty(ch: ClickHouseClient, property: string
   const column = columnFor(property)
   const existing = await selectRows<{ name: string }>(
     ch,
-    `SELECT name FROM system.columns WHERE database = currentDatabase() AND table = 'events' AND name = ${quote(column)}`,
+    `SELECT name FROM system.columns WHERE database = currentDatabase() AND table = 'events' AND name = ${sqlString(column)}`,
   )
   if (existing.length === 0) {
     // 18.16 has no ADD COLUMN IF NOT EXISTS; a concurrent add of the same column fails harmlessly.
     await ch.command({
       query:
         `ALTER TABLE events ADD COLUMN \`${column}\` Nullable(String) MATERIALIZED ` +
-        `arrayElement(CAST(prop_values AS Array(Nullable(String))), indexOf(prop_keys, ${quote(property)}))`,
+        `arrayElement(CAST(prop_values AS Array(Nullable(String))), indexOf(prop_keys, ${sqlString(property)}))`,
     })
   }
   await ch.command({
-    query: `INSERT INTO materialized_columns (property, column_name, created_at) SELECT ${quote(property)}, ${quote(column)}, now()`,
+    query: `INSERT INTO materialized_columns (property, column_name, created_at) SELECT ${sqlString(property)}, ${sqlString(column)}, now()`,
   })
   return column
 }

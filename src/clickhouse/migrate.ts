@@ -2,7 +2,8 @@ import { readdirSync, readFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { Logger } from '../observability/logger.ts'
-import { type ClickHouseClient, clickhouseClient, quote } from './client.ts'
+import { type ClickHouseClient, clickhouseClient } from './client.ts'
+import { sqlString } from './sql.ts'
 
 export const SCHEMA_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'schema', 'clickhouse')
 
@@ -55,7 +56,7 @@ export async function migrateClickHouse(
     // Statements are idempotent (IF NOT EXISTS), so a crash between them and the record is harmless.
     for (const s of m.statements) await client.command({ query: s })
     await client.command({
-      query: `INSERT INTO schema_migrations (version, applied_at) SELECT ${quote(m.version)}, now()`,
+      query: `INSERT INTO schema_migrations (version, applied_at) SELECT ${sqlString(m.version)}, now()`,
     })
     applied.push(m.version)
     log?.info({ version: m.version }, 'applied clickhouse migration')

@@ -2,7 +2,8 @@ import type { Config } from '../config/env.ts'
 import type { Logger } from '../observability/logger.ts'
 import { retentionDrops } from '../observability/metrics.ts'
 import type { Component } from '../runtime/types.ts'
-import { type ClickHouseClient, quote } from './client.ts'
+import { type ClickHouseClient } from './client.ts'
+import { sqlString } from './sql.ts'
 
 // Disks must not grow without bound. Two knobs: how much of the log JetStream keeps (max age / bytes
 // of the EVENTS stream, applied by migrateJetStream), and how many days of rows ClickHouse keeps.
@@ -56,12 +57,12 @@ export async function dropExpiredPartitions(
   for (const rule of rules) {
     const rs = await ch.query({
       query: `SELECT DISTINCT partition_id FROM system.parts
-              WHERE database = currentDatabase() AND table = ${quote(rule.table)} AND active`,
+              WHERE database = currentDatabase() AND table = ${sqlString(rule.table)} AND active`,
       format: 'JSONEachRow',
     })
     const parts = (await rs.json<{ partition_id: string }>()).map((r) => r.partition_id)
     for (const p of expiredMonths(parts, rule.days, now).sort()) {
-      await ch.command({ query: `ALTER TABLE ${rule.table} DROP PARTITION ID ${quote(p)}` })
+      await ch.command({ query: `ALTER TABLE ${rule.table} DROP PARTITION ID ${sqlString(p)}` })
       retentionDrops.inc({ table: rule.table })
       dropped.push({ table: rule.table, partition: p })
       log?.info({ table: rule.table, partition: p, days: rule.days }, 'retention: dropped partition')

@@ -3,7 +3,13 @@ import { BUCKETS } from '../../schema/jetstream.ts'
 import { NotFound, ValidationError } from '../http/errors.ts'
 import { bucket, type NatsConnection } from '../jetstream/connection.ts'
 import type { FlagCreate, FlagPatch } from './definition.ts'
-import { flagEntryKey, idSequenceKey, keyIndexKey, type StoredFlag, storedFlagSchema } from './stored-definition.ts'
+import {
+  flagEntryKey,
+  idSequenceKey,
+  keyIndexKey,
+  type StoredFlag,
+  storedFlagSchema,
+} from './stored-definition.ts'
 
 const enc = new TextEncoder()
 const dec = new TextDecoder()

@@ -1,5 +1,6 @@
 import type { ClickHouseClient } from '@clickhouse/client'
-import { quote, selectRows } from '../clickhouse/client.ts'
+import { selectRows } from '../clickhouse/client.ts'
+import { sqlString } from '../clickhouse/sql.ts'
 
 // Stored person and group properties for flag evaluation, read from the tables the identity
 // projector maintains. Rows are versioned (ReplacingMergeTree), so every read takes the latest
@@ -30,7 +31,7 @@ export async function personProperties(
      FROM person
      WHERE team_id = ${team} AND id IN (
        SELECT argMax(person_id, version) FROM person_distinct_id
-       WHERE team_id = ${team} AND distinct_id = ${quote(distinctId)}
+       WHERE team_id = ${team} AND distinct_id = ${sqlString(distinctId)}
        GROUP BY distinct_id
        HAVING argMax(is_deleted, version) = 0
      )
@@ -49,7 +50,7 @@ export async function groupProperties(
   if (groups.length === 0) return {}
   const team = String(Math.trunc(teamId))
   const match = groups
-    .map((g) => `(group_type_index = ${Math.trunc(g.index)} AND group_key = ${quote(g.key)})`)
+    .map((g) => `(group_type_index = ${Math.trunc(g.index)} AND group_key = ${sqlString(g.key)})`)
     .join(' OR ')
   const found = await selectRows<{ group_type_index: number; properties: string }>(
     ch,

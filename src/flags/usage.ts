@@ -1,5 +1,5 @@
 import type { ClickHouseClient } from '@clickhouse/client'
-import { quote } from '../clickhouse/client.ts'
+import { sqlString } from '../clickhouse/sql.ts'
 
 // Usage of one flag from the feature_flag_usage view (schema/clickhouse/0005): how often it was
 // checked ($feature_flag_called, source 'called') and how many events carried `$feature/<key>`
@@ -54,8 +54,8 @@ export async function flagUsage(
   const rs = await ch.query({
     query: `SELECT toString(day) AS day_text, source, variant, sum(calls) AS calls, sum(unique_persons) AS unique_persons
       FROM feature_flag_usage
-      WHERE team_id = ${String(Math.trunc(teamId))} AND flag = ${quote(key)}
-        AND day >= toDate(${quote(dateFrom)}) AND day <= toDate(${quote(dateTo)})
+      WHERE team_id = ${String(Math.trunc(teamId))} AND flag = ${sqlString(key)}
+        AND day >= toDate(${sqlString(dateFrom)}) AND day <= toDate(${sqlString(dateTo)})
       GROUP BY day, source, variant
       ORDER BY day_text, source, variant`,
     format: 'JSONEachRow',

@@ -2,7 +2,8 @@
 // the last one, so no late update of the same person outranks it) and, on request, an ALTER DELETE
 // mutation of the person's events, including events stamped with ids merged into it.
 import type { ClickHouseClient } from '@clickhouse/client'
-import { quote, selectRows } from '../clickhouse/client.ts'
+import { selectRows } from '../clickhouse/client.ts'
+import { sqlString } from '../clickhouse/sql.ts'
 
 export const DELETE_VERSION_BUMP = 100
 
@@ -18,7 +19,7 @@ async function latestPerson(ch: ClickHouseClient, teamId: number, id: string) {
     ch,
     `SELECT argMax(version, version) AS v, argMax(created_at, version) AS c,
             argMax(created_at_ms, version) AS ms, argMax(is_deleted, version) AS d, count() AS n
-     FROM person WHERE team_id = ${teamId} AND id = toUUID(${quote(id)})`,
+     FROM person WHERE team_id = ${teamId} AND id = toUUID(${sqlString(id)})`,
   )
   if (!row || Number(row.n) === 0) return undefined
   const p: LatestPerson = {
@@ -43,13 +44,13 @@ export async function deletePerson(
     ch,
     `SELECT distinct_id, max(version) AS v FROM person_distinct_id WHERE team_id = ${teamId}
      GROUP BY distinct_id
-     HAVING argMax(person_id, version) = toUUID(${quote(id)}) AND argMax(is_deleted, version) = 0`,
+     HAVING argMax(person_id, version) = toUUID(${sqlString(id)}) AND argMax(is_deleted, version) = 0`,
   )
   // Events stamped with a person that was merged into this one belong to it too.
   const merged = await selectRows<{ old: string }>(
     ch,
     `SELECT old_person_id AS old FROM person_overrides WHERE team_id = ${teamId}
-     GROUP BY old_person_id HAVING argMax(override_person_id, version) = toUUID(${quote(id)})`,
+     GROUP BY old_person_id HAVING argMax(override_person_id, version) = toUUID(${sqlString(id)})`,
   )
   await ch.insert({
     table: 'person',
@@ -83,7 +84,7 @@ export async function deletePerson(
     })
   }
   if (opts.deleteEvents) {
-    const ids = [id, ...merged.map((m) => m.old)].map((x) => `toUUID(${quote(x)})`).join(', ')
+    const ids = [id, ...merged.map((m) => m.old)].map((x) => `toUUID(${sqlString(x)})`).join(', ')
     // A mutation runs in the background on every server version; the response does not wait for it.
     await ch.command({
       query: `ALTER TABLE events DELETE WHERE team_id = ${teamId} AND person_id IN (${ids})`,

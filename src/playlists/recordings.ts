@@ -1,5 +1,6 @@
 import { z } from 'zod'
-import { type ClickHouseClient, quote } from '../clickhouse/client.ts'
+import { type ClickHouseClient } from '../clickhouse/client.ts'
+import { sqlString } from '../clickhouse/sql.ts'
 
 // What the events projection knows of a session recording: a recording id is a `$session_id`
 // seen on events (the `session_id` column), so its bounds and person come from those events.
@@ -36,7 +37,7 @@ export async function summarizeSessions(
     query: `SELECT session_id, min(timestamp_ms) AS start_ms, max(timestamp_ms) AS end_ms,
       argMin(distinct_id, timestamp_ms) AS distinct_id, uniqExact(uuid) AS event_count
       FROM events
-      WHERE team_id = ${Math.trunc(teamId)} AND session_id IN (${sessionIds.map(quote).join(', ')})
+      WHERE team_id = ${Math.trunc(teamId)} AND session_id IN (${sessionIds.map(sqlString).join(', ')})
       GROUP BY session_id`,
     format: 'JSONEachRow',
   })

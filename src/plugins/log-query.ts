@@ -1,4 +1,5 @@
-import { type ClickHouseClient, quote } from '../clickhouse/client.ts'
+import { type ClickHouseClient } from '../clickhouse/client.ts'
+import { sqlString } from '../clickhouse/sql.ts'
 import { PLUGIN_LOG_TABLE } from './log-writer.ts'
 import type { LogEntry, LogType } from './types.ts'
 
@@ -31,10 +32,10 @@ interface Row {
 
 function where(f: LogFilter): string {
   const parts = [`team_id = ${Math.trunc(f.teamId)}`, `plugin_config_id = ${Math.trunc(f.pluginConfigId)}`]
-  if (f.types?.length) parts.push(`type IN (${f.types.map(quote).join(', ')})`)
+  if (f.types?.length) parts.push(`type IN (${f.types.map(sqlString).join(', ')})`)
   if (f.after !== undefined) parts.push(`timestamp_ms > ${Math.trunc(f.after)}`)
   if (f.before !== undefined) parts.push(`timestamp_ms < ${Math.trunc(f.before)}`)
-  if (f.search) parts.push(`positionCaseInsensitiveUTF8(message, ${quote(f.search)}) > 0`)
+  if (f.search) parts.push(`positionCaseInsensitiveUTF8(message, ${sqlString(f.search)}) > 0`)
   return parts.join(' AND ')
 }
 

@@ -4,7 +4,7 @@ import { NotFound } from '../http/errors.ts'
 import type { Logger } from '../observability/logger.ts'
 import { queryDurationSeconds } from '../observability/metrics.ts'
 import type { Runtime } from '../runtime/types.ts'
-import { quote } from '../clickhouse/client.ts'
+import { sqlString } from '../clickhouse/sql.ts'
 import { cacheKey, FRESHNESS_SECONDS, ResultCache } from './cache.ts'
 import { execute, mapClickHouseError } from './execute.ts'
 import { type KindCompiled, queryKind } from './kinds.ts'
@@ -173,7 +173,7 @@ export class QueryRunner {
 
   private async progress(teamId: number, id: string): Promise<QueryStatus['query_progress']> {
     const rs = await this.rt.ch.query({
-      query: `SELECT read_rows, read_bytes, total_rows_approx, elapsed FROM system.processes WHERE query_id = ${quote(
+      query: `SELECT read_rows, read_bytes, total_rows_approx, elapsed FROM system.processes WHERE query_id = ${sqlString(
         clickhouseQueryId(teamId, id),
       )}`,
       format: 'JSONEachRow',
@@ -204,7 +204,7 @@ export class QueryRunner {
   async cancel(teamId: number, id: string): Promise<void> {
     const s = await this.status(teamId, id)
     await this.rt.ch.command({
-      query: `KILL QUERY WHERE query_id = ${quote(clickhouseQueryId(teamId, id))}`,
+      query: `KILL QUERY WHERE query_id = ${sqlString(clickhouseQueryId(teamId, id))}`,
     })
     this.running.get(`${teamId}.${id}`)?.abort()
     if (!s.complete || !s.error) {
