@@ -2,7 +2,16 @@
 // project's package.json, so `npm ci && npm start` never downloads it. Safe to call from several
 // processes at once: one installs under a lock file, the others wait for its marker.
 import { spawn } from 'node:child_process'
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs'
 import { homedir } from 'node:os'
 import { join } from 'node:path'
 
@@ -71,7 +80,7 @@ function tryLock(lock: string): boolean {
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err
   }
-  let stale = false
+  let stale: boolean
   try {
     const pid = Number(readFileSync(lock, 'utf8').trim())
     const age = Date.now() - statSync(lock).mtimeMs
@@ -125,7 +134,8 @@ async function install(dir: string): Promise<void> {
   const pkg = JSON.parse(readFileSync(join(dir, 'node_modules', 'chdb', 'package.json'), 'utf8')) as {
     version: string
   }
-  if (pkg.version !== CHDB_VERSION) throw new Error(`installed chdb is ${pkg.version}, wanted ${CHDB_VERSION}`)
+  if (pkg.version !== CHDB_VERSION)
+    throw new Error(`installed chdb is ${pkg.version}, wanted ${CHDB_VERSION}`)
   writeFileSync(join(dir, MARKER), markerText())
   if (process.env.BURROW_CHDB_VERBOSE) {
     process.stderr.write(`burrow: chdb installed in ${((Date.now() - started) / 1000).toFixed(1)} s\n`)
