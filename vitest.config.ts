@@ -1,28 +1,29 @@
 import { defineConfig } from 'vitest/config'
 
-// Two projects: unit tests are pure logic and start no servers (`npm run test:unit`, seconds);
-// integration and system tests share the throw-away NATS and ClickHouse servers of global-setup.
+// Unit tests are pure logic and start no servers (`npm run test:unit`, seconds). Integration and
+// system tests run twice, once per ClickHouse the project supports: Debian's 18.16 and a current
+// 26.x (chdb behind test/harness/chdb). Each project has its own NATS and ClickHouse servers.
+// BURROW_TEST_CLICKHOUSE=18.16 or =26 runs only one of them (e.g. while developing).
+const integration = (flavor: '18.16' | '26', setup: string) => ({
+  test: {
+    name: `clickhouse-${flavor}`,
+    include: ['test/integration/**/*.test.ts', 'test/system/**/*.test.ts'],
+    globalSetup: [setup],
+    testTimeout: 60_000,
+    hookTimeout: 120_000,
+    pool: 'forks' as const,
+  },
+})
+
+const only = process.env.BURROW_TEST_CLICKHOUSE
+
 export default defineConfig({
   test: {
     reporters: ['default'],
     projects: [
-      {
-        test: {
-          name: 'unit',
-          include: ['test/unit/**/*.test.ts'],
-          testTimeout: 20_000,
-        },
-      },
-      {
-        test: {
-          name: 'integration',
-          include: ['test/integration/**/*.test.ts', 'test/system/**/*.test.ts'],
-          globalSetup: ['test/harness/global-setup.ts'],
-          testTimeout: 60_000,
-          hookTimeout: 120_000,
-          pool: 'forks',
-        },
-      },
+      { test: { name: 'unit', include: ['test/unit/**/*.test.ts'], testTimeout: 20_000 } },
+      ...(only === '26' ? [] : [integration('18.16', 'test/harness/setup-clickhouse-18.ts')]),
+      ...(only === '18.16' ? [] : [integration('26', 'test/harness/setup-clickhouse-26.ts')]),
     ],
   },
 })

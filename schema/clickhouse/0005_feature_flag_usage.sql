@@ -38,10 +38,10 @@ FROM (
   FROM events
   ARRAY JOIN prop_keys AS k, prop_values AS v
   WHERE substring(k, 1, 9) = '$feature/' AND position(k, '\x1F') = 0
-)
+) AS usage_rows
 ANY LEFT JOIN (
   SELECT team_id, old_person_id AS person_id, argMax(override_person_id, version) AS override_person_id
   FROM person_overrides
   GROUP BY team_id, old_person_id
-) USING (team_id, person_id)
+) AS overrides USING (team_id, person_id)
 GROUP BY team_id, flag, variant, day, source;

@@ -1,40 +1,44 @@
-// Starts throw-away nats-server and clickhouse-server processes on free ports, once per test run,
+// Starts throw-away nats-server and ClickHouse processes on free ports, once per vitest project,
 // with their data in a temp dir, and applies the schema. Test files reach them through ./index.ts.
+// The ClickHouse flavor comes from the project (setup-clickhouse-18.ts / setup-clickhouse-26.ts).
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { TestProject } from 'vitest/node'
+import { migrateClickHouse } from '../../src/clickhouse/migrate.ts'
 import { connectNats, migrateJetStream } from '../../src/jetstream/connection.ts'
 import { createLogger } from '../../src/observability/logger.ts'
-import { startClickHouseServer } from '../../src/stack/clickhouse-server.ts'
 import { ensureBinaries } from '../../src/stack/install.ts'
 import { startNatsServer } from '../../src/stack/nats-server.ts'
 import { freePort } from '../../src/stack/ports.ts'
-import { migrateClickHouse } from '../../src/clickhouse/migrate.ts'
+import { type ClickHouseFlavor, startSharedClickHouse } from './clickhouse.ts'
 import type { TestStack } from './index.ts'
 
-export default async function setup(project: TestProject) {
+export async function setupStack(project: TestProject, flavor: ClickHouseFlavor) {
   const log = createLogger('warn')
   const bins = ensureBinaries(['nats-server', 'clickhouse-server'], { autoInstall: true, log })
-  const dir = mkdtempSync(join(tmpdir(), 'burrow-test-'))
+  const dir = mkdtempSync(join(tmpdir(), `burrow-test-ch${flavor}-`))
   const [nats, ch] = await Promise.all([
     startNatsServer({ bin: bins['nats-server'], dataDir: join(dir, 'nats'), port: await freePort() }),
-    startClickHouseServer({
-      bin: bins['clickhouse-server'],
-      dataDir: join(dir, 'clickhouse'),
-      httpPort: await freePort(),
-      tcpPort: await freePort(),
-    }),
+    startSharedClickHouse(flavor, bins['clickhouse-server'], dir),
   ])
   const database = 'burrow_test'
   const nc = await connectNats(nats.url)
   await migrateJetStream(nc, { eventsMaxAgeSeconds: 0 })
   await nc.close()
   const { client } = await migrateClickHouse(ch.url, database)
+  const version = (
+    await (
+      await client.query({ query: 'SELECT version() AS v', format: 'JSONEachRow' })
+    ).json<{
+      v: string
+    }>()
+  )[0]!.v
   await client.close()
   const stack: TestStack = {
     natsUrl: nats.url,
     clickhouseUrl: ch.url,
+    clickhouse: { flavor, version },
     database,
     dir,
     bins: { nats: bins['nats-server'], clickhouse: bins['clickhouse-server'] },

@@ -3,6 +3,7 @@ import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, inject } from 'vitest'
+import { type ClickHouseFlavor, type OwnClickHouse, ownClickHouse } from './clickhouse.ts'
 import { loadConfig } from '../../src/config/env.ts'
 import { AccountStore } from '../../src/accounts/store.ts'
 import { connectNats, type NatsConnection } from '../../src/jetstream/connection.ts'
@@ -13,6 +14,8 @@ import { type ClickHouseClient, clickhouseClient } from '../../src/clickhouse/cl
 export interface TestStack {
   natsUrl: string
   clickhouseUrl: string
+  /** which ClickHouse this vitest project runs against, and its version() */
+  clickhouse: { flavor: ClickHouseFlavor; version: string }
   database: string
   /** the run's temp dir; servers' data lives below it */
   dir: string
@@ -26,6 +29,19 @@ declare module 'vitest' {
 }
 
 export const stack = (): TestStack => inject('stack')
+
+/** True when this run's ClickHouse is the chdb test server (26.x); see chdb/README.md for what differs. */
+export const onChdb = (): boolean => stack().clickhouse.flavor === '26'
+
+/**
+ * A ClickHouse server of this test's own, of the run's flavor, for tests that stop or kill it
+ * (stopping the shared one would disturb other files). Returns a starter: call it again after
+ * stop()/kill() to bring the server back on the same URL and data.
+ */
+export function privateClickHouse(dataDir: string): Promise<() => Promise<OwnClickHouse>> {
+  const s = stack()
+  return ownClickHouse({ flavor: s.clickhouse.flavor, bin: s.bins.clickhouse, dataDir })
+}
 
 export const tempDir = (prefix = 'burrow-') => mkdtempSync(join(tmpdir(), prefix))
 

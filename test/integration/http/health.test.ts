@@ -1,8 +1,6 @@
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
-import { startClickHouseServer } from '../../../src/stack/clickhouse-server.ts'
-import { freePort } from '../../../src/stack/ports.ts'
-import { stack, startTestBurrow, tempDir } from '../../harness/index.ts'
+import { privateClickHouse, startTestBurrow, tempDir } from '../../harness/index.ts'
 
 describe('/_health', () => {
   const started: { stop(): Promise<void> }[] = []
@@ -12,14 +10,8 @@ describe('/_health', () => {
 
   it('answers 503 naming ClickHouse while it is stopped, and 200 again when it is back', async () => {
     // A ClickHouse of this test's own: stopping the shared one would disturb other files.
-    const dir = join(tempDir(), 'ch')
-    const opts = {
-      bin: stack().bins.clickhouse,
-      dataDir: dir,
-      httpPort: await freePort(),
-      tcpPort: await freePort(),
-    }
-    let ch = await startClickHouseServer(opts)
+    const startClickHouse = await privateClickHouse(join(tempDir(), 'ch'))
+    let ch = await startClickHouse()
     const burrow = await startTestBurrow({ CLICKHOUSE_URL: ch.url })
     const health = () =>
       fetch(`${burrow.url}/_health`).then(async (r) => ({ status: r.status, body: await r.json() }))
@@ -32,7 +24,7 @@ describe('/_health', () => {
     expect(down.body.dependencies.clickhouse.status).toBe('down')
     expect(down.body.dependencies.nats.status).toBe('ok')
 
-    ch = await startClickHouseServer(opts)
+    ch = await startClickHouse()
     started.push(ch)
     expect((await health()).status).toBe(200)
   })

@@ -7,13 +7,13 @@ import { jetstreamManager } from '@nats-io/jetstream'
 import { v4 as uuidv4 } from 'uuid'
 import { EVENTS_STREAM } from '../../../schema/jetstream.ts'
 import { connectNats, type NatsConnection } from '../../../src/jetstream/connection.ts'
-import { startClickHouseServer } from '../../../src/stack/clickhouse-server.ts'
 import { startNatsServer } from '../../../src/stack/nats-server.ts'
 import { freePort } from '../../../src/stack/ports.ts'
 import type { ManagedProcess } from '../../../src/stack/process.ts'
 import { type ClickHouseClient, clickhouseClient } from '../../../src/clickhouse/client.ts'
 import { type CliProcess, spawnBurrow } from '../../harness/cli.ts'
-import { stack, tempDir } from '../../harness/index.ts'
+import type { OwnClickHouse } from '../../harness/clickhouse.ts'
+import { privateClickHouse, stack, tempDir } from '../../harness/index.ts'
 
 export const DATABASE = 'burrow'
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
@@ -23,9 +23,9 @@ type Server = ManagedProcess & { url: string }
 /** A nats-server and a clickhouse-server of one test, restartable on the same ports and data. */
 export class PrivateStack {
   nats!: Server
-  ch!: Server
+  ch!: OwnClickHouse
   private natsOpts!: Parameters<typeof startNatsServer>[0]
-  private chOpts!: Parameters<typeof startClickHouseServer>[0]
+  private chStart!: () => Promise<OwnClickHouse>
   private readonly closers: (() => Promise<unknown>)[] = []
   readonly dir = tempDir('burrow-fault-')
 
@@ -33,13 +33,8 @@ export class PrivateStack {
     const s = new PrivateStack()
     const bins = stack().bins
     s.natsOpts = { bin: bins.nats, dataDir: join(s.dir, 'nats'), port: await freePort() }
-    s.chOpts = {
-      bin: bins.clickhouse,
-      dataDir: join(s.dir, 'ch'),
-      httpPort: await freePort(),
-      tcpPort: await freePort(),
-    }
-    ;[s.nats, s.ch] = await Promise.all([startNatsServer(s.natsOpts), startClickHouseServer(s.chOpts)])
+    s.chStart = await privateClickHouse(join(s.dir, 'ch'))
+    ;[s.nats, s.ch] = await Promise.all([startNatsServer(s.natsOpts), s.chStart()])
     return s
   }
 
@@ -54,7 +49,7 @@ export class PrivateStack {
   }
 
   async startClickHouse(): Promise<void> {
-    this.ch = await startClickHouseServer(this.chOpts)
+    this.ch = await this.chStart()
   }
 
   async stopNats(): Promise<void> {
