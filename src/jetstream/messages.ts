@@ -5,7 +5,22 @@ import { LANES } from '../../schema/jetstream.ts'
 // The unit written to the EVENTS stream: a chunk of captured events of one team, one lane and one
 // partition. Chunking is what makes capture fast (one JetStream round trip per ~1,000 events
 // instead of one per event); see docs/capture.md.
+//
+// Versions (`v`): a reader must understand every version still in a log (replay reads the oldest).
+// - 1: events without top-level person updates.
+// - 2 (written now): an event may carry `$set` / `$set_once` at its top level, as the SDK sent them;
+//   the projector merges them into `properties` (src/projectors/steps/merge-person-updates.ts).
+//   A reader of version 1 only would silently lose them, hence the new version.
 
+/** The version capture writes. */
+export const LOG_FORMAT_VERSION = 2
+
+/** Every version this release reads. */
+export const LOG_FORMAT_VERSIONS = [1, 2] as const
+
+const PersonUpdates = z.record(z.string(), z.unknown())
+
+/** One captured event as the log holds it. */
 export const CapturedEventSchema = z.object({
   uuid: z.string().uuid(),
   event: z.string().min(1),
@@ -18,15 +33,22 @@ export const CapturedEventSchema = z.object({
   sent_at: z.string().nullable(),
   ip: z.string().nullable(),
   team_id: z.number().int(),
+  /** person properties sent at the top level of the event (version 2) */
+  $set: PersonUpdates.optional(),
+  /** person properties set only when absent, sent at the top level of the event (version 2) */
+  $set_once: PersonUpdates.optional(),
 })
+/** One captured event as the log holds it. */
 export type CapturedEvent = z.infer<typeof CapturedEventSchema>
 
+/** A chunk as capture writes it (the current version). */
 export const EventChunkSchema = z.object({
-  v: z.literal(1),
+  v: z.literal(LOG_FORMAT_VERSION),
   team_id: z.number().int(),
   lane: z.enum(LANES),
   events: z.array(CapturedEventSchema).min(1),
 })
+/** A chunk as capture writes it (the current version). */
 export type EventChunk = z.infer<typeof EventChunkSchema>
 
 /** Same events, same id: a resent request is dropped by JetStream's duplicate window. */
