@@ -67,7 +67,16 @@ export function contentRefusal(err: unknown): string | undefined {
   if (code === undefined) return undefined
   const message = (err as Error).message
   if (CONTENT_CODES.has(code) || (code === 252 && TOO_MANY_PARTITIONS.test(message))) {
-    return `ClickHouse refused the row: Code ${code}: ${message.replace(/^\s*Code: \d+[.,]\s*/, '')}`
+    return `ClickHouse refused the row: Code ${code}: ${serverMessage(message)}`
   }
   return undefined
+}
+
+// The server's own words, without the framing of either release ("Code: N, e.displayText() = " and
+// ", e.what() = DB::Exception" on 18.16, "Code: N. " on current ones).
+function serverMessage(text: string): string {
+  const start = text.indexOf('DB::Exception: ')
+  const body =
+    start >= 0 ? text.slice(start + 'DB::Exception: '.length) : text.replace(/^\s*Code: \d+[.,]\s*/, '')
+  return body.replace(/, e\.what\(\) = DB::Exception\s*$/, '').trim()
 }

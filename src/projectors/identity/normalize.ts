@@ -1,5 +1,5 @@
 import { withInitialAndCampaignProperties } from './initial-props.ts'
-import { asPlainObject } from './property-updates.ts'
+import { asPlainObject, withTopLevelUpdates } from './property-updates.ts'
 import type { DropReason, IdentityEvent, IngestionWarning, Properties } from './types.ts'
 
 // These only make sense for a person profile; PostHog drops them when person processing is off.
@@ -19,11 +19,7 @@ export interface NormalizedEvent {
 
 export function normalizeEvent(event: IdentityEvent): NormalizedEvent {
   const warnings: IngestionWarning[] = []
-  let properties: Properties = { ...event.properties }
-  const topSet = asPlainObject(event.$set)
-  const topSetOnce = asPlainObject(event.$set_once)
-  if (topSet) properties.$set = { ...(asPlainObject(properties.$set) ?? {}), ...topSet }
-  if (topSetOnce) properties.$set_once = { ...(asPlainObject(properties.$set_once) ?? {}), ...topSetOnce }
+  let properties: Properties = { ...withTopLevelUpdates(event.properties, event.$set, event.$set_once) }
 
   const flag = properties.$process_person_profile
   // Only a real boolean false turns person processing off; anything else falls back to the default.

@@ -1,8 +1,7 @@
-import type { ApplyEventResult } from '../identity/index.ts'
+import type { ApplyEventResult, WritableIdentityStore } from '../identity/index.ts'
 import { applyEvent } from '../identity/index.ts'
 import type { DecodedEvent } from '../decode.ts'
 import { TransientError } from '../errors.ts'
-import type { IdentityOverlay } from '../identity-store/overlay.ts'
 import type { IdentityRows } from '../identity-rows.ts'
 import { dlq, drop, ok, type StepResult } from './results.ts'
 
@@ -11,12 +10,12 @@ export type PersonOutcome = Extract<ApplyEventResult, { dropped: false }>
 
 /**
  * Applies the person and group rules to one event, in log order: its identity changes go into the
- * batch's overlay and rows whatever happens to the event itself. Ok with the person the event belongs
+ * batch's overlay (an IdentityOverlay) and rows whatever happens to the event itself. Ok with the person the event belongs
  * to; drop when the rules drop the event (e.g. an illegal distinct id); dead letter when they fail on
  * it. I/O failures are thrown (the batch is retried).
  */
 export async function applyPersonRules(
-  overlay: IdentityOverlay,
+  overlay: WritableIdentityStore,
   rows: IdentityRows,
   teamId: number,
   d: DecodedEvent,

@@ -1,8 +1,6 @@
 import type { CapturedEvent } from '../../jetstream/messages.ts'
+import { withTopLevelUpdates } from '../identity/property-updates.ts'
 import { ok, type StepResult } from './results.ts'
-
-const isPlainObject = (v: unknown): v is Record<string, unknown> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v)
 
 /**
  * Merges the person updates an SDK sent at the top level of the event (`$set`, `$set_once`: posthog-js
@@ -13,11 +11,5 @@ const isPlainObject = (v: unknown): v is Record<string, unknown> =>
 export function mergePersonUpdates(e: CapturedEvent): StepResult<CapturedEvent> {
   const { $set, $set_once, ...rest } = e
   if ($set === undefined && $set_once === undefined) return ok(e)
-  const properties = { ...e.properties }
-  if ($set) properties.$set = { ...(isPlainObject(properties.$set) ? properties.$set : {}), ...$set }
-  if ($set_once) {
-    const before = isPlainObject(properties.$set_once) ? properties.$set_once : {}
-    properties.$set_once = { ...before, ...$set_once }
-  }
-  return ok({ ...rest, properties })
+  return ok({ ...rest, properties: withTopLevelUpdates(e.properties, $set, $set_once) })
 }
