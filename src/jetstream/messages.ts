@@ -51,6 +51,29 @@ export const EventChunkSchema = z.object({
 /** A chunk as capture writes it (the current version). */
 export type EventChunk = z.infer<typeof EventChunkSchema>
 
+const isPlainObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v)
+
+/**
+ * `properties` with person updates sent at the top level of an event merged into `$set` / `$set_once`,
+ * which is what version 2's top-level fields mean (PostHog's sanitizeEvent, nodejs/src/utils/event.ts):
+ * a key present in both takes the top-level value; values that are not objects are ignored. Returns
+ * `properties` itself when there is nothing to merge; never changes its arguments.
+ */
+export function withTopLevelUpdates(
+  properties: Record<string, unknown>,
+  set: unknown,
+  setOnce: unknown,
+): Record<string, unknown> {
+  const topSet = isPlainObject(set) ? set : undefined
+  const topSetOnce = isPlainObject(setOnce) ? setOnce : undefined
+  if (!topSet && !topSetOnce) return properties
+  const out = { ...properties }
+  if (topSet) out.$set = { ...(isPlainObject(out.$set) ? out.$set : {}), ...topSet }
+  if (topSetOnce) out.$set_once = { ...(isPlainObject(out.$set_once) ? out.$set_once : {}), ...topSetOnce }
+  return out
+}
+
 /** Same events, same id: a resent request is dropped by JetStream's duplicate window. */
 export function chunkMessageId(chunk: EventChunk): string {
   const h = createHash('sha1')

@@ -2,6 +2,7 @@ import { jetstream, jetstreamManager } from '@nats-io/jetstream'
 import { BUCKETS, EVENTS_STREAM, LANES, type Lane } from '../../schema/jetstream.ts'
 import { bucket, type NatsConnection } from '../jetstream/connection.ts'
 import type { Logger } from '../observability/logger.ts'
+import type { BackoffPolicy } from '../retry/backoff.ts'
 import type { Component } from '../runtime/types.ts'
 import type { ClickHouseClient } from '../clickhouse/client.ts'
 import { ProjectorControl } from './control.ts'
@@ -38,6 +39,8 @@ export interface ProjectorOptions {
   plugins?: ProjectionPlugins | false
   /** batches decided ahead while the previous one is written (default 1; 0 = none) */
   pipelineDepth?: number
+  /** waits between attempts at a failed batch (default BATCH_RETRY: 200 ms doubling to 10 s) */
+  retry?: BackoffPolicy
   /** cache size and whole-team loading of the identity state */
   identity?: KvIdentityStoreOptions
 }
@@ -103,6 +106,7 @@ export async function startProjector(o: ProjectorOptions): Promise<RunningProjec
         control,
         log,
         pipelineDepth: o.pipelineDepth,
+        retry: o.retry,
         projection: {
           ch: o.ch,
           js,

@@ -1,5 +1,5 @@
 import { withInitialAndCampaignProperties } from './initial-props.ts'
-import { withTopLevelUpdates } from './property-updates.ts'
+import { withTopLevelUpdates } from '../../jetstream/messages.ts'
 import type { DropReason, IdentityEvent, IngestionWarning, Properties } from './types.ts'
 
 // These only make sense for a person profile; PostHog drops them when person processing is off.

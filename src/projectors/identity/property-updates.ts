@@ -12,21 +12,6 @@ export function asPlainObject(value: unknown): Properties | undefined {
     : undefined
 }
 
-/**
- * `properties` with person updates sent at the top level of an event merged into `$set` / `$set_once`
- * (PostHog's sanitizeEvent, nodejs/src/utils/event.ts): a key present in both takes the top-level
- * value. Returns `properties` itself when there is nothing to merge; never changes its arguments.
- */
-export function withTopLevelUpdates(properties: Properties, set: unknown, setOnce: unknown): Properties {
-  const topSet = asPlainObject(set)
-  const topSetOnce = asPlainObject(setOnce)
-  if (!topSet && !topSetOnce) return properties
-  const out = { ...properties }
-  if (topSet) out.$set = { ...(asPlainObject(out.$set) ?? {}), ...topSet }
-  if (topSetOnce) out.$set_once = { ...(asPlainObject(out.$set_once) ?? {}), ...topSetOnce }
-  return out
-}
-
 // PostHog compares with !==, which rewrites equal objects; comparing structurally only saves a version bump
 // and never changes the resulting properties.
 export function sameValue(a: unknown, b: unknown): boolean {

@@ -1,5 +1,4 @@
-import type { CapturedEvent } from '../../jetstream/messages.ts'
-import { withTopLevelUpdates } from '../identity/property-updates.ts'
+import { type CapturedEvent, withTopLevelUpdates } from '../../jetstream/messages.ts'
 import { ok, type StepResult } from './results.ts'
 
 /**
