@@ -17,10 +17,12 @@ const REPLACEMENT: Record<string, string> = {
   '\f': '\\f',
 }
 
+/** A string escaped for a TabSeparated field or a string in a TSV array. */
 export function tsvString(s: string): string {
   return NEEDS_ESCAPE.test(s) ? s.replace(ESCAPES, (c) => REPLACEMENT[c]!) : s
 }
 
+/** An Array(String) value for a TabSeparated field. */
 export function tsvArray(items: string[]): string {
   let out = '['
   for (let i = 0; i < items.length; i++) {
@@ -38,4 +40,5 @@ export function tsvDateTime(ms: number): string {
 
 // DateTime holds whole seconds from the epoch up to 2105; anything outside cannot be stored.
 export const MIN_DATETIME_MS = 0
+/** The latest time a DateTime column stores (and MIN_DATETIME_MS the earliest). */
 export const MAX_DATETIME_MS = Date.UTC(2105, 11, 31, 23, 59, 59)

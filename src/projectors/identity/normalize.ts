@@ -10,6 +10,7 @@ const NO_PERSON_MAPPING_EVENTS = new Set(['$snapshot', '$performance_event'])
 
 const PERSON_KEYS = ['$set', '$set_once', '$unset']
 
+/** An event ready for the person rules, or why it is dropped. */
 export interface NormalizedEvent {
   processPerson: boolean
   properties: Properties
@@ -17,6 +18,7 @@ export interface NormalizedEvent {
   drop?: DropReason
 }
 
+/** PostHog's normalization before the person rules: top-level updates, person mode, initial properties. */
 export function normalizeEvent(event: IdentityEvent): NormalizedEvent {
   const warnings: IngestionWarning[] = []
   let properties: Properties = { ...withTopLevelUpdates(event.properties, event.$set, event.$set_once) }
