@@ -9,10 +9,18 @@ const MAX_ENCODED = 160
 
 /** An id as a KV key part: base64url, or a hash when long. */
 export function encodeKeyPart(s: string): string {
+  const known = encoded.get(s)
+  if (known !== undefined) return known
   const b64 = Buffer.from(s, 'utf8').toString('base64url')
-  if (b64.length <= MAX_ENCODED) return `b${b64}`
-  return `h${createHash('sha256').update(s).digest('hex')}`
+  const part = b64.length <= MAX_ENCODED ? `b${b64}` : `h${createHash('sha256').update(s).digest('hex')}`
+  // The same ids come back event after event: remembered (a bounded memo, cleared when full).
+  if (encoded.size >= ENCODED_MEMO) encoded.clear()
+  encoded.set(s, part)
+  return part
 }
+
+const ENCODED_MEMO = 100_000
+const encoded = new Map<string, string>()
 
 /** Relative key of a person. */
 export const personKey = (team: number, id: string) => `t.${team}.p.${id}`

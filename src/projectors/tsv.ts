@@ -32,10 +32,21 @@ export function tsvArray(items: string[]): string {
   return `${out}]`
 }
 
+// Rows come in runs of nearby times (a chunk's events, its receive time): the last two seconds
+// formatted are remembered.
+let memoSecond = [Number.NaN, Number.NaN]
+let memoText = ['', '']
+
 /** 'YYYY-MM-DD hh:mm:ss' in UTC, what a DateTime('UTC') column parses. */
 export function tsvDateTime(ms: number): string {
-  const iso = new Date(Math.floor(ms / 1000) * 1000).toISOString()
-  return `${iso.slice(0, 10)} ${iso.slice(11, 19)}`
+  const second = Math.floor(ms / 1000)
+  if (second === memoSecond[0]) return memoText[0]!
+  if (second === memoSecond[1]) return memoText[1]!
+  const iso = new Date(second * 1000).toISOString()
+  const text = `${iso.slice(0, 10)} ${iso.slice(11, 19)}`
+  memoSecond = [second, memoSecond[0]!]
+  memoText = [text, memoText[0]!]
+  return text
 }
 
 // DateTime holds whole seconds from the epoch up to 2105; anything outside cannot be stored.

@@ -36,7 +36,10 @@ export class IdentityOverlay extends IdentityReads implements WritableIdentitySt
   // ways (klona's JSON copy: a JSON value is all the state holds, and it keeps `__proto__` keys as keys).
   private async get(team: number, rel: string): Promise<StateValue | null> {
     const hit = this.lookup(rel)
-    return klona(hit ? hit.value : await io(() => this.base.read(team, rel)))
+    if (hit) return klona(hit.value)
+    // Most reads are answered from memory: no round trip, no wrapping for I/O errors.
+    const known = this.base.peek(team, rel)
+    return klona(known !== undefined ? known : await io(() => this.base.read(team, rel)))
   }
 
   private set(team: number, rel: string, value: StateValue | null): void {

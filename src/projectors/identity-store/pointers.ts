@@ -30,6 +30,11 @@ export class Pointers {
     this.watermarks.clear()
   }
 
+  /** The team's namespace when already known, without a round trip; undefined otherwise. */
+  known(team: number): string | undefined {
+    return this.fixed ?? this.namespaces.get(team)
+  }
+
   /** The identity namespace the team's state lives in now. */
   async namespaceOf(team: number): Promise<string> {
     if (this.fixed) return this.fixed

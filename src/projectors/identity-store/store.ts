@@ -87,8 +87,24 @@ export class KvIdentityStore extends IdentityReads {
     return this.pointers.setWatermark(ns, source, seq)
   }
 
+  /**
+   * The committed value of a relative key of `team` when memory answers it (a cached value, or a key
+   * a complete team does not have: null); undefined when only the bucket can tell.
+   */
+  peek(team: number, rel: string): StateValue | null | undefined {
+    const ns = this.pointers.known(team)
+    if (ns === undefined) return undefined
+    const full = `${ns}.${rel}`
+    const value = this.cache.get(full)
+    if (value !== undefined) return value
+    if (this.cache.has(full) || this.cache.isComplete(teamPrefix(ns, team))) return null
+    return undefined
+  }
+
   /** The committed value of a relative key of `team`. */
   async read(team: number, rel: string): Promise<StateValue | null> {
+    const known = this.peek(team, rel)
+    if (known !== undefined) return known
     const ns = await this.namespaceOf(team)
     const full = `${ns}.${rel}`
     if (this.cache.has(full)) return this.cache.get(full) ?? null

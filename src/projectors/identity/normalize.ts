@@ -21,7 +21,9 @@ export interface NormalizedEvent {
 /** PostHog's normalization before the person rules: top-level updates, person mode, initial properties. */
 export function normalizeEvent(event: IdentityEvent): NormalizedEvent {
   const warnings: IngestionWarning[] = []
-  let properties: Properties = { ...withTopLevelUpdates(event.properties, event.$set, event.$set_once) }
+  // The event's own properties are never changed: copied only where something is removed or added.
+  let properties: Properties = withTopLevelUpdates(event.properties, event.$set, event.$set_once)
+  const own = () => (properties === event.properties ? { ...properties } : properties)
 
   const flag = properties.$process_person_profile
   // Only a real boolean false turns person processing off; anything else falls back to the default.
@@ -43,8 +45,13 @@ export function normalizeEvent(event: IdentityEvent): NormalizedEvent {
     properties = { ...properties }
     for (const key of PERSON_KEYS) delete properties[key]
   }
-  if (processPerson) delete properties.$process_person_profile
-  else properties.$process_person_profile = false
+  if (!processPerson) {
+    properties = own()
+    properties.$process_person_profile = false
+  } else if ('$process_person_profile' in properties) {
+    properties = own()
+    delete properties.$process_person_profile
+  }
 
   return { processPerson, properties, warnings }
 }
