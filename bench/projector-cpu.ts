@@ -24,6 +24,7 @@ import { LIVE_TABLES } from '../src/projectors/tables.ts'
 import { ensureBinaries } from '../src/stack/install.ts'
 import { startNatsServer } from '../src/stack/nats-server.ts'
 import { freePort } from '../src/stack/ports.ts'
+import { benchProperties } from './lib.ts'
 
 const BATCHES = Number(process.env.BATCHES ?? 60)
 const BATCH_SIZE = 1000
@@ -61,15 +62,7 @@ try {
         uuid: uuidv7(),
         event: `bench_${b}`,
         distinct_id: `user-${i % DISTINCT}`,
-        properties: {
-          $current_url: `https://example.com/p/${i % 100}`,
-          $browser: 'Chrome',
-          $session_id: `s-${i % 777}`,
-          $lib: 'bench',
-          n: i,
-          nested: { a: i % 3, b: 'x' },
-          ...(i % 50 === 0 ? { $set: { plan: i % 2 ? 'pro' : 'free' } } : {}),
-        },
+        properties: benchProperties(i),
         timestamp: at,
         now,
         sent_at: null,

@@ -1,29 +1,19 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { createLogger } from '../../../src/observability/logger.ts'
-import type { RunningProjector } from '../../../src/projectors/index.ts'
 import { replay } from '../../../src/projectors/replay.ts'
 import { clickhouse, createTestProject, nats } from '../../harness/index.ts'
-import { ev, rows, runProjector, type TestLog, testLog, waitIdle } from './helpers.ts'
+import { ev, rows, runProjector, testLog, waitIdle } from './helpers.ts'
 
 // The log is the truth and outlives releases: messages written before the format's version 2 (top-level
 // person updates) are projected, and replayed, as they were.
 
 const ch = clickhouse()
-let log: TestLog
-let team: number
-let projector: RunningProjector
-
-beforeAll(async () => {
-  log = await testLog(await nats())
-  team = (await createTestProject('log format')).id
-  projector = await runProjector(log, ch, team)
-})
-afterAll(async () => {
-  await projector?.stop()
-})
 
 describe('log format versions', () => {
   it('projects and replays a version 1 message beside version 2 messages with top-level $set', async () => {
+    const log = await testLog(await nats())
+    const team = (await createTestProject('log format')).id
+    const projector = await runProjector(log, ch, team)
     // Exactly what capture wrote before version 2: `v: 1`, person updates only inside properties.
     const old = ev(team, '$identify', 'fmt-user', { $set: { plan: 'free' } }, '2024-01-01T00:00:00.000Z')
     await log.publishRaw('live', JSON.stringify({ v: 1, team_id: team, lane: 'live', events: [old] }))
@@ -34,6 +24,7 @@ describe('log format versions', () => {
     }
     const seq = await log.publish('live', [current])
     await waitIdle(log, projector)
+    await projector.stop()
 
     const view = async (tables = { events: 'events', person: 'person' }) => ({
       events: await rows<{ event: string; properties: string }>(
