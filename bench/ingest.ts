@@ -102,7 +102,7 @@ try {
         properties: e.properties,
         personProperties: {},
         elementsChain: '',
-        sessionId: e.properties.$session_id,
+        sessionId: String(e.properties.$session_id),
         groups: ['', '', '', '', ''],
         createdAtMs: ts,
         seq,
