@@ -12,7 +12,7 @@ import { insertTsv } from '../src/projectors/clickhouse-io.ts'
 import { eventLine } from '../src/projectors/rows.ts'
 import { EVENT_COLUMNS } from '../src/projectors/tables.ts'
 import { clickhouseClient } from '../src/clickhouse/client.ts'
-import { benchBurrow, percentile, rate, runPool } from './lib.ts'
+import { benchBurrow, benchProperties, percentile, rate, runPool } from './lib.ts'
 
 const BATCHES = Number(process.env.BATCHES ?? 100)
 const BATCH_SIZE = 1000
@@ -33,15 +33,7 @@ try {
         distinct_id: `user-${i % DISTINCT}`,
         uuid: uuidv7(),
         timestamp: new Date(Date.UTC(2024, 0, 1) + i * 1000).toISOString(),
-        properties: {
-          $current_url: `https://example.com/p/${i % 100}`,
-          $browser: 'Chrome',
-          $session_id: `s-${i % 777}`,
-          $lib: 'bench',
-          n: i,
-          nested: { a: i % 3, b: 'x' },
-          ...(i % 50 === 0 ? { $set: { plan: i % 2 ? 'pro' : 'free' } } : {}),
-        },
+        properties: benchProperties(i),
       }
     }),
   )
@@ -110,7 +102,7 @@ try {
         properties: e.properties,
         personProperties: {},
         elementsChain: '',
-        sessionId: e.properties.$session_id,
+        sessionId: String(e.properties.$session_id),
         groups: ['', '', '', '', ''],
         createdAtMs: ts,
         seq,

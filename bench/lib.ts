@@ -80,3 +80,16 @@ export async function runPool(
 }
 
 export const rate = (count: number, ms: number) => Math.round((count / ms) * 1000)
+
+/** The properties of the i-th event of the ingestion benches: a web event, a person update every 50th. */
+export function benchProperties(i: number): Record<string, unknown> {
+  return {
+    $current_url: `https://example.com/p/${i % 100}`,
+    $browser: 'Chrome',
+    $session_id: `s-${i % 777}`,
+    $lib: 'bench',
+    n: i,
+    nested: { a: i % 3, b: 'x' },
+    ...(i % 50 === 0 ? { $set: { plan: i % 2 ? 'pro' : 'free' } } : {}),
+  }
+}

@@ -1,7 +1,7 @@
 import { validate as isUuid, v7 as uuidv7 } from 'uuid'
 import { z } from 'zod'
 import { AuthenticationError, ValidationError } from '../http/errors.ts'
-import type { CapturedEvent } from '../jetstream/messages.ts'
+import { type CapturedEvent, withTopLevelUpdates } from '../jetstream/messages.ts'
 
 // From a decoded body to the events Burrow stores: find the project token, apply PostHog's drop
 // rules (no name, no or empty distinct_id: dropped, the request still succeeds), and stamp each
@@ -52,6 +52,8 @@ export interface ParsedRequest {
   items: unknown[]
   sentAt: unknown
 }
+
+const isObject = (v: unknown): v is Record<string, unknown> => Obj.safeParse(v).success && !Array.isArray(v)
 
 const str = (v: unknown) => (typeof v === 'string' && v.length > 0 ? v : undefined)
 
@@ -164,13 +166,20 @@ export function normalizeEvent(
   const e = parsed.data
   const propsParsed = Obj.safeParse(e.properties ?? {})
   if (!propsParsed.success) return { drop: 'invalid_event' }
-  const properties: Record<string, unknown> = { ...propsParsed.data }
+  let properties: Record<string, unknown> = { ...propsParsed.data }
   let name = e.event
-  // Legacy /engage/ payloads carry person updates without an event name.
+  // Person updates at the top level (posthog-js identify and capture's $set option) travel in the log
+  // as sent; the projector merges them into properties (src/jetstream/messages.ts, version 2). A
+  // top-level $unset is not read, as in PostHog (its capture's event has no such field).
+  let personUpdates: Pick<CapturedEvent, '$set' | '$set_once'> = {
+    ...(isObject(e.$set) ? { $set: e.$set } : {}),
+    ...(isObject(e.$set_once) ? { $set_once: e.$set_once } : {}),
+  }
+  // Legacy /engage/ payloads are person updates without an event name: an $identify carrying them.
   if (name === undefined && (e.$set !== undefined || e.$set_once !== undefined)) {
     name = '$identify'
-    if (e.$set !== undefined) properties.$set = e.$set
-    if (e.$set_once !== undefined) properties.$set_once = e.$set_once
+    properties = withTopLevelUpdates(properties, e.$set, e.$set_once)
+    personUpdates = {}
   }
   if (typeof name !== 'string' || name.trim().length === 0) return { drop: 'no_event_name' }
   const distinctId = distinctIdOf(e, properties)
@@ -190,6 +199,7 @@ export function normalizeEvent(
       sent_at: sentAtMs !== undefined ? new Date(sentAtMs).toISOString() : null,
       ip: ctx.ip,
       team_id: ctx.teamId,
+      ...personUpdates,
     },
   }
 }

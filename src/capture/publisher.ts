@@ -1,7 +1,13 @@
 import { type JetStreamClient, jetstream } from '@nats-io/jetstream'
 import { eventsSubject, type Lane } from '../../schema/jetstream.ts'
 import { Unavailable } from '../http/errors.ts'
-import { type CapturedEvent, chunkMessageId, type EventChunk, partitionOf } from '../jetstream/messages.ts'
+import {
+  type CapturedEvent,
+  chunkMessageId,
+  type EventChunk,
+  LOG_FORMAT_VERSION,
+  partitionOf,
+} from '../jetstream/messages.ts'
 import type { NatsConnection } from '../jetstream/connection.ts'
 
 export interface PublishOptions {
@@ -70,10 +76,10 @@ export class EventPublisher {
       const flush = () => {
         if (current.length === 0) return
         // Each event was serialized once above; the message is assembled from those strings.
-        const payload = `{"v":1,"team_id":${teamId},"lane":"${g.lane}","events":[${parts.join(',')}]}`
+        const payload = `{"v":${LOG_FORMAT_VERSION},"team_id":${teamId},"lane":"${g.lane}","events":[${parts.join(',')}]}`
         chunks.push({
           subject: eventsSubject(g.lane, g.partition),
-          chunk: { v: 1, team_id: teamId, lane: g.lane, events: current },
+          chunk: { v: LOG_FORMAT_VERSION, team_id: teamId, lane: g.lane, events: current },
           payload: enc.encode(payload),
         })
         current = []

@@ -1,10 +1,13 @@
+import { retry } from '../retry/backoff.ts'
 import type { ImportEvent } from './events.ts'
 
 // Posts one batch to capture as a historical migration (capture puts it on the historical lane, which
 // the projector applies in log order) and waits for its acknowledgement, which capture gives only
-// once JetStream holds the events. Network errors, timeouts, 429 and 5xx are retried with backoff;
-// anything else (a wrong key, a body capture refuses) ends the import.
+// once JetStream holds the events. Network errors, timeouts, 408, 429 and 5xx are retried by the one
+// retry policy (src/retry/backoff.ts), honouring Retry-After; anything else (a wrong key, a body
+// capture refuses) ends the import.
 
+/** Capture did not take a batch: refused it (`status`), or attempts ran out. */
 export class ImportRequestError extends Error {
   constructor(
     message: string,
@@ -15,6 +18,7 @@ export class ImportRequestError extends Error {
   }
 }
 
+/** Where and how to send the batches. */
 export interface SenderOptions {
   url: string
   token: string
@@ -27,43 +31,63 @@ export interface SenderOptions {
 
 const retryable = (status: number) => status === 408 || status === 429 || status >= 500
 
+/** A failure worth another attempt; `retryAfterMs` when the server said how long to wait. */
+class RetryableFailure extends Error {
+  constructor(
+    readonly reason: string,
+    readonly retryAfterMs?: number,
+  ) {
+    super(reason)
+  }
+}
+
+/** A function that sends one batch and resolves once capture acknowledged it. */
 export function batchSender(o: SenderOptions): (events: ImportEvent[]) => Promise<void> {
   const endpoint = `${o.url.replace(/\/+$/, '')}/batch/`
   const maxAttempts = o.maxAttempts ?? 10
-  const initial = o.initialBackoffMs ?? 500
   return async (events) => {
     const body = JSON.stringify({ api_key: o.token, historical_migration: true, batch: events })
-    for (let attempt = 1; ; attempt++) {
-      let reason: string
+    const attempt = async () => {
+      let res: Response
+      let text: string
       try {
-        const res = await fetch(endpoint, {
+        res = await fetch(endpoint, {
           method: 'POST',
           headers: { 'content-type': 'application/json' },
           body,
           signal: AbortSignal.timeout(o.timeoutMs ?? 60_000),
         })
-        const text = await res.text()
-        if (res.ok) return
-        reason = `HTTP ${res.status}: ${text.slice(0, 300)}`
-        if (!retryable(res.status))
-          throw new ImportRequestError(`capture refused a batch: ${reason}`, res.status)
-        const after = Number(res.headers.get('retry-after'))
-        if (Number.isFinite(after) && after > 0 && attempt < maxAttempts) {
-          const waitMs = Math.min(after * 1000, 60_000)
-          o.onRetry?.({ attempt, waitMs, reason })
-          await new Promise((r) => setTimeout(r, waitMs))
-          continue
-        }
+        text = await res.text()
       } catch (err) {
-        if (err instanceof ImportRequestError) throw err
-        reason = (err as Error).cause ? String((err as Error).cause) : (err as Error).message
+        throw new RetryableFailure(
+          (err as Error).cause ? String((err as Error).cause) : (err as Error).message,
+        )
       }
-      if (attempt >= maxAttempts) {
-        throw new ImportRequestError(`capture did not accept a batch after ${attempt} attempts: ${reason}`)
-      }
-      const waitMs = Math.min(30_000, initial * 2 ** (attempt - 1))
-      o.onRetry?.({ attempt, waitMs, reason })
-      await new Promise((r) => setTimeout(r, waitMs))
+      if (res.ok) return
+      const reason = `HTTP ${res.status}: ${text.slice(0, 300)}`
+      if (!retryable(res.status))
+        throw new ImportRequestError(`capture refused a batch: ${reason}`, res.status)
+      const after = Number(res.headers.get('retry-after'))
+      throw new RetryableFailure(
+        reason,
+        Number.isFinite(after) && after > 0 ? Math.min(after * 1000, 60_000) : undefined,
+      )
+    }
+    try {
+      await retry(attempt, {
+        initialMs: o.initialBackoffMs ?? 500,
+        maxMs: 30_000,
+        maxAttempts,
+        retryable: (err) => err instanceof RetryableFailure,
+        waitFor: (err) => (err as RetryableFailure).retryAfterMs,
+        onRetry: ({ attempt: n, waitMs, err }) =>
+          o.onRetry?.({ attempt: n, waitMs, reason: (err as Error).message }),
+      })
+    } catch (err) {
+      if (!(err instanceof RetryableFailure)) throw err
+      throw new ImportRequestError(
+        `capture did not accept a batch after ${maxAttempts} attempts: ${err.reason}`,
+      )
     }
   }
 }

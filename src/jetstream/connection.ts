@@ -3,8 +3,10 @@ import { type KV, Kvm } from '@nats-io/kv'
 import { connect, type NatsConnection } from '@nats-io/transport-node'
 import { BUCKETS, type BucketDef, streams } from '../../schema/jetstream.ts'
 
+/** The NATS connection type every module uses. */
 export type { NatsConnection }
 
+/** Connects to NATS, reconnecting forever (every 0.5 s) after a loss. */
 export async function connectNats(url: string, name = 'burrow'): Promise<NatsConnection> {
   return connect({
     servers: url,
@@ -59,10 +61,12 @@ function openBucket(kvm: Kvm, def: BucketDef): Promise<KV> {
   return kvm.create(def.name, { history: def.history, ttl: def.ttlSeconds * 1000 })
 }
 
+/** Opens an existing KV bucket (created by migrateJetStream). */
 export async function bucket(nc: NatsConnection, def: BucketDef): Promise<KV> {
   return new Kvm(nc).open(def.name)
 }
 
+/** The JetStream manager of a connection. */
 export async function manager(nc: NatsConnection): Promise<JetStreamManager> {
   return jetstreamManager(nc)
 }

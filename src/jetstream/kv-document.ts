@@ -10,16 +10,19 @@ const dec = new TextDecoder()
 const WRONG_LAST_SEQUENCE = new Set([10071, 10164])
 const MAX_ATTEMPTS = 100
 
+/** Whether a KV write failed because the key changed since the revision it named. */
 export function isRevisionConflict(err: unknown): boolean {
   const code = (err as { code?: unknown } | null)?.code
   return typeof code === 'number' && WRONG_LAST_SEQUENCE.has(code)
 }
 
+/** A document with the KV revision it was read at. */
 export interface Versioned<T> {
   doc: T
   revision: number
 }
 
+/** Reads and validates a document; undefined when absent or deleted. */
 export async function readDoc<S extends z.ZodTypeAny>(
   kv: KV,
   key: string,

@@ -5,7 +5,22 @@ import { LANES } from '../../schema/jetstream.ts'
 // The unit written to the EVENTS stream: a chunk of captured events of one team, one lane and one
 // partition. Chunking is what makes capture fast (one JetStream round trip per ~1,000 events
 // instead of one per event); see docs/capture.md.
+//
+// Versions (`v`): a reader must understand every version still in a log (replay reads the oldest).
+// - 1: events without top-level person updates.
+// - 2 (written now): an event may carry `$set` / `$set_once` at its top level, as the SDK sent them;
+//   the projector merges them into `properties` (src/projectors/steps/merge-person-updates.ts).
+//   A reader of version 1 only would silently lose them, hence the new version.
 
+/** The version capture writes. */
+export const LOG_FORMAT_VERSION = 2
+
+/** Every version this release reads. */
+export const LOG_FORMAT_VERSIONS = [1, 2] as const
+
+const PersonUpdates = z.record(z.string(), z.unknown())
+
+/** One captured event as the log holds it. */
 export const CapturedEventSchema = z.object({
   uuid: z.string().uuid(),
   event: z.string().min(1),
@@ -18,16 +33,46 @@ export const CapturedEventSchema = z.object({
   sent_at: z.string().nullable(),
   ip: z.string().nullable(),
   team_id: z.number().int(),
+  /** person properties sent at the top level of the event (version 2) */
+  $set: PersonUpdates.optional(),
+  /** person properties set only when absent, sent at the top level of the event (version 2) */
+  $set_once: PersonUpdates.optional(),
 })
+/** One captured event as the log holds it. */
 export type CapturedEvent = z.infer<typeof CapturedEventSchema>
 
+/** A chunk as capture writes it (the current version). */
 export const EventChunkSchema = z.object({
-  v: z.literal(1),
+  v: z.literal(LOG_FORMAT_VERSION),
   team_id: z.number().int(),
   lane: z.enum(LANES),
   events: z.array(CapturedEventSchema).min(1),
 })
+/** A chunk as capture writes it (the current version). */
 export type EventChunk = z.infer<typeof EventChunkSchema>
+
+const isPlainObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v)
+
+/**
+ * `properties` with person updates sent at the top level of an event merged into `$set` / `$set_once`,
+ * which is what version 2's top-level fields mean (PostHog's sanitizeEvent, nodejs/src/utils/event.ts):
+ * a key present in both takes the top-level value; values that are not objects are ignored. Returns
+ * `properties` itself when there is nothing to merge; never changes its arguments.
+ */
+export function withTopLevelUpdates(
+  properties: Record<string, unknown>,
+  set: unknown,
+  setOnce: unknown,
+): Record<string, unknown> {
+  const topSet = isPlainObject(set) ? set : undefined
+  const topSetOnce = isPlainObject(setOnce) ? setOnce : undefined
+  if (!topSet && !topSetOnce) return properties
+  const out = { ...properties }
+  if (topSet) out.$set = { ...(isPlainObject(out.$set) ? out.$set : {}), ...topSet }
+  if (topSetOnce) out.$set_once = { ...(isPlainObject(out.$set_once) ? out.$set_once : {}), ...topSetOnce }
+  return out
+}
 
 /** Same events, same id: a resent request is dropped by JetStream's duplicate window. */
 export function chunkMessageId(chunk: EventChunk): string {

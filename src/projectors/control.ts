@@ -5,11 +5,14 @@ import { type KV, KvWatchInclude } from '@nats-io/kv'
 // its in-flight batch is done, and waits. On resume, lanes drop their caches (the namespace may have
 // changed under them).
 
+/** The identity-bucket key a replay sets (to a token) to pause the projectors. */
 export const PAUSE_KEY = 'control.pause'
+/** The key a lane writes the pause token to once it has paused. */
 export const pausedKey = (durable: string) => `control.paused.${durable.replace(/[^A-Za-z0-9_-]/g, '_')}`
 
 const enc = new TextEncoder()
 
+/** Watches the pause key: lanes gate on it between batches. */
 export class ProjectorControl {
   token: string | null = null
   private readonly listeners = new Set<() => void>()

@@ -1,12 +1,13 @@
 import { z } from 'zod'
 import { LANES } from '../../schema/jetstream.ts'
-import { type CapturedEvent, CapturedEventSchema } from '../jetstream/messages.ts'
+import { type CapturedEvent, CapturedEventSchema, LOG_FORMAT_VERSIONS } from '../jetstream/messages.ts'
 import { MAX_DATETIME_MS, MIN_DATETIME_MS } from './tsv.ts'
 
 // A chunk is checked in two steps so that one bad event does not take its 999 neighbours to the
 // dead-letter stream with it: the envelope first (a bad one poisons the whole message), then each event.
+// Every version of the log format is read (src/jetstream/messages.ts): replay reads old logs.
 const EnvelopeSchema = z.object({
-  v: z.literal(1),
+  v: z.union([z.literal(LOG_FORMAT_VERSIONS[0]), z.literal(LOG_FORMAT_VERSIONS[1])]),
   team_id: z.number().int(),
   lane: z.enum(LANES),
   events: z.array(z.unknown()).min(1),
@@ -19,6 +20,8 @@ const UUID =
   /^([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[1-8][0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}|00000000-0000-0000-0000-000000000000|ffffffff-ffff-ffff-ffff-ffffffffffff)$/
 const isNonEmpty = (v: unknown) => typeof v === 'string' && v.length > 0
 const isStringOrNull = (v: unknown) => v === null || typeof v === 'string'
+const isUpdatesOrAbsent = (v: unknown) =>
+  v === undefined || (typeof v === 'object' && v !== null && !Array.isArray(v))
 
 function quickCheck(raw: unknown): CapturedEvent | undefined {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return undefined
@@ -36,10 +39,13 @@ function quickCheck(raw: unknown): CapturedEvent | undefined {
     typeof e.now === 'string' &&
     isStringOrNull(e.sent_at) &&
     isStringOrNull(e.ip) &&
-    Number.isInteger(e.team_id)
+    Number.isInteger(e.team_id) &&
+    isUpdatesOrAbsent(e.$set) &&
+    isUpdatesOrAbsent(e.$set_once)
   return ok ? (e as CapturedEvent) : undefined
 }
 
+/** A valid event of a chunk, its position in the chunk and its times in epoch milliseconds. */
 export interface DecodedEvent {
   offset: number
   event: CapturedEvent
@@ -47,16 +53,19 @@ export interface DecodedEvent {
   nowMs: number
 }
 
+/** An event of a chunk that failed validation, as it was, with the reason. */
 export interface RejectedEvent {
   offset: number
   raw: unknown
   reason: string
 }
 
+/** A decoded chunk, or why the whole message is unusable. */
 export type Decoded =
   | { ok: true; teamId: number; events: DecodedEvent[]; rejected: RejectedEvent[] }
   | { ok: false; reason: string }
 
+/** Decodes a log message: the envelope must hold, each event is checked on its own. */
 export function decodeChunk(data: Uint8Array): Decoded {
   let json: unknown
   try {
@@ -67,6 +76,7 @@ export function decodeChunk(data: Uint8Array): Decoded {
   const env = EnvelopeSchema.safeParse(json)
   if (!env.success) return { ok: false, reason: `invalid chunk: ${summarize(env.error)}` }
   const teamId = env.data.team_id
+  const version = env.data.v
   const events: DecodedEvent[] = []
   const rejected: RejectedEvent[] = []
   env.data.events.forEach((raw, offset) => {
@@ -82,6 +92,11 @@ export function decodeChunk(data: Uint8Array): Decoded {
     const timestampMs = Date.parse(e.timestamp)
     if (!Number.isFinite(timestampMs) || timestampMs < MIN_DATETIME_MS || timestampMs > MAX_DATETIME_MS) {
       return rejected.push({ offset, raw, reason: `invalid event: timestamp out of range: ${e.timestamp}` })
+    }
+    // Version 1 had no top-level person updates: whatever a v1 event holds there was never meant.
+    if (version === 1 && (e.$set !== undefined || e.$set_once !== undefined)) {
+      const { $set: _set, $set_once: _setOnce, ...v1 } = e
+      e = v1
     }
     const nowParsed = Date.parse(e.now)
     const nowMs = Number.isFinite(nowParsed) ? nowParsed : timestampMs

@@ -53,6 +53,7 @@ function elementText(el: Element): string {
   return `${out}:${parts.join('')}`
 }
 
+/** The elements_chain text of an `$elements` array, as PostHog writes it. */
 export function elementsChainFromArray(elements: unknown[]): string {
   return elements
     .filter((e): e is Record<string, unknown> => typeof e === 'object' && e !== null && !Array.isArray(e))

@@ -7,24 +7,42 @@ import { createHash } from 'node:crypto'
 
 const MAX_ENCODED = 160
 
+/** An id as a KV key part: base64url, or a hash when long. */
 export function encodeKeyPart(s: string): string {
+  const known = encoded.get(s)
+  if (known !== undefined) return known
   const b64 = Buffer.from(s, 'utf8').toString('base64url')
-  if (b64.length <= MAX_ENCODED) return `b${b64}`
-  return `h${createHash('sha256').update(s).digest('hex')}`
+  const part = b64.length <= MAX_ENCODED ? `b${b64}` : `h${createHash('sha256').update(s).digest('hex')}`
+  // The same ids come back event after event: remembered (a bounded memo, cleared when full).
+  if (encoded.size >= ENCODED_MEMO) encoded.clear()
+  encoded.set(s, part)
+  return part
 }
 
+const ENCODED_MEMO = 100_000
+const encoded = new Map<string, string>()
+
+/** Relative key of a person. */
 export const personKey = (team: number, id: string) => `t.${team}.p.${id}`
+/** Relative key of a distinct id (which person it points to). */
 export const distinctIdKey = (team: number, distinctId: string) => `t.${team}.d.${encodeKeyPart(distinctId)}`
+/** Relative key marking a distinct id whose events were stamped personless. */
 export const personlessKey = (team: number, distinctId: string) => `t.${team}.pl.${encodeKeyPart(distinctId)}`
+/** Relative key of a team's group types. */
 export const groupTypesKey = (team: number) => `t.${team}.gt`
+/** Relative key of a group. */
 export const groupKey = (team: number, index: number, key: string) =>
   `t.${team}.g.${index}.${encodeKeyPart(key)}`
 
+/** The full-key prefix of a team's state in a namespace. */
 export const teamPrefix = (ns: string, team: number) => `${ns}.t.${team}`
+/** Full key of a source's watermark in a namespace. */
 export const watermarkKey = (ns: string, source: string) => `${ns}.w.${source}`
+/** Key of the pointer naming a team's (or the default) current namespace. */
 export const namespacePointerKey = (team: number | 'default') =>
   team === 'default' ? 'nsp.default' : `nsp.t.${team}`
 
+/** The namespace in use until a replay switches it. */
 export const LIVE_NAMESPACE = 'live'
 
 /** A source is one ordered feed of the log (a lane's durable consumer, or a replay). */

@@ -2,20 +2,21 @@ import { jetstream, jetstreamManager } from '@nats-io/jetstream'
 import { BUCKETS, EVENTS_STREAM, LANES, type Lane } from '../../schema/jetstream.ts'
 import { bucket, type NatsConnection } from '../jetstream/connection.ts'
 import type { Logger } from '../observability/logger.ts'
+import type { BackoffPolicy } from '../retry/backoff.ts'
 import type { Component } from '../runtime/types.ts'
 import type { ClickHouseClient } from '../clickhouse/client.ts'
 import { ProjectorControl } from './control.ts'
 import { DLQ_EVENTS_SUBJECT } from './dead-letters.ts'
 import { sourceName } from './identity-keys.ts'
-import { KvIdentityStore, type KvIdentityStoreOptions } from './identity-store-kv.ts'
+import type { BatchWriter, ProjectionPlugins } from './batch.ts'
+import { KvIdentityStore, type KvIdentityStoreOptions } from './identity-store/store.ts'
 import { LaneConsumer } from './lane-consumer.ts'
 import { Mutex } from './mutex.ts'
 import { ProjectorPlugins } from './plugins.ts'
-import type { ProjectionContext, ProjectionPlugins } from './projection.ts'
 import { LIVE_TABLES, type ProjectionTables } from './tables.ts'
+import { ClickHouseWriter } from './writer.ts'
 
-export { SimulatedCrash } from './lane-consumer.ts'
-
+/** How to run the projectors of a process. */
 export interface ProjectorOptions {
   nc: NatsConnection
   ch: ClickHouseClient
@@ -32,22 +33,26 @@ export interface ProjectorOptions {
   lanes?: readonly Lane[]
   tables?: ProjectionTables
   teams?: ReadonlySet<number>
-  afterInsert?: ProjectionContext['afterInsert']
-  onCrash?: () => Promise<void> | void
+  /** where rows go; default ClickHouse (`ch`, `tables`); tests wrap it to inject faults */
+  writer?: BatchWriter
   /** the projects' plugin pipelines; default: the configs in KV (false: none) */
   plugins?: ProjectionPlugins | false
   /** batches decided ahead while the previous one is written (default 1; 0 = none) */
   pipelineDepth?: number
+  /** waits between attempts at a failed batch (default BATCH_RETRY: 200 ms doubling to 10 s) */
+  retry?: BackoffPolicy
   /** cache size and whole-team loading of the identity state */
   identity?: KvIdentityStoreOptions
 }
 
+/** The projectors of a process, running. */
 export interface RunningProjector {
   store: KvIdentityStore
   consumers: Map<Lane, LaneConsumer>
   stop(): Promise<void>
 }
 
+/** The durable consumer name of a lane. */
 export const durableName = (prefix: string, lane: Lane) => `${prefix}-${lane}`
 
 /** The identity watermark source of a lane's consumer. */
@@ -59,6 +64,8 @@ export const laneSource = (stream: string, durable: string) => sourceName(stream
  */
 export async function startProjector(o: ProjectorOptions): Promise<RunningProjector> {
   const stream = o.stream ?? EVENTS_STREAM
+  const tables = o.tables ?? LIVE_TABLES
+  const writer = o.writer ?? new ClickHouseWriter(o.ch, tables)
   const prefix = o.subjectPrefix ?? 'events'
   const durablePrefix = o.durablePrefix ?? 'projector'
   const js = jetstream(o.nc)
@@ -86,6 +93,7 @@ export async function startProjector(o: ProjectorOptions): Promise<RunningProjec
       const durable = durableName(durablePrefix, lane)
       const log = o.log.child({ component: 'projector', lane })
       const c = new LaneConsumer({
+        nc: o.nc,
         js,
         jsm,
         stream,
@@ -97,18 +105,18 @@ export async function startProjector(o: ProjectorOptions): Promise<RunningProjec
         mutex,
         control,
         log,
-        onCrash: o.onCrash,
         pipelineDepth: o.pipelineDepth,
+        retry: o.retry,
         projection: {
           ch: o.ch,
           js,
           store,
-          tables: o.tables ?? LIVE_TABLES,
+          tables,
+          writer,
           source: laneSource(stream, durable),
           dlqSubject: o.dlqSubject ?? DLQ_EVENTS_SUBJECT,
           teams: o.teams,
           log,
-          afterInsert: o.afterInsert,
           plugins,
         },
       })
@@ -122,6 +130,7 @@ export async function startProjector(o: ProjectorOptions): Promise<RunningProjec
   return { store, consumers, stop: closeAll }
 }
 
+/** The projector role of `burrow start`. */
 export const projectorComponent: Component = {
   name: 'projector',
   roles: ['projector'],

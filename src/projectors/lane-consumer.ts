@@ -7,30 +7,19 @@ import {
   type JsMsg,
 } from '@nats-io/jetstream'
 import { nanos } from '@nats-io/transport-node'
+import type { NatsConnection } from '../jetstream/connection.ts'
 import type { Logger } from '../observability/logger.ts'
+import { type BackoffPolicy, retry } from '../retry/backoff.ts'
+import type { BatchOutcome, LogMessage, PreparedBatch, ProjectionContext } from './batch.ts'
 import type { ProjectorControl } from './control.ts'
-import {
-  type BatchOutcome,
-  commitBatch,
-  finishBatch,
-  type LogMessage,
-  type PreparedBatch,
-  prepareBatch,
-  type ProjectionContext,
-  writeRows,
-} from './projection.ts'
 import { TransientError } from './errors.ts'
 import type { Mutex } from './mutex.ts'
+import { prepareBatch } from './prepare.ts'
+import { commitBatch, writeRows } from './projection.ts'
 
-/** Thrown by a fault-injection hook to simulate a crash: the consumer stops dead, acknowledging nothing. */
-export class SimulatedCrash extends Error {
-  constructor() {
-    super('simulated crash')
-    this.name = 'SimulatedCrash'
-  }
-}
-
+/** What a lane consumer needs: its consumer, the shared mutex and control, and its projection. */
 export interface LaneConsumerOptions {
+  nc: NatsConnection
   js: JetStreamClient
   jsm: JetStreamManager
   stream: string
@@ -43,14 +32,16 @@ export interface LaneConsumerOptions {
   control?: ProjectorControl
   projection: ProjectionContext
   log: Logger
-  /** called when a SimulatedCrash stopped the consumer (tests close the connection here) */
-  onCrash?: () => Promise<void> | void
   /** batches decided ahead while the previous one is written; 0 = one batch at a time */
   pipelineDepth?: number
+  /** waits between attempts at a failed batch (default: 200 ms doubling to 10 s) */
+  retry?: BackoffPolicy
 }
 
-const MAX_BACKOFF_MS = 10_000
-/** batches a lane projects in a row before it lets the other lanes of the process take a turn */
+/** The default waits between attempts at a failed batch. */
+export const BATCH_RETRY: BackoffPolicy = { initialMs: 200, maxMs: 10_000 }
+
+/** batches a lane projects in a row, when no other lane waits, before it lets the others take a turn */
 const MAX_RUN = 8
 
 type Settled<T> = { ok: true; value: T } | { ok: false; err: unknown }
@@ -68,28 +59,38 @@ interface Stage {
 
 type Committing = Stage & { done: Promise<Settled<BatchOutcome>> }
 
+/** A batch that failed, given back to be tried again. */
+interface Failure {
+  msgs: JsMsg[]
+  err: unknown
+}
+
 const toLogMessages = (batch: JsMsg[]): LogMessage[] =>
   batch.map((m) => ({ seq: m.seq, subject: m.subject, data: m.data, redelivered: m.redelivered }))
 
 /**
- * One durable pull consumer over one lane, processing batches strictly in log order. A batch is
- * retried in-process on I/O errors (never nacked: a nack would let later messages overtake it).
+ * One durable pull consumer over one lane, processing batches strictly in log order. A failed batch
+ * is retried in-process with backoff (never nacked: a nack would let later messages overtake it),
+ * letting the other lanes of the process go between attempts.
  */
 export class LaneConsumer {
   private messages?: ConsumerMessages
   private readonly queue: JsMsg[] = []
   private wake?: () => void
   private stopping = false
+  private readonly stopped = new AbortController()
   private loop?: Promise<void>
-  /** messages up to this stream sequence may already be in ClickHouse (delivered before a crash) */
+  /** messages up to this stream sequence may already be in ClickHouse (delivered before a failure) */
   private recoverUpTo = 0
   private offControl?: () => void
+  /** messages acknowledged (or terminated) so far */
   processed = 0
   /** batches decided while the one before them was being written (the pipeline at work) */
   decidedAhead = 0
 
   constructor(private readonly o: LaneConsumerOptions) {}
 
+  /** Creates or recovers the durable consumer and starts projecting. */
   async start(): Promise<void> {
     await this.ensureConsumer()
     const consumer = await this.o.js.consumers.get(this.o.stream, this.o.durable)
@@ -97,7 +98,7 @@ export class LaneConsumer {
     void (async () => {
       for await (const m of this.messages!) {
         if (this.stopping) {
-          m.nak()
+          this.reply(m, 'nak')
           continue
         }
         this.queue.push(m)
@@ -111,11 +112,12 @@ export class LaneConsumer {
   /** Finishes the in-flight batch, then stops consuming; what was fetched but not started is nacked. */
   async stop(): Promise<void> {
     this.stopping = true
+    this.stopped.abort(new Error('lane stopping'))
     this.wake?.()
     await this.loop
     this.offControl?.()
     await this.messages?.close().catch(() => undefined)
-    for (const m of this.queue.splice(0)) m.nak()
+    for (const m of this.queue.splice(0)) this.reply(m, 'nak')
   }
 
   // A consumer whose previous owner died holds delivered-but-unacked messages that JetStream would
@@ -155,15 +157,18 @@ export class LaneConsumer {
     }
   }
 
+  private paused(): boolean {
+    return (this.o.control?.token ?? null) !== null
+  }
+
   private async nextBatch(): Promise<JsMsg[]> {
-    const paused = () => (this.o.control?.token ?? null) !== null
-    while (this.queue.length === 0 && !this.stopping && !paused()) {
+    while (this.queue.length === 0 && !this.stopping && !this.paused()) {
       await new Promise<void>((r) => {
         this.wake = r
       })
     }
     const deadline = Date.now() + this.o.maxWaitMs
-    while (this.queue.length < this.o.batchSize && !this.stopping && !paused()) {
+    while (this.queue.length < this.o.batchSize && !this.stopping && !this.paused()) {
       const left = deadline - Date.now()
       if (left <= 0) break
       await new Promise<void>((r) => {
@@ -187,76 +192,127 @@ export class LaneConsumer {
         this.queue.unshift(...batch)
         continue
       }
-      const done = await this.o.mutex.run(() => this.processRun(batch))
-      if (!done) return
+      if (!(await this.project(batch))) return
     }
   }
 
-  private paused(): boolean {
-    return (this.o.control?.token ?? null) !== null
+  /**
+   * The one retry-and-ack path. Each attempt holds the identity mutex (a run of batches from `first`,
+   * see processRun); a failed batch is tried again alone, after a wait by the retry policy spent
+   * outside the mutex, so a lane that keeps failing (ClickHouse refusing or down) never holds up the
+   * other lanes for more than the batch it is on. Every retry reconciles (its rows may be written).
+   * False when the lane must stop: stopping, or its NATS connection closed for good.
+   */
+  private async project(first: JsMsg[]): Promise<boolean> {
+    let current = first
+    let waiting: NodeJS.Timeout | undefined
+    try {
+      await retry(
+        async (attempt) => {
+          clearInterval(waiting)
+          const failed = await this.o.mutex.run(() => this.processRun(current, attempt > 1))
+          if (!failed) return
+          current = failed.msgs
+          waiting = this.keepAlive(current)
+          throw failed.err
+        },
+        {
+          ...(this.o.retry ?? BATCH_RETRY),
+          maxAttempts: Number.POSITIVE_INFINITY,
+          retryable: () => !this.stopping && !this.o.nc.isClosed(),
+          signal: this.stopped.signal,
+          onRetry: ({ attempt, waitMs, err }) => {
+            if (!(err instanceof TransientError))
+              this.o.log.error({ err }, 'projector: unexpected batch failure')
+            this.o.log.warn(
+              { err, attempt, wait: waitMs, durable: this.o.durable },
+              'projector: batch failed, retrying',
+            )
+          },
+        },
+      )
+      return true
+    } catch (err) {
+      // A closed connection: the process is as good as gone, and nothing can be acknowledged or given
+      // back; JetStream redelivers after ack_wait, to whoever owns the consumer next.
+      if (this.o.nc.isClosed()) this.o.log.error({ err }, 'projector: connection closed, lane stops')
+      else for (const m of current) this.reply(m, 'nak')
+      this.stopping = true
+      return false
+    } finally {
+      clearInterval(waiting)
+    }
   }
 
   /**
-   * Projects `first` and then, while messages are waiting, the batches after it, in a pipeline: while
-   * batch N's rows are written, batch N+1 is decided (decode, plugins, identity reads, rules, row
-   * encoding) and batch N-1's identity state is committed. Commits and acknowledgements stay in log
-   * order; N+1 reads N's identity changes through N's overlay until N's commit is done. A failure
-   * gives back every batch in flight: the failed one is retried alone, the others are reconciled
-   * when their turn comes (their rows may have been written). False when the consumer must stop.
+   * Projects `first` and then, while messages are waiting and no other lane waits for the mutex (at
+   * most MAX_RUN batches), the batches after it, in a pipeline: while batch N's rows are written,
+   * batch N+1 is decided (decode, plugins, identity reads, rules, row encoding) and batch N-1's
+   * identity state is committed. Commits and acknowledgements stay in log order; N+1 reads N's
+   * identity changes through N's overlay until N's commit is done. A failure gives back every batch
+   * in flight: the failed one is returned (to be retried alone), the others go back to the front of
+   * the queue and are reconciled when their turn comes (their rows may have been written).
+   * `alone`: no batch after `first`.
    */
-  private async processRun(first: JsMsg[]): Promise<boolean> {
-    if ((this.o.pipelineDepth ?? 1) <= 0) return this.process(first)
+  private async processRun(first: JsMsg[], alone: boolean): Promise<Failure | undefined> {
+    const depth = alone ? 0 : (this.o.pipelineDepth ?? 1)
     let cur: Stage = { msgs: first, alive: this.keepAlive(first) }
     let curPrepared = settle(this.prepare(first))
     let committing: Committing | undefined
     for (let n = 1; ; n++) {
       const p = await curPrepared
-      if (!p.ok) return this.recover(p.err, committing, [cur])
+      if (!p.ok) return this.giveBack(p.err, committing, [cur])
       const prepared = p.value
       let next: Stage | undefined
       let nextPrepared: Promise<Settled<PreparedBatch>> | undefined
-      if (n < MAX_RUN && !this.stopping && !this.paused() && this.queue.length > 0) {
+      if (this.mayDecideAhead(n, depth)) {
         const msgs = this.queue.splice(0, this.o.batchSize)
         next = { msgs, alive: this.keepAlive(msgs) }
         this.decidedAhead++
         nextPrepared = settle(this.prepare(msgs, prepared))
       }
       const written = await settle(writeRows(this.o.projection, prepared))
-      if (!written.ok) return this.recover(written.err, committing, [cur, next], nextPrepared)
+      if (!written.ok) return this.giveBack(written.err, committing, [cur, next], nextPrepared)
       if (committing) {
         const c = await committing.done
-        if (!c.ok) return this.recover(c.err, undefined, [committing, cur, next], nextPrepared)
+        if (!c.ok) return this.giveBack(c.err, undefined, [committing, cur, next], nextPrepared)
         this.ack(committing, c.value)
         prepared.overlay.detach()
       }
       committing = { ...cur, done: settle(commitBatch(this.o.projection, prepared)) }
       if (!next || !nextPrepared) {
         const c = await committing.done
-        if (!c.ok) return this.recover(c.err, undefined, [committing])
+        if (!c.ok) return this.giveBack(c.err, undefined, [committing])
         this.ack(committing, c.value)
-        return true
+        return undefined
       }
       cur = next
       curPrepared = nextPrepared
     }
   }
 
+  private mayDecideAhead(n: number, depth: number): boolean {
+    return (
+      depth > 0 &&
+      n < MAX_RUN &&
+      !this.stopping &&
+      !this.paused() &&
+      !this.o.mutex.contended &&
+      this.queue.length > 0
+    )
+  }
+
   /**
    * After a failure in the pipeline. `committing` is a commit still in flight (acknowledged if it
    * succeeds), `stages` the other unacknowledged batches in log order; `pending` is awaited first.
+   * Returns the first batch that failed; the others go back to the front of the queue.
    */
-  private async recover(
+  private async giveBack(
     err: unknown,
     committing: Committing | undefined,
     stages: (Stage | undefined)[],
     pending?: Promise<unknown>,
-  ): Promise<boolean> {
-    if (err instanceof SimulatedCrash) {
-      for (const s of [committing, ...stages]) if (s) clearInterval(s.alive)
-      this.stopping = true
-      await this.o.onCrash?.()
-      return false
-    }
+  ): Promise<Failure> {
     await pending
     let failure = err
     const inFlight = stages.filter((s) => s !== undefined)
@@ -274,7 +330,7 @@ export class LaneConsumer {
     }
     const [failed, ...rest] = inFlight
     this.queue.unshift(...rest.flatMap((s) => s.msgs))
-    return this.process(failed!.msgs, failure)
+    return { msgs: failed!.msgs, err: failure }
   }
 
   private prepare(batch: JsMsg[], previous?: PreparedBatch): Promise<PreparedBatch> {
@@ -289,67 +345,30 @@ export class LaneConsumer {
   private keepAlive(batch: JsMsg[]): NodeJS.Timeout {
     return setInterval(
       () => {
-        for (const m of batch) m.working()
+        for (const m of batch) this.reply(m, 'working')
       },
       Math.max(this.o.ackWaitMs / 3, 100),
     )
   }
 
-  private ack(stage: Stage | JsMsg[], outcome: BatchOutcome): void {
-    const batch = Array.isArray(stage) ? stage : stage.msgs
-    if (!Array.isArray(stage)) clearInterval(stage.alive)
-    for (const m of batch) {
-      if (outcome.poison.has(m.seq)) m.term()
-      else m.ack()
+  // A reply on a closed connection throws; there is nobody to tell then.
+  private reply(m: JsMsg, how: 'ack' | 'nak' | 'term' | 'working'): void {
+    if (this.o.nc.isClosed()) return
+    try {
+      m[how]()
+    } catch (err) {
+      this.o.log.warn({ err, seq: m.seq }, `projector: ${how} failed`)
     }
-    this.processed += batch.length
-    const t = outcome.timings
-    this.o.log.debug(
-      { messages: batch.length, events: outcome.events, written: outcome.written, ms: t },
-      'projector: batch done',
-    )
   }
 
-  /**
-   * One batch on its own, retried in-process until it succeeds. After a failure its rows may be
-   * partly written, so every retry reconciles. False when the consumer must stop (crash simulated,
-   * or stopping during retries).
-   */
-  private async process(batch: JsMsg[], failure?: unknown): Promise<boolean> {
-    const msgs = toLogMessages(batch)
-    let forceReconcile = failure !== undefined
-    for (let attempt = failure === undefined ? 0 : 1; ; attempt++) {
-      if (attempt > 0) {
-        const err = failure
-        if (!(err instanceof TransientError)) this.o.log.error({ err }, 'projector: unexpected batch failure')
-        if (this.stopping) {
-          for (const m of batch) m.nak()
-          return false
-        }
-        forceReconcile = true
-        const wait = Math.min(MAX_BACKOFF_MS, 200 * 2 ** Math.min(attempt - 1, 6))
-        this.o.log.warn({ err, attempt, wait, durable: this.o.durable }, 'projector: batch failed, retrying')
-        await new Promise((r) => setTimeout(r, wait))
-      }
-      const keepAlive = this.keepAlive(batch)
-      try {
-        const prepared = await prepareBatch(
-          this.o.projection,
-          msgs,
-          (m) => forceReconcile || m.redelivered || m.seq <= this.recoverUpTo,
-        )
-        this.ack(batch, await finishBatch(this.o.projection, prepared))
-        return true
-      } catch (err) {
-        if (err instanceof SimulatedCrash) {
-          this.stopping = true
-          await this.o.onCrash?.()
-          return false
-        }
-        failure = err
-      } finally {
-        clearInterval(keepAlive)
-      }
-    }
+  private ack(stage: Stage, outcome: BatchOutcome): void {
+    clearInterval(stage.alive)
+    for (const m of stage.msgs) this.reply(m, outcome.poison.has(m.seq) ? 'term' : 'ack')
+    this.processed += stage.msgs.length
+    const t = outcome.timings
+    this.o.log.debug(
+      { messages: stage.msgs.length, events: outcome.events, written: outcome.written, ms: t },
+      'projector: batch done',
+    )
   }
 }

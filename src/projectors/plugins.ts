@@ -3,7 +3,7 @@ import type { NatsConnection } from '../jetstream/connection.ts'
 import { PluginRuntime, runPlugins, WebhookDispatcher } from '../plugins/index.ts'
 import type { PluginLogSink } from '../plugins/types.ts'
 import type { ClickHouseClient } from '../clickhouse/client.ts'
-import type { ProjectionPlugins, TeamPipeline } from './projection.ts'
+import type { ProjectionPlugins, TeamPipeline } from './batch.ts'
 
 // The projectors' side of the plugin pipeline (src/plugins): each batch reads a team's configs once,
 // so every event of the batch goes through the same steps, and a team without plugins costs one
@@ -17,6 +17,7 @@ class MutedWebhooks extends WebhookDispatcher {
 const silentLog: PluginLogSink = { write() {} }
 const muted = new MutedWebhooks()
 
+/** The projectors' plugin pipelines: each team's configs from the KV-watched cache. */
 export class ProjectorPlugins implements ProjectionPlugins {
   private constructor(
     private readonly runtime: PluginRuntime,
@@ -34,6 +35,7 @@ export class ProjectorPlugins implements ProjectionPlugins {
     return new ProjectorPlugins(await PluginRuntime.open(deps), opts.sideEffects)
   }
 
+  /** The team's pipeline with its configs as they are now; undefined when it has none. */
   async forTeam(team: number): Promise<TeamPipeline | undefined> {
     const configs = await this.runtime.cache.configsFor(team)
     if (configs.length === 0) return undefined

@@ -8,6 +8,7 @@ export const PATH_SEPARATOR = '\x1F'
 /** Nested objects are expanded this many levels below the top; deeper values stay in their parent's JSON. */
 export const MAX_NESTED_DEPTH = 3
 
+/** The parallel key/value arrays of a property bag. */
 export interface EncodedProperties {
   keys: string[]
   values: string[]

@@ -1,23 +1,41 @@
-import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager, type JsMsg } from '@nats-io/jetstream'
+import {
+  AckPolicy,
+  DeliverPolicy,
+  jetstream,
+  type JetStreamClient,
+  type JetStreamManager,
+  jetstreamManager,
+  type JsMsg,
+} from '@nats-io/jetstream'
 import type { KV } from '@nats-io/kv'
 import { BUCKETS, EVENTS_STREAM, LANES } from '../../schema/jetstream.ts'
-import { bucket, type NatsConnection } from '../jetstream/connection.ts'
-import type { Logger } from '../observability/logger.ts'
 import type { ClickHouseClient } from '../clickhouse/client.ts'
 import { selectRows } from '../clickhouse/client.ts'
-import { PAUSE_KEY, pausedKey } from './control.ts'
+import { bucket, type NatsConnection } from '../jetstream/connection.ts'
+import type { Logger } from '../observability/logger.ts'
+import type { LogMessage, ProjectionContext, ProjectionPlugins } from './batch.ts'
 import { namespacePointerKey } from './identity-keys.ts'
-import { KvIdentityStore } from './identity-store-kv.ts'
+import { KvIdentityStore } from './identity-store/store.ts'
 import { durableName, laneSource } from './index.ts'
 import { ProjectorPlugins } from './plugins.ts'
-import { type LogMessage, type ProjectionPlugins, projectBatch } from './projection.ts'
-import { LIVE_TABLES, suffixedTables, TABLE_KINDS } from './tables.ts'
+import { projectBatch } from './projection.ts'
+import {
+  loadReplayState,
+  pauseProjectors,
+  putJson,
+  REPLAY_STATE_KEY,
+  type ReplayState,
+  resumeProjectors,
+} from './replay-state.ts'
+import { LIVE_TABLES, type ProjectionTables, suffixedTables, TABLE_KINDS } from './tables.ts'
+import { ClickHouseWriter } from './writer.ts'
 
 // Rebuilds the projection from the log into fresh tables and a fresh identity namespace, then swaps
 // both in. The build runs beside the live projectors; only the final catch-up and swap pause them.
 // Progress is the replay's own watermark in its namespace, so a crashed replay resumes where it was.
-// See docs/projectors.md ("Replay").
+// See docs/projectors.md ("Replay"); the command and its progress line: replay-command.ts.
 
+/** What to replay, and where. */
 export interface ReplayOptions {
   nc: NatsConnection
   ch: ClickHouseClient
@@ -42,6 +60,7 @@ export interface ReplayOptions {
   plugins?: ProjectionPlugins | false
 }
 
+/** Where a replay is, reported after every batch and at each phase. */
 export interface ReplayProgress {
   phase: 'build' | 'catch-up' | 'swap' | 'done'
   position: number
@@ -51,6 +70,7 @@ export interface ReplayProgress {
   etaSeconds: number | null
 }
 
+/** How a replay ended. */
 export interface ReplayResult {
   id: string
   resumed: boolean
@@ -60,108 +80,143 @@ export interface ReplayResult {
   events: number
 }
 
-interface ReplayState {
-  id: string
-  project: number | null
-  fromSeq: number
-  fromTime: string | null
-  toSeq: number | null
-  toTime: string | null
-  stream: string
-  subjectPrefix: string
-}
-
-const STATE_KEY = 'replay.state'
 const REPLAY_SOURCE = 'replay'
-const enc = new TextEncoder()
-const put = (kv: KV, key: string, v: unknown) => kv.put(key, enc.encode(JSON.stringify(v)))
 
+/** Replays the log (resuming an unfinished replay of the same stream) and, unless `to` is given, swaps. */
 export async function replay(o: ReplayOptions): Promise<ReplayResult> {
   const owned =
     o.plugins === undefined
       ? await ProjectorPlugins.open({ nc: o.nc, ch: o.ch, log: o.log }, { sideEffects: false })
       : undefined
   try {
-    return await run(o, owned ?? (o.plugins || undefined))
+    const run = await ReplayRun.open(o, owned ?? (o.plugins || undefined))
+    return await run.execute()
   } finally {
     await owned?.stop()
   }
 }
 
-async function run(o: ReplayOptions, plugins: ProjectionPlugins | undefined): Promise<ReplayResult> {
-  const stream = o.stream ?? EVENTS_STREAM
-  const prefix = o.subjectPrefix ?? 'events'
-  const kv = await bucket(o.nc, BUCKETS.identity)
-  const saved = await kv.get(STATE_KEY)
-  let state: ReplayState | undefined =
-    saved?.operation === 'PUT' && saved.length > 0 ? saved.json<ReplayState>() : undefined
-  const resumed = !!state && state.stream === stream
-  if (!state || !resumed) {
-    state = {
-      id: Date.now().toString(36),
-      project: o.project ?? null,
-      fromSeq: typeof o.from === 'number' ? o.from : 1,
-      fromTime: o.from instanceof Date ? o.from.toISOString() : null,
-      toSeq: typeof o.to === 'number' ? o.to : null,
-      toTime: o.to instanceof Date ? o.to.toISOString() : null,
-      stream,
-      subjectPrefix: prefix,
+/** One replay: its state, its tables and namespace, and the passes over the log. */
+class ReplayRun {
+  private events = 0
+  private readonly started = Date.now()
+
+  private constructor(
+    private readonly o: ReplayOptions,
+    private readonly kv: KV,
+    private readonly js: JetStreamClient,
+    private readonly jsm: JetStreamManager,
+    private readonly state: ReplayState,
+    private readonly resumed: boolean,
+    private readonly tables: ProjectionTables,
+    private readonly ctx: ProjectionContext,
+  ) {}
+
+  static async open(o: ReplayOptions, plugins: ProjectionPlugins | undefined): Promise<ReplayRun> {
+    const kv = await bucket(o.nc, BUCKETS.identity)
+    const { state, resumed } = await loadReplayState(
+      kv,
+      o,
+      o.stream ?? EVENTS_STREAM,
+      o.subjectPrefix ?? 'events',
+    )
+    if (resumed) o.log.info({ id: state.id }, 'replay: resuming the unfinished replay')
+    const tables = suffixedTables(`_replay_${state.id}`)
+    for (const k of TABLE_KINDS) {
+      await o.ch.command({ query: `CREATE TABLE IF NOT EXISTS ${tables[k]} AS ${LIVE_TABLES[k]}` })
     }
-    await put(kv, STATE_KEY, state)
-  } else {
-    o.log.info({ id: state.id }, 'replay: resuming the unfinished replay')
+    const js = jetstream(o.nc)
+    const ctx: ProjectionContext = {
+      ch: o.ch,
+      js,
+      store: new KvIdentityStore(kv, { namespace: `r${state.id}` }),
+      tables,
+      writer: new ClickHouseWriter(o.ch, tables),
+      source: REPLAY_SOURCE,
+      teams: state.project === null ? undefined : new Set([state.project]),
+      log: o.log,
+      plugins,
+    }
+    return new ReplayRun(o, kv, js, await jetstreamManager(o.nc), state, resumed, tables, ctx)
   }
-  const ns = `r${state.id}`
-  const suffix = `_replay_${state.id}`
-  const tables = suffixedTables(suffix)
-  for (const k of TABLE_KINDS) {
-    await o.ch.command({ query: `CREATE TABLE IF NOT EXISTS ${tables[k]} AS ${LIVE_TABLES[k]}` })
+
+  private get ns(): string {
+    return `r${this.state.id}`
   }
-  const store = new KvIdentityStore(kv, { namespace: ns })
-  const js = jetstream(o.nc)
-  const jsm = await jetstreamManager(o.nc)
-  const started = Date.now()
-  let events = 0
-  const teams = state.project === null ? undefined : new Set([state.project])
-  const report = (phase: ReplayProgress['phase'], position: number, end: number) => {
-    const secs = (Date.now() - started) / 1000
-    const rate = secs > 0 ? events / secs : 0
+
+  private result(swapped: boolean, lastSeq: number): ReplayResult {
+    const tables = { ...(swapped ? LIVE_TABLES : this.tables) }
+    return { id: this.state.id, resumed: this.resumed, swapped, tables, lastSeq, events: this.events }
+  }
+
+  private lastSeq = async () => (await this.jsm.streams.info(this.state.stream)).state.last_seq
+
+  async execute(): Promise<ReplayResult> {
+    const { state } = this
+    const toEnd = state.toSeq ?? (await this.lastSeq())
+    let position = await this.pass('build', toEnd)
+    if (state.toSeq !== null || state.toTime !== null) {
+      this.report('done', position, toEnd)
+      await this.kv.delete(REPLAY_STATE_KEY)
+      return this.result(false, position)
+    }
+    // Catch up while live projection runs, then pause it for the last stretch and the swap.
+    await this.pass('catch-up', await this.lastSeq())
+    const durablePrefix = this.o.durablePrefix ?? 'projector'
+    const token = `replay-${state.id}-${Date.now()}`
+    await pauseProjectors(this.kv, this.jsm, state.stream, durablePrefix, token, this.o)
+    try {
+      const end = await this.lastSeq()
+      position = await this.pass('catch-up', end)
+      this.report('swap', position, end)
+      await this.swap(durablePrefix, end)
+      this.report('done', position, end)
+    } finally {
+      await resumeProjectors(this.kv)
+    }
+    return this.result(true, position)
+  }
+
+  private report(phase: ReplayProgress['phase'], position: number, end: number): void {
+    const secs = (Date.now() - this.started) / 1000
     const msgRate = secs > 0 ? position / secs : 0
-    o.progress?.({
+    this.o.progress?.({
       phase,
       position,
       end,
-      events,
-      eventsPerSecond: Math.round(rate),
+      events: this.events,
+      eventsPerSecond: Math.round(secs > 0 ? this.events / secs : 0),
       etaSeconds: msgRate > 0 ? Math.max(0, Math.round((end - position) / msgRate)) : null,
     })
   }
 
-  // Reads the log from the replay's watermark up to `end`, projecting into the fresh tables.
-  const pass = async (phase: 'build' | 'catch-up', end: number): Promise<number> => {
-    const done = await store.watermark(ns, REPLAY_SOURCE)
+  /** Reads the log from the replay's watermark up to `end`, projecting into the fresh tables. */
+  private async pass(phase: 'build' | 'catch-up', end: number): Promise<number> {
+    const { state, ctx } = this
+    const done = await ctx.store.watermark(this.ns, REPLAY_SOURCE)
     if (done >= end) return done
+    // Rows up to here may have been written by a replay that crashed: they are reconciled.
     const [{ m } = { m: '0' }] = await selectRows<{ m: string }>(
-      o.ch,
-      `SELECT max(_seq) AS m FROM ${tables.events}`,
+      this.o.ch,
+      `SELECT max(_seq) AS m FROM ${this.tables.events}`,
     )
     const mayBeWritten = Number(m)
     const startByTime = done === 0 && state.fromTime !== null
-    const ci = await jsm.consumers.add(stream, {
-      filter_subject: `${prefix}.>`,
+    const ci = await this.jsm.consumers.add(state.stream, {
+      filter_subject: `${state.subjectPrefix}.>`,
       ack_policy: AckPolicy.None,
       inactive_threshold: 60e9,
       ...(startByTime
         ? { deliver_policy: DeliverPolicy.StartTime, opt_start_time: state.fromTime! }
         : { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: Math.max(done + 1, state.fromSeq) }),
     })
-    const consumer = await js.consumers.get(stream, ci.name)
+    const consumer = await this.js.consumers.get(state.stream, ci.name)
     try {
       for (;;) {
         const batch: JsMsg[] = []
-        const it = await consumer.fetch({ max_messages: o.batchSize ?? 200, expires: 1000 })
+        const it = await consumer.fetch({ max_messages: this.o.batchSize ?? 200, expires: 1000 })
         for await (const msg of it) batch.push(msg)
-        const inRange = batch.filter((msg) => msg.seq <= end && !pastTo(state, msg))
+        const inRange = batch.filter((msg) => msg.seq <= end && !this.pastTo(msg))
         if (inRange.length > 0) {
           const msgs: LogMessage[] = inRange.map((msg) => ({
             seq: msg.seq,
@@ -169,43 +224,34 @@ async function run(o: ReplayOptions, plugins: ProjectionPlugins | undefined): Pr
             data: msg.data,
             redelivered: false,
           }))
-          const out = await projectBatch(
-            { ch: o.ch, js, store, tables, source: REPLAY_SOURCE, teams, log: o.log, plugins },
-            msgs,
-            (msg) => msg.seq <= mayBeWritten,
-          )
-          events += out.events
-          report(phase, msgs.at(-1)!.seq, end)
+          const out = await projectBatch(ctx, msgs, (msg) => msg.seq <= mayBeWritten)
+          this.events += out.events
+          this.report(phase, msgs.at(-1)!.seq, end)
         }
         const last = batch.at(-1)
         if (!last || inRange.length < batch.length || last.seq >= end || last.info.pending === 0) break
       }
     } finally {
-      await jsm.consumers.delete(stream, ci.name).catch(() => undefined)
+      await this.jsm.consumers.delete(state.stream, ci.name).catch(() => undefined)
     }
     // Nothing more in range: the replay is complete up to `end` even where no message matched.
-    if (end > (await store.watermark(ns, REPLAY_SOURCE))) await store.setWatermark(ns, REPLAY_SOURCE, end)
+    if (end > (await ctx.store.watermark(this.ns, REPLAY_SOURCE))) {
+      await ctx.store.setWatermark(this.ns, REPLAY_SOURCE, end)
+    }
     return end
   }
 
-  const lastSeq = async () => (await jsm.streams.info(stream)).state.last_seq
-  const toEnd = state.toSeq ?? (await lastSeq())
-  let position = await pass('build', toEnd)
-  if (state.toSeq !== null || state.toTime !== null) {
-    report('done', position, toEnd)
-    await kv.delete(STATE_KEY)
-    return { id: state.id, resumed, swapped: false, tables: { ...tables }, lastSeq: position, events }
+  private pastTo(msg: JsMsg): boolean {
+    return this.state.toTime !== null && msg.time.getTime() > Date.parse(this.state.toTime)
   }
 
-  // Catch up while live projection runs, then pause it for the last stretch and the swap.
-  await pass('catch-up', await lastSeq())
-  const token = `replay-${state.id}-${Date.now()}`
-  const durablePrefix = o.durablePrefix ?? 'projector'
-  await pauseProjectors(o, kv, jsm, stream, durablePrefix, token)
-  try {
-    const end = await lastSeq()
-    position = await pass('catch-up', end)
-    report('swap', position, end)
+  /**
+   * With the projectors paused and everything up to `end` replayed: copies the other projects' rows
+   * (with `project`), swaps the tables in one RENAME, hands the lanes their positions in the new
+   * namespace, switches the namespace pointer and drops the old tables.
+   */
+  private async swap(durablePrefix: string, end: number): Promise<void> {
+    const { o, state, tables } = this
     if (state.project !== null) {
       for (const k of TABLE_KINDS) {
         await o.ch.command({
@@ -221,96 +267,19 @@ async function run(o: ReplayOptions, plugins: ProjectionPlugins | undefined): Pr
     })
     // The live lanes continue from their own positions: everything up to `end` is in the new state.
     for (const lane of LANES) {
-      await store.setWatermark(ns, laneSource(stream, durableName(durablePrefix, lane)), end)
+      await this.ctx.store.setWatermark(
+        this.ns,
+        laneSource(state.stream, durableName(durablePrefix, lane)),
+        end,
+      )
     }
     if (state.project !== null) {
-      await put(kv, namespacePointerKey(state.project), { ns })
+      await putJson(this.kv, namespacePointerKey(state.project), { ns: this.ns })
     } else {
-      const teamPointers = await kv.keys('nsp.t.>')
-      for await (const k of teamPointers) await kv.delete(k)
-      await put(kv, namespacePointerKey('default'), { ns })
+      for await (const k of await this.kv.keys('nsp.t.>')) await this.kv.delete(k)
+      await putJson(this.kv, namespacePointerKey('default'), { ns: this.ns })
     }
     for (const k of TABLE_KINDS) await o.ch.command({ query: `DROP TABLE IF EXISTS ${old[k]}` })
-    await kv.delete(STATE_KEY)
-    report('done', position, end)
-  } finally {
-    await kv.delete(PAUSE_KEY)
-  }
-  return { id: state.id, resumed, swapped: true, tables: { ...LIVE_TABLES }, lastSeq: position, events }
-}
-
-function pastTo(state: ReplayState, msg: JsMsg): boolean {
-  return state.toTime !== null && msg.time.getTime() > Date.parse(state.toTime)
-}
-
-/** Pauses the projectors that are running (a durable with a waiting pull request has an owner). */
-async function pauseProjectors(
-  o: ReplayOptions,
-  kv: KV,
-  jsm: Awaited<ReturnType<typeof jetstreamManager>>,
-  stream: string,
-  durablePrefix: string,
-  token: string,
-): Promise<void> {
-  const active: string[] = []
-  for (const lane of LANES) {
-    const info = await jsm.consumers.info(stream, durableName(durablePrefix, lane)).catch(() => undefined)
-    if (info && info.num_waiting > 0) active.push(info.name)
-  }
-  await kv.put(PAUSE_KEY, enc.encode(token))
-  const deadline = Date.now() + (o.pauseTimeoutMs ?? 30_000)
-  for (const durable of active) {
-    for (;;) {
-      const e = await kv.get(pausedKey(durable))
-      if (e?.operation === 'PUT' && e.string() === token) break
-      if (Date.now() > deadline) {
-        await kv.delete(PAUSE_KEY)
-        throw new Error(`replay: projector ${durable} did not pause`)
-      }
-      await new Promise((r) => setTimeout(r, 50))
-    }
-  }
-  o.log.info({ active }, 'replay: projectors paused')
-}
-
-/** A `--from` / `--to` value: a stream sequence (digits) or a time (anything Date.parse reads). */
-export function parsePosition(s: string | undefined): number | Date | undefined {
-  if (s === undefined) return undefined
-  if (/^\d+$/.test(s)) return Number(s)
-  const t = Date.parse(s)
-  if (!Number.isFinite(t)) throw new Error(`not a sequence or a time: ${s}`)
-  return new Date(t)
-}
-
-/** `burrow replay`: connects, replays with a progress line, prints the outcome. */
-export async function replayCommand(
-  args: { project?: string; from?: string; to?: string },
-  env: { natsUrl: string; ch: ClickHouseClient; log: Logger; batchSize: number },
-): Promise<ReplayResult> {
-  const { connectNats } = await import('../jetstream/connection.ts')
-  const nc = await connectNats(env.natsUrl, 'burrow-replay')
-  const tty = process.stderr.isTTY
-  try {
-    const result = await replay({
-      nc,
-      ch: env.ch,
-      log: env.log,
-      project: args.project === undefined ? undefined : Number(args.project),
-      from: parsePosition(args.from),
-      to: parsePosition(args.to),
-      batchSize: env.batchSize,
-      progress: (p) => {
-        const eta = p.etaSeconds === null ? '?' : `${p.etaSeconds}s`
-        const line =
-          `replay ${p.phase}: seq ${p.position}/${p.end}, ${p.events} events, ` +
-          `${p.eventsPerSecond} events/s, ETA ${eta}`
-        if (tty) process.stderr.write(`\r${line}\x1b[K`)
-        else process.stderr.write(`${line}\n`)
-      },
-    })
-    if (tty) process.stderr.write('\n')
-    return result
-  } finally {
-    await nc.drain()
+    await this.kv.delete(REPLAY_STATE_KEY)
   }
 }

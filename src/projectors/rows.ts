@@ -10,6 +10,7 @@ import type {
 import { encodeProperties } from './properties.ts'
 import { tsvArray, tsvDateTime, tsvString } from './tsv.ts'
 
+/** The fields of one events row. */
 export interface EventRow {
   teamId: number
   uuid: string
@@ -27,6 +28,7 @@ export interface EventRow {
   offset: number
 }
 
+/** An events row as a TabSeparated line, in EVENT_COLUMNS order. */
 export function eventLine(r: EventRow): string {
   const { keys, values } = encodeProperties(r.properties)
   return `${[
@@ -54,6 +56,7 @@ export function eventLine(r: EventRow): string {
   ].join('\t')}\n`
 }
 
+/** Columns of person rows, in line order. */
 export const PERSON_COLUMNS = [
   'team_id',
   'id',
@@ -72,6 +75,7 @@ function propertyFields(properties: Record<string, unknown>): string[] {
   return [tsvString(JSON.stringify(properties)), tsvArray(keys), tsvArray(values)]
 }
 
+/** A person row as a TabSeparated line. */
 export function personLine(teamId: number, p: PersonState): string {
   return `${[
     String(teamId),
@@ -85,6 +89,7 @@ export function personLine(teamId: number, p: PersonState): string {
   ].join('\t')}\n`
 }
 
+/** The delete row of a person as a TabSeparated line. */
 export function deletedPersonLine(teamId: number, p: DeletedPersonRow): string {
   return `${[
     String(teamId),
@@ -98,20 +103,25 @@ export function deletedPersonLine(teamId: number, p: DeletedPersonRow): string {
   ].join('\t')}\n`
 }
 
+/** Columns of person_distinct_id rows, in line order. */
 export const DISTINCT_ID_COLUMNS = ['team_id', 'distinct_id', 'person_id', 'is_deleted', 'version']
 
+/** A person_distinct_id row as a TabSeparated line. */
 export function distinctIdLine(teamId: number, r: DistinctIdRow): string {
   const deleted = r.isDeleted ? '1' : '0'
   const fields = [String(teamId), tsvString(r.distinctId), r.personId, deleted, String(r.version)]
   return `${fields.join('\t')}\n`
 }
 
+/** Columns of person_overrides rows, in line order. */
 export const OVERRIDE_COLUMNS = ['team_id', 'old_person_id', 'override_person_id', 'version']
 
+/** A person_overrides row as a TabSeparated line. */
 export function overrideLine(teamId: number, r: OverrideRow): string {
   return `${[String(teamId), r.oldPersonId, r.overridePersonId, String(r.version)].join('\t')}\n`
 }
 
+/** Columns of groups rows, in line order. */
 export const GROUP_COLUMNS = [
   'team_id',
   'group_type_index',
@@ -123,6 +133,7 @@ export const GROUP_COLUMNS = [
   'version',
 ]
 
+/** A groups row as a TabSeparated line. */
 export function groupLine(teamId: number, g: GroupState): string {
   return `${[
     String(teamId),
@@ -134,8 +145,10 @@ export function groupLine(teamId: number, g: GroupState): string {
   ].join('\t')}\n`
 }
 
+/** Columns of group_type_mapping rows, in line order. */
 export const GROUP_TYPE_COLUMNS = ['team_id', 'group_type', 'group_type_index', 'version']
 
+/** A group_type_mapping row as a TabSeparated line. */
 export function groupTypeLine(teamId: number, r: GroupTypeRow): string {
   const fields = [String(teamId), tsvString(r.groupType), String(r.groupTypeIndex), String(r.version)]
   return `${fields.join('\t')}\n`

@@ -1,5 +1,6 @@
 // The ClickHouse tables a projection writes. Replay builds the same set under a suffix and swaps it in.
 
+/** The table names a projection writes, by kind. */
 export interface ProjectionTables {
   events: string
   person: string
@@ -9,6 +10,7 @@ export interface ProjectionTables {
   group_type_mapping: string
 }
 
+/** Every kind of projected table. */
 export const TABLE_KINDS = [
   'events',
   'person',
@@ -18,6 +20,7 @@ export const TABLE_KINDS = [
   'group_type_mapping',
 ] as const satisfies readonly (keyof ProjectionTables)[]
 
+/** The tables queries read. */
 export const LIVE_TABLES: ProjectionTables = {
   events: 'events',
   person: 'person',
@@ -27,12 +30,14 @@ export const LIVE_TABLES: ProjectionTables = {
   group_type_mapping: 'group_type_mapping',
 }
 
+/** The same set of tables under a suffix (replay builds into these). */
 export function suffixedTables(suffix: string): ProjectionTables {
   const out = {} as ProjectionTables
   for (const k of TABLE_KINDS) out[k] = `${LIVE_TABLES[k]}${suffix}`
   return out
 }
 
+/** Columns of events rows, in line order (rows.ts eventLine). */
 export const EVENT_COLUMNS = [
   'team_id',
   'uuid',

@@ -17,10 +17,12 @@ const REPLACEMENT: Record<string, string> = {
   '\f': '\\f',
 }
 
+/** A string escaped for a TabSeparated field or a string in a TSV array. */
 export function tsvString(s: string): string {
   return NEEDS_ESCAPE.test(s) ? s.replace(ESCAPES, (c) => REPLACEMENT[c]!) : s
 }
 
+/** An Array(String) value for a TabSeparated field. */
 export function tsvArray(items: string[]): string {
   let out = '['
   for (let i = 0; i < items.length; i++) {
@@ -30,12 +32,24 @@ export function tsvArray(items: string[]): string {
   return `${out}]`
 }
 
+// Rows come in runs of nearby times (a chunk's events, its receive time): the last two seconds
+// formatted are remembered.
+let memoSecond = [Number.NaN, Number.NaN]
+let memoText = ['', '']
+
 /** 'YYYY-MM-DD hh:mm:ss' in UTC, what a DateTime('UTC') column parses. */
 export function tsvDateTime(ms: number): string {
-  const iso = new Date(Math.floor(ms / 1000) * 1000).toISOString()
-  return `${iso.slice(0, 10)} ${iso.slice(11, 19)}`
+  const second = Math.floor(ms / 1000)
+  if (second === memoSecond[0]) return memoText[0]!
+  if (second === memoSecond[1]) return memoText[1]!
+  const iso = new Date(second * 1000).toISOString()
+  const text = `${iso.slice(0, 10)} ${iso.slice(11, 19)}`
+  memoSecond = [second, memoSecond[0]!]
+  memoText = [text, memoText[0]!]
+  return text
 }
 
 // DateTime holds whole seconds from the epoch up to 2105; anything outside cannot be stored.
 export const MIN_DATETIME_MS = 0
+/** The latest time a DateTime column stores (and MIN_DATETIME_MS the earliest). */
 export const MAX_DATETIME_MS = Date.UTC(2105, 11, 31, 23, 59, 59)

@@ -38,6 +38,8 @@ export interface RetryOptions extends BackoffPolicy {
   maxAttempts: number
   /** whether a failure may be retried; a false answer rethrows at once */
   retryable?: (err: unknown) => boolean
+  /** a wait the failure itself asks for (e.g. an HTTP Retry-After), used instead of the policy's */
+  waitFor?: (err: unknown) => number | undefined
   /** called before each wait, e.g. to log */
   onRetry?: (info: { attempt: number; waitMs: number; err: unknown }) => void
   signal?: AbortSignal
@@ -53,7 +55,7 @@ export async function retry<T>(fn: (attempt: number) => Promise<T>, o: RetryOpti
       return await fn(attempt)
     } catch (err) {
       if (attempt >= o.maxAttempts || (o.retryable && !o.retryable(err))) throw err
-      const waitMs = backoffDelay(o, attempt)
+      const waitMs = o.waitFor?.(err) ?? backoffDelay(o, attempt)
       o.onRetry?.({ attempt, waitMs, err })
       await sleep(waitMs, o.signal)
     }

@@ -2,7 +2,9 @@ import { asPlainObject, sameValue } from './property-updates.ts'
 import type { IdentitySession } from './session.ts'
 import type { DropReason, GroupColumns, Properties } from './types.ts'
 
+/** Group types a team may have (PostHog: 5). */
 export const MAX_GROUP_TYPES_PER_TEAM = 5
+/** Longest group key kept. */
 export const MAX_GROUP_KEY_LENGTH = 400
 
 // Postgres (PostHog's store) cannot hold NUL; PostHog swaps it for U+FFFD and so do we, to keep keys equal.
@@ -45,6 +47,7 @@ export async function addGroupProperties(
   return next
 }
 
+/** Creates or updates the group a $groupidentify names, with its $group_set. */
 export async function upsertGroupFromIdentify(
   session: IdentitySession,
   properties: Properties,
@@ -87,6 +90,7 @@ function columnValue(value: unknown): string {
   return String(value)
 }
 
+/** The five $group_N columns of an event from its $group_N properties. */
 export function groupColumns(properties: Properties): GroupColumns {
   return [0, 1, 2, 3, 4].map((index) => columnValue(properties[`$group_${index}`])) as GroupColumns
 }

@@ -23,6 +23,7 @@ function withQuotes(ids: string[]): Set<string> {
 const CASE_INSENSITIVE_SET = withQuotes(CASE_INSENSITIVE)
 const CASE_SENSITIVE_SET = withQuotes(CASE_SENSITIVE)
 
+/** Whether an id is one of the values client bugs send (never merged on). */
 export function isDistinctIdIllegal(id: string): boolean {
   return id.trim() === '' || CASE_INSENSITIVE_SET.has(id.toLowerCase()) || CASE_SENSITIVE_SET.has(id)
 }

@@ -53,6 +53,7 @@ const CAMPAIGN = [
   'sccid',
 ]
 
+/** Event properties copied to the person (and as $initial_*), in PostHog's order. */
 export const PERSON_MAPPED_EVENT_PROPERTIES: readonly string[] = [...EVENT_TO_PERSON, ...CAMPAIGN]
 
 // An event has far fewer properties than the list is long: its keys are looked up here instead, then
@@ -66,6 +67,7 @@ function mappedKeysOf(properties: Properties): string[] {
   return found
 }
 
+/** The $initial_ name of a property. */
 export function initialKey(key: string): string {
   return `$initial_${key.replace('$', '')}`
 }

@@ -1,5 +1,5 @@
 import { withInitialAndCampaignProperties } from './initial-props.ts'
-import { asPlainObject } from './property-updates.ts'
+import { withTopLevelUpdates } from '../../jetstream/messages.ts'
 import type { DropReason, IdentityEvent, IngestionWarning, Properties } from './types.ts'
 
 // These only make sense for a person profile; PostHog drops them when person processing is off.
@@ -10,6 +10,7 @@ const NO_PERSON_MAPPING_EVENTS = new Set(['$snapshot', '$performance_event'])
 
 const PERSON_KEYS = ['$set', '$set_once', '$unset']
 
+/** An event ready for the person rules, or why it is dropped. */
 export interface NormalizedEvent {
   processPerson: boolean
   properties: Properties
@@ -17,13 +18,12 @@ export interface NormalizedEvent {
   drop?: DropReason
 }
 
+/** PostHog's normalization before the person rules: top-level updates, person mode, initial properties. */
 export function normalizeEvent(event: IdentityEvent): NormalizedEvent {
   const warnings: IngestionWarning[] = []
-  let properties: Properties = { ...event.properties }
-  const topSet = asPlainObject(event.$set)
-  const topSetOnce = asPlainObject(event.$set_once)
-  if (topSet) properties.$set = { ...(asPlainObject(properties.$set) ?? {}), ...topSet }
-  if (topSetOnce) properties.$set_once = { ...(asPlainObject(properties.$set_once) ?? {}), ...topSetOnce }
+  // The event's own properties are never changed: copied only where something is removed or added.
+  let properties: Properties = withTopLevelUpdates(event.properties, event.$set, event.$set_once)
+  const own = () => (properties === event.properties ? { ...properties } : properties)
 
   const flag = properties.$process_person_profile
   // Only a real boolean false turns person processing off; anything else falls back to the default.
@@ -45,8 +45,13 @@ export function normalizeEvent(event: IdentityEvent): NormalizedEvent {
     properties = { ...properties }
     for (const key of PERSON_KEYS) delete properties[key]
   }
-  if (processPerson) delete properties.$process_person_profile
-  else properties.$process_person_profile = false
+  if (!processPerson) {
+    properties = own()
+    properties.$process_person_profile = false
+  } else if ('$process_person_profile' in properties) {
+    properties = own()
+    delete properties.$process_person_profile
+  }
 
   return { processPerson, properties, warnings }
 }

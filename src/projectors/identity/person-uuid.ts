@@ -4,6 +4,7 @@ import { v5 as uuidv5 } from 'uuid'
 // same (team, distinct_id), which matters for imports and for comparing results with a PostHog instance.
 export const PERSON_UUIDV5_NAMESPACE = '932979b4-65c3-4424-8467-0b66ec27bc22'
 
+/** PostHog's deterministic person id of a distinct id: uuid v5 of `<team>:<id>`. */
 export function uuidFromDistinctId(teamId: number, distinctId: string): string {
   return uuidv5(`${teamId}:${distinctId}`, PERSON_UUIDV5_NAMESPACE)
 }

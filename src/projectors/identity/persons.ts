@@ -10,6 +10,7 @@ const DELETE_VERSION_BUMP = 100
 
 const MERGE_WITH_ALIAS = new Set(['$create_alias', '$merge_dangerously'])
 
+/** One event as the person rules see it. */
 export interface PersonContext {
   session: IdentitySession
   teamId: number
@@ -28,6 +29,7 @@ interface MergeOutcome {
   needsUpdate: boolean
 }
 
+/** Finds, creates, merges and updates the person of an event, as PostHog does. */
 export async function processPerson(ctx: PersonContext): Promise<PersonState> {
   const merged = await handleIdentifyOrAlias(ctx)
   if (merged.person) return merged.needsUpdate ? updatePerson(ctx, merged.person) : merged.person

@@ -1,11 +1,13 @@
 import type { Properties } from './types.ts'
 
+/** What an event changes on a person: keys to set, keys to remove. */
 export interface PropertyUpdates {
   toSet: Properties
   toUnset: string[]
   hasChanges: boolean
 }
 
+/** The value as an object, if it is a plain one. */
 export function asPlainObject(value: unknown): Properties | undefined {
   return typeof value === 'object' && value !== null && !Array.isArray(value)
     ? (value as Properties)
@@ -55,6 +57,7 @@ export function computePropertyUpdates(eventProperties: Properties, current: Pro
   return { toSet, toUnset, hasChanges }
 }
 
+/** The properties after the updates. */
 export function applyPropertyUpdates(current: Properties, updates: PropertyUpdates): Properties {
   const next: Properties = { ...current, ...updates.toSet }
   for (const key of updates.toUnset) delete next[key]

@@ -132,6 +132,7 @@ export class IdentitySession {
   }
 }
 
+/** Changes that change nothing. */
 export function emptyChanges(teamId: number): IdentityChanges {
   return {
     teamId,

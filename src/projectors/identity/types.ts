@@ -1,5 +1,7 @@
+/** A property bag. */
 export type Properties = Record<string, unknown>
 
+/** A person as the identity state holds it. */
 export interface PersonState {
   id: string
   createdAtMs: number
@@ -13,16 +15,19 @@ export interface PersonState {
   overriddenIds: string[]
 }
 
+/** Which person a distinct id points to. */
 export interface DistinctIdState {
   personId: string
   version: number
 }
 
+/** A group type and its index (0-4). */
 export interface GroupTypeMapping {
   groupType: string
   groupTypeIndex: number
 }
 
+/** A group as the identity state holds it. */
 export interface GroupState {
   groupTypeIndex: number
   groupKey: string
@@ -42,10 +47,12 @@ export interface IdentityStore {
   getGroup(teamId: number, groupTypeIndex: number, groupKey: string): Promise<GroupState | undefined>
 }
 
+/** An identity store that also takes an event's changes. */
 export interface WritableIdentityStore extends IdentityStore {
   applyChanges(changes: IdentityChanges): Promise<void>
 }
 
+/** A person_distinct_id row to write. */
 export interface DistinctIdRow {
   distinctId: string
   personId: string
@@ -53,22 +60,26 @@ export interface DistinctIdRow {
   isDeleted: boolean
 }
 
+/** A person_overrides row to write. */
 export interface OverrideRow {
   oldPersonId: string
   overridePersonId: string
   version: number
 }
 
+/** The delete row of a merged-away person. */
 export interface DeletedPersonRow {
   id: string
   createdAtMs: number
   version: number
 }
 
+/** A group_type_mapping row to write. */
 export interface GroupTypeRow extends GroupTypeMapping {
   version: number
 }
 
+/** Everything one event changes in the identity state, as rows. */
 export interface IdentityChanges {
   teamId: number
   persons: PersonState[]
@@ -80,6 +91,7 @@ export interface IdentityChanges {
   groups: GroupState[]
 }
 
+/** An event as the person rules read it. */
 export interface IdentityEvent {
   uuid: string
   event: string
@@ -91,23 +103,29 @@ export interface IdentityEvent {
   $set_once?: Properties
 }
 
+/** The ingestion warnings the rules raise (PostHog's names). */
 export type IngestionWarningType =
   | 'cannot_merge_already_identified'
   | 'cannot_merge_with_illegal_distinct_id'
   | 'invalid_process_person_profile'
 
+/** An ingestion warning with its details. */
 export interface IngestionWarning {
   type: IngestionWarningType
   details: Record<string, unknown>
 }
 
+/** Why the rules drop an event. */
 export type DropReason =
   'invalid_event_when_process_person_profile_is_false' | 'invalid_group_set' | 'group_key_too_long'
 
+/** How the event's person was decided (PostHog's person_mode). */
 export type PersonMode = 'full' | 'propertyless' | 'force_upgrade'
 
+/** The five $group_N values of an event. */
 export type GroupColumns = [string, string, string, string, string]
 
+/** An event the rules keep: its person, properties and changes. */
 export interface StampedEvent {
   dropped: false
   personId: string
@@ -122,6 +140,7 @@ export interface StampedEvent {
   changes: IdentityChanges
 }
 
+/** An event the rules drop, with the reason. */
 export interface DroppedEvent {
   dropped: true
   reason: DropReason
@@ -129,4 +148,5 @@ export interface DroppedEvent {
   changes: IdentityChanges
 }
 
+/** What applyEvent decided. */
 export type ApplyEventResult = StampedEvent | DroppedEvent

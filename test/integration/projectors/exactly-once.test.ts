@@ -1,9 +1,17 @@
 import { v5 as uuidv5 } from 'uuid'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { connectNats } from '../../../src/jetstream/connection.ts'
-import { SimulatedCrash } from '../../../src/projectors/index.ts'
 import { clickhouse, createTestProject, nats, stack } from '../../harness/index.ts'
-import { ev, rows, runProjector, type TestLog, testLog, waitForRows, waitIdle } from './helpers.ts'
+import {
+  ev,
+  rows,
+  runProjector,
+  type TestLog,
+  testLog,
+  waitForRows,
+  waitIdle,
+  writerWithFault,
+} from './helpers.ts'
 
 const ch = clickhouse()
 let log: TestLog
@@ -58,18 +66,19 @@ describe('exactly once into ClickHouse', () => {
       lanes: ['live'],
       maxWaitMs: 500,
       ackWaitMs: 5000,
-      afterInsert: async ({ rows: n }) => {
+      writer: writerWithFault(ch, async ({ events }) => {
         if (crashed) return
         crashed = true
-        expect(n).toBe(total)
+        expect(events.length).toBe(total)
         // The insert of December "did not land": its part is gone, the other months' parts stayed.
         await ch.command({
           query: `ALTER TABLE events DELETE WHERE team_id = ${team} AND toYYYYMM(timestamp) = 202312`,
         })
         await waitForMutations()
-        throw new SimulatedCrash()
-      },
-      onCrash: () => ncA.close(),
+        // The process dies: its connection is gone before anything is acknowledged.
+        await ncA.close()
+        throw new Error('simulated crash')
+      }),
     })
     await waitForRows(ch, `SELECT 1 FROM events WHERE team_id = ${team}`, total - 5)
     for (let i = 0; i < 100 && !ncA.isClosed(); i++) await new Promise((r) => setTimeout(r, 50))

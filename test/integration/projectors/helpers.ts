@@ -4,7 +4,12 @@ import { randomBytes } from 'node:crypto'
 import { jetstream, jetstreamManager } from '@nats-io/jetstream'
 import { v7 as uuidv7 } from 'uuid'
 import type { Lane } from '../../../schema/jetstream.ts'
-import { type CapturedEvent, chunkMessageId, type EventChunk } from '../../../src/jetstream/messages.ts'
+import {
+  type CapturedEvent,
+  chunkMessageId,
+  type EventChunk,
+  LOG_FORMAT_VERSION,
+} from '../../../src/jetstream/messages.ts'
 import type { NatsConnection } from '../../../src/jetstream/connection.ts'
 import { createLogger } from '../../../src/observability/logger.ts'
 import {
@@ -13,6 +18,9 @@ import {
   startProjector,
 } from '../../../src/projectors/index.ts'
 import { type ClickHouseClient, selectRows } from '../../../src/clickhouse/client.ts'
+import type { BatchRows, BatchWriter } from '../../../src/projectors/batch.ts'
+import { LIVE_TABLES, type ProjectionTables } from '../../../src/projectors/tables.ts'
+import { ClickHouseWriter } from '../../../src/projectors/writer.ts'
 
 export interface TestLog {
   nc: NatsConnection
@@ -36,7 +44,7 @@ export async function testLog(nc: NatsConnection): Promise<TestLog> {
     prefix,
     dlqSubject: `dlq.${prefix}`,
     async publish(lane, events, opts = {}) {
-      const chunk: EventChunk = { v: 1, team_id: events[0]!.team_id, lane, events }
+      const chunk: EventChunk = { v: LOG_FORMAT_VERSION, team_id: events[0]!.team_id, lane, events }
       const ack = await js.publish(`${prefix}.${lane}.${opts.partition ?? 0}`, JSON.stringify(chunk), {
         msgID: chunkMessageId(chunk),
       })
@@ -70,6 +78,25 @@ export function ev(
     sent_at: null,
     ip: null,
     team_id: team,
+  }
+}
+
+/**
+ * The real ClickHouse writer with a fault after each batch's rows are written: `after` may throw (a
+ * failed batch) or close the projector's NATS connection and throw (a crash between insert and ack).
+ */
+export function writerWithFault(
+  ch: ClickHouseClient,
+  after: (rows: BatchRows) => Promise<void> | void,
+  tables: ProjectionTables = LIVE_TABLES,
+): BatchWriter {
+  const real = new ClickHouseWriter(ch, tables)
+  return {
+    async write(rows) {
+      const refused = await real.write(rows)
+      await after(rows)
+      return refused
+    },
   }
 }
 

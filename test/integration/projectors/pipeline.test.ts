@@ -12,6 +12,7 @@ import {
   type TestLog,
   testLog,
   waitIdle,
+  writerWithFault,
 } from './helpers.ts'
 
 // The pipelined projector (batch N+1 decided while N is written and N-1 committed) must give exactly
@@ -82,10 +83,10 @@ describe('pipelined projection', () => {
     let inserts = 0
     const pipelined = await project((await createTestProject('pipeline on')).id, {
       pipelineDepth: 1,
-      afterInsert: () => {
+      writer: writerWithFault(ch, () => {
         // The third batch's rows are written, then it fails: the batches in flight are given back.
         if (++inserts === 3) throw new Error('injected failure after insert')
-      },
+      }),
     })
     // The same with every identity key read on its own (no whole-team loading): reads may now
     // overlap commits, and must never cache a value older than the commit that just landed.
@@ -93,12 +94,12 @@ describe('pipelined projection', () => {
     const perKey = await project((await createTestProject('pipeline per key')).id, {
       pipelineDepth: 1,
       identity: { teamLoadMax: 0 },
-      afterInsert: ({ batch }) => {
+      writer: writerWithFault(ch, ({ batch }) => {
         if (!failed && batch % 4 === 0) {
           failed = true
           throw new Error('injected failure after insert')
         }
-      },
+      }),
     })
     expect(failed).toBe(true)
     expect(perKey.views).toEqual(sequential.views)

@@ -5,7 +5,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { connectNats } from '../../../src/jetstream/connection.ts'
 import { defaultWebhooks } from '../../../src/plugins/pipeline.ts'
 import { PluginConfigStore } from '../../../src/plugins/config-store.ts'
-import { SimulatedCrash } from '../../../src/projectors/index.ts'
 import type { RunningBurrow } from '../../../src/runtime/start.ts'
 import { startNatsServer } from '../../../src/stack/nats-server.ts'
 import { freePort } from '../../../src/stack/ports.ts'
@@ -19,7 +18,7 @@ import {
   startTestBurrow,
   tempDir,
 } from '../../harness/index.ts'
-import { ev, rows, runProjector, testLog, waitForRows, waitIdle } from './helpers.ts'
+import { ev, rows, runProjector, testLog, waitForRows, waitIdle, writerWithFault } from './helpers.ts'
 
 // The plugin pipeline inside the projector: configured through the API, fed through capture, and
 // exactly once across a crash (a redelivered batch writes each event once and re-sends only the
@@ -221,7 +220,7 @@ describe('plugins and exactly-once', () => {
       lanes: ['live'],
       maxWaitMs: 500,
       ackWaitMs: 5000,
-      afterInsert: async () => {
+      writer: writerWithFault(ch, async () => {
         if (crashed) return
         crashed = true
         await ch.command({
@@ -235,9 +234,10 @@ describe('plugins and exactly-once', () => {
           )
           return Number(r!.n) === 0 ? true : undefined
         })
-        throw new SimulatedCrash()
-      },
-      onCrash: () => ncA.close(),
+        // The process dies: its connection is gone before anything is acknowledged.
+        await ncA.close()
+        throw new Error('simulated crash')
+      }),
     })
     await until('the crash', async () => (crashed && ncA.isClosed() ? true : undefined))
     await a.stop()

@@ -1,4 +1,5 @@
 import { join } from 'node:path'
+import { PostHog } from 'posthog-node'
 import { v5 as uuidv5 } from 'uuid'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { RunningBurrow } from '../../../src/runtime/start.ts'
@@ -88,5 +89,93 @@ describe('through capture', () => {
       `SELECT calls FROM feature_flag_usage WHERE team_id = ${team} AND flag = 'f' AND variant = 'v1'`,
     )
     expect(usage.map((u) => Number(u.calls))).toEqual([1])
+  })
+
+  it('projects one historical /batch/ over 120 months completely, and a live event meanwhile', async () => {
+    const { project_api_key: token, project_id: team } = burrow.credentials
+    // The issue's case: current ClickHouse refuses one INSERT over more than 100 partitions (months).
+    const batch = Array.from({ length: 120 }, (_, m) => ({
+      event: 'imported',
+      distinct_id: `old-${m % 3}`,
+      timestamp: new Date(Date.UTC(2014, m, 10)).toISOString(),
+      properties: { m },
+    }))
+    const post = (body: unknown) =>
+      fetch(`${burrow.url}/batch/`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      })
+    expect((await post({ api_key: token, historical_migration: true, batch })).status).toBe(200)
+    const live = { event: 'live now', distinct_id: 'live-1', properties: {} }
+    expect((await post({ api_key: token, batch: [live] })).status).toBe(200)
+    const ch = burrow.runtime.ch
+    await waitForRows(ch, `SELECT 1 FROM events WHERE team_id = ${team} AND event = 'live now'`, 1)
+    const [r] = await waitForRows<{ n: string; months: string }>(
+      ch,
+      `SELECT count() AS n, uniqExact(toYYYYMM(timestamp)) AS months FROM events
+       WHERE team_id = ${team} AND event = 'imported' HAVING n >= 120`,
+      1,
+    )
+    expect(r).toEqual({ n: '120', months: '120' })
+  })
+
+  it('puts person properties sent at the top level (posthog-js identify) on the person', async () => {
+    const { project_api_key: token, project_id: team } = burrow.credentials
+    // posthog.identify('js-user', {email}, {first_plan}) as posthog-js sends it to /e/: $set and
+    // $set_once beside `properties`; properties.$set also given, so PostHog's precedence shows.
+    const body = {
+      event: '$identify',
+      token,
+      properties: {
+        distinct_id: 'js-user',
+        $anon_distinct_id: 'js-anon',
+        $set: { email: 'old@x.io', plan: 'free' },
+      },
+      $set: { email: 'js@x.io' },
+      $set_once: { first_plan: 'free' },
+      timestamp: '2024-07-01T10:00:00.000Z',
+    }
+    const res = await fetch(`${burrow.url}/e/`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    })
+    expect(res.status).toBe(200)
+    const ch = burrow.runtime.ch
+    const [person] = await waitForRows<{ properties: string }>(
+      ch,
+      `SELECT argMax(properties, version) AS properties FROM person WHERE team_id = ${team}
+       AND id = toUUID('${uuidv5(`${team}:js-user`, PERSON_NAMESPACE)}') GROUP BY id`,
+      1,
+    )
+    expect(JSON.parse(person!.properties)).toMatchObject({
+      email: 'js@x.io',
+      plan: 'free',
+      first_plan: 'free',
+    })
+    const [event] = await waitForRows<{ properties: string }>(
+      ch,
+      `SELECT properties FROM events WHERE team_id = ${team} AND distinct_id = 'js-user'`,
+      1,
+    )
+    expect(JSON.parse(event!.properties).$set).toEqual({ email: 'js@x.io', plan: 'free' })
+  })
+
+  it('gives the person the properties of posthog-node identify', async () => {
+    const { project_api_key: token, project_id: team } = burrow.credentials
+    const client = new PostHog(token, { host: burrow.url, flushAt: 1, flushInterval: 0 })
+    client.identify({
+      distinctId: 'node-person',
+      properties: { email: 'n@x.io', $set_once: { source: 'node' } },
+    })
+    await client.shutdown()
+    const [person] = await waitForRows<{ properties: string }>(
+      burrow.runtime.ch,
+      `SELECT argMax(properties, version) AS properties FROM person WHERE team_id = ${team}
+       AND id = toUUID('${uuidv5(`${team}:node-person`, PERSON_NAMESPACE)}') GROUP BY id`,
+      1,
+    )
+    expect(JSON.parse(person!.properties)).toMatchObject({ email: 'n@x.io', source: 'node' })
   })
 })

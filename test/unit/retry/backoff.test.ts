@@ -51,4 +51,21 @@ describe('backoff', () => {
       ),
     ).rejects.toThrow('attempt 3')
   })
+
+  it('waits what the failure asks for when it asks (waitFor), else by the policy', async () => {
+    const waits: number[] = []
+    await retry(
+      async (a) => {
+        if (a < 3) throw Object.assign(new Error('busy'), { retryAfterMs: a === 1 ? 5 : undefined })
+      },
+      {
+        initialMs: 1,
+        maxMs: 100,
+        maxAttempts: 5,
+        waitFor: (err) => (err as { retryAfterMs?: number }).retryAfterMs,
+        onRetry: ({ waitMs }) => waits.push(waitMs),
+      },
+    )
+    expect(waits).toEqual([5, 2])
+  })
 })

@@ -1,0 +1,178 @@
+// The projector's CPU per event, without ClickHouse: prepareBatch (decode, person updates, identity
+// reads, person rules, row encoding) over chunks of 1,000 events as capture writes them, on a real
+// NATS KV identity state (committed after each batch, untimed). Baseline in the same run: the least
+// any projector must do per event, JSON.parse of the chunk and the TSV line of each event. Times are
+// CPU time of this process (user + system, GC threads included), which a busy machine disturbs far
+// less than wall time; wall time is printed beside.
+// Run: npx tsx bench/projector-cpu.ts   (env BATCHES=60 batches of 1,000 events, DISTINCT=5000 ids;
+// PROFILE=1 writes a CPU profile of the timed part to ./projector-cpu.cpuprofile)
+import { writeFileSync } from 'node:fs'
+import { Session } from 'node:inspector/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { v7 as uuidv7 } from 'uuid'
+import { BUCKETS } from '../schema/jetstream.ts'
+import { bucket, connectNats, migrateJetStream } from '../src/jetstream/connection.ts'
+import { LOG_FORMAT_VERSION } from '../src/jetstream/messages.ts'
+import { createLogger } from '../src/observability/logger.ts'
+import type { LogMessage, ProjectionContext } from '../src/projectors/batch.ts'
+import { KvIdentityStore } from '../src/projectors/identity-store/store.ts'
+import { prepareBatch } from '../src/projectors/prepare.ts'
+import { eventLine } from '../src/projectors/rows.ts'
+import { LIVE_TABLES } from '../src/projectors/tables.ts'
+import { ensureBinaries } from '../src/stack/install.ts'
+import { startNatsServer } from '../src/stack/nats-server.ts'
+import { freePort } from '../src/stack/ports.ts'
+import { benchProperties } from './lib.ts'
+
+const BATCHES = Number(process.env.BATCHES ?? 60)
+const BATCH_SIZE = 1000
+const DISTINCT = Number(process.env.DISTINCT ?? 5000)
+const TEAM = 1
+
+const log = createLogger('warn')
+const dir = mkdtempSync(join(tmpdir(), 'burrow-bench-cpu-'))
+const nats = await startNatsServer({
+  bin: ensureBinaries(['nats-server'], { autoInstall: true, log })['nats-server'],
+  dataDir: join(dir, 'nats'),
+  port: await freePort(),
+})
+const nc = await connectNats(nats.url)
+try {
+  await migrateJetStream(nc, { eventsMaxAgeSeconds: 0 })
+  const store = new KvIdentityStore(await bucket(nc, BUCKETS.identity))
+  const ctx = {
+    store,
+    tables: LIVE_TABLES,
+    source: 'bench',
+    log,
+    ch: undefined as never,
+    js: undefined as never,
+    writer: undefined as never,
+  } satisfies ProjectionContext
+  const enc = new TextEncoder()
+  const now = new Date().toISOString()
+  // The same events as bench/ingest.ts, as capture stamps them.
+  const messages: LogMessage[] = Array.from({ length: BATCHES }, (_, b) => {
+    const events = Array.from({ length: BATCH_SIZE }, (_, j) => {
+      const i = b * BATCH_SIZE + j
+      const at = new Date(Date.UTC(2024, 0, 1) + i * 1000).toISOString()
+      return {
+        uuid: uuidv7(),
+        event: `bench_${b}`,
+        distinct_id: `user-${i % DISTINCT}`,
+        properties: benchProperties(i),
+        timestamp: at,
+        now,
+        sent_at: null,
+        ip: null,
+        team_id: TEAM,
+      }
+    })
+    const body = JSON.stringify({ v: LOG_FORMAT_VERSION, team_id: TEAM, lane: 'live', events })
+    return { seq: b + 1, subject: 'events.live.0', data: enc.encode(body), redelivered: false }
+  })
+
+  // Baseline: parse each chunk and write each event's line with the person fields fixed.
+  const personId = '0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5c'
+  let lines = 0
+  const c0 = process.cpuUsage()
+  for (const m of messages) {
+    const chunk = JSON.parse(Buffer.from(m.data).toString('utf8')) as {
+      events: {
+        uuid: string
+        event: string
+        distinct_id: string
+        properties: Record<string, unknown>
+        timestamp: string
+        now: string
+      }[]
+    }
+    chunk.events.forEach((e, offset) => {
+      const ts = Date.parse(e.timestamp)
+      const line = eventLine({
+        teamId: TEAM,
+        uuid: e.uuid,
+        event: e.event,
+        distinctId: e.distinct_id,
+        personId,
+        timestampMs: ts,
+        properties: e.properties,
+        personProperties: { plan: 'free' },
+        elementsChain: '',
+        sessionId: String(e.properties.$session_id ?? ''),
+        groups: ['', '', '', '', ''],
+        createdAtMs: Date.parse(e.now),
+        seq: m.seq,
+        offset,
+      })
+      lines += line.length > 0 ? 1 : 0
+    })
+  }
+  const baselineMs = cpuMs(c0)
+
+  // Cold: every distinct id is new on its first batch (state committed after each batch, untimed).
+  const cold = await timePrepare(ctx, messages, true)
+  // Warm: the same batches again over the state they built (a source of its own, so nothing is
+  // skipped; nothing committed), the steady state of a projector whose users came back.
+  const session = process.env.PROFILE ? new Session() : undefined
+  if (session) {
+    session.connect()
+    await session.post('Profiler.enable')
+    await session.post('Profiler.start')
+  }
+  const warm = await timePrepare({ ...ctx, source: 'bench-warm' }, messages, false)
+  if (session) {
+    const { profile } = await session.post('Profiler.stop')
+    writeFileSync('projector-cpu.cpuprofile', JSON.stringify(profile))
+    session.disconnect()
+  }
+  const us = (ms: number, n: number) => ((ms * 1000) / n).toFixed(1)
+  console.log(
+    `events: ${cold.events} (${lines} baseline lines) in chunks of ${BATCH_SIZE}, ${DISTINCT} distinct ids`,
+  )
+  console.log(`baseline (JSON.parse + TSV line):  ${us(baselineMs, lines)} µs/event CPU`)
+  for (const [name, r] of [
+    ['cold', cold],
+    ['warm', warm],
+  ] as const) {
+    const s = r.stages
+    console.log(
+      `prepareBatch, ${name}:              ${us(r.ms, r.events)} µs/event CPU  (${Math.round((r.events / r.ms) * 1000)} events/s of CPU; wall ${us(r.wall, r.events)} µs/event)` +
+        `  ratio to baseline ${(r.ms / r.events / (baselineMs / lines)).toFixed(2)}`,
+    )
+    console.log(
+      `  wall by stage: decode ${us(s.decode, r.events)}, person updates + plugins ${us(s.plugins, r.events)}, ` +
+        `prefetch ${us(s.prefetch, r.events)}, rules + encoding ${us(s.rules, r.events)} µs/event`,
+    )
+  }
+} finally {
+  await nc.close()
+  await nats.stop()
+  rmSync(dir, { recursive: true, force: true })
+}
+
+/** CPU milliseconds of this process since `since`. */
+function cpuMs(since: NodeJS.CpuUsage): number {
+  const d = process.cpuUsage(since)
+  return (d.user + d.system) / 1000
+}
+
+async function timePrepare(ctx: ProjectionContext, messages: LogMessage[], commit: boolean) {
+  let ms = 0
+  let wall = 0
+  let events = 0
+  const stages = { decode: 0, plugins: 0, prefetch: 0, rules: 0 }
+  for (const m of messages) {
+    const t = performance.now()
+    const c = process.cpuUsage()
+    const p = await prepareBatch(ctx, [m], () => false)
+    ms += cpuMs(c)
+    wall += performance.now() - t
+    events += p.rows.events.length
+    for (const k of Object.keys(stages) as (keyof typeof stages)[]) stages[k] += p.out.timings[k]
+    if (commit) await ctx.store.commit(p.overlay.values(), ctx.source, p.seqs)
+  }
+  return { ms, wall, events, stages }
+}

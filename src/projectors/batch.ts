@@ -1,0 +1,154 @@
+import type { JetStreamClient } from '@nats-io/jetstream'
+import type { ClickHouseClient } from '../clickhouse/client.ts'
+import type { CapturedEvent } from '../jetstream/messages.ts'
+import type { Logger } from '../observability/logger.ts'
+import type { PluginEvent } from '../plugins/types.ts'
+import type { DeadLetterList } from './dead-letters.ts'
+import type { IdentityOverlay } from './identity-store/overlay.ts'
+import type { KvIdentityStore } from './identity-store/store.ts'
+import type { ProjectionTables } from './tables.ts'
+
+// The shapes one batch of log messages takes on its way to ClickHouse: prepared (prepare.ts), written
+// (a BatchWriter, writer.ts), committed (projection.ts).
+
+/** One message of the EVENTS stream as the projection sees it. */
+export interface LogMessage {
+  seq: number
+  subject: string
+  data: Uint8Array
+  redelivered: boolean
+}
+
+/** Everything a batch is projected with; one per lane consumer (or replay). */
+export interface ProjectionContext {
+  ch: ClickHouseClient
+  js: JetStreamClient
+  store: KvIdentityStore
+  tables: ProjectionTables
+  /** where the batch's rows go (ClickHouse; tests wrap it to inject faults) */
+  writer: BatchWriter
+  /** names the ordered feed (lane consumer or replay) whose watermark this batch advances */
+  source: string
+  /** where unusable messages and events go; undefined drops them (a replay: live already sent them) */
+  dlqSubject?: string
+  /** project only these teams; others are acknowledged untouched */
+  teams?: ReadonlySet<number>
+  log: Logger
+  /** the projects' plugin pipelines; absent: events are written as captured */
+  plugins?: ProjectionPlugins
+}
+
+/**
+ * Runs one event through its project's plugins. `quiet`: the event's row is already in ClickHouse
+ * (a redelivered batch), so its plugins run again only for the identity state and write no log
+ * lines and send no webhooks.
+ */
+export type TeamPipeline = (event: PluginEvent, opts: { quiet: boolean }) => Promise<PluginEvent | null>
+
+/** The plugin pipelines of the projects, as the projection reads them. */
+export interface ProjectionPlugins {
+  /** The team's pipeline with its configs as they are now (read once per batch); none: undefined. */
+  forTeam(team: number): Promise<TeamPipeline | undefined>
+}
+
+/** Milliseconds spent per stage of a batch (in the debug log line of each batch). */
+export interface BatchTimings {
+  decode: number
+  plugins: number
+  prefetch: number
+  rules: number
+  insert: number
+  commit: number
+}
+
+/** What became of a batch's messages and events; filled in as the batch goes. */
+export interface BatchOutcome {
+  events: number
+  written: number
+  alreadyWritten: number
+  skipped: number
+  deadLettered: number
+  /** events a plugin dropped */
+  pluginDropped: number
+  /** event rows ClickHouse refused for their content (dead-lettered with the server's reason) */
+  refused: number
+  /** sequences whose whole message was unusable: terminated instead of acked */
+  poison: Set<number>
+  lastSeq: number
+  timings: BatchTimings
+}
+
+/** One event row, serialized, with where it came from (for its dead letter should ClickHouse refuse it). */
+export interface EventRow {
+  /** the TabSeparated line, '\n' included */
+  line: string
+  timestampMs: number
+  subject: string
+  seq: number
+  offset: number
+  event: CapturedEvent
+}
+
+/** Serialized rows of one identity table. */
+export interface TableLines {
+  table: keyof ProjectionTables
+  columns: string[]
+  lines: string[]
+}
+
+/** The rows of a batch: identity tables first (a reader never sees an event whose person is missing). */
+export interface BatchRows {
+  /** the batch's number in this process */
+  batch: number
+  identity: TableLines[]
+  events: EventRow[]
+}
+
+/** A row ClickHouse refused for its content, with the server's reason. */
+export interface RefusedRow {
+  table: keyof ProjectionTables
+  reason: string
+  line: string
+  /** set for event rows */
+  event?: EventRow
+}
+
+/** Where a batch's rows go. */
+export interface BatchWriter {
+  /**
+   * Writes the rows (identity tables, then events); resolves once ClickHouse holds every row it did
+   * not refuse for its content, and returns those it refused. Rejects on anything worth retrying
+   * (network, timeouts, overload); rows may then be partly written (the batch is reconciled).
+   */
+  write(rows: BatchRows): Promise<RefusedRow[]>
+}
+
+/** A batch decided but not yet written: see prepareBatch / finishBatch. */
+export interface PreparedBatch {
+  id: number
+  out: BatchOutcome
+  /** the rows still missing from ClickHouse, serialized (while the previous batch is written) */
+  rows: BatchRows
+  overlay: IdentityOverlay
+  deadLetters: DeadLetterList
+  /** per identity namespace, the last stream sequence of the batch */
+  seqs: Map<string, number>
+  /** the batch's last message (names the dead letters of refused person/group rows) */
+  last: { subject: string; seq: number }
+}
+
+/** A fresh outcome for a batch ending at `lastSeq`. */
+export function newOutcome(lastSeq: number): BatchOutcome {
+  return {
+    events: 0,
+    written: 0,
+    alreadyWritten: 0,
+    skipped: 0,
+    deadLettered: 0,
+    pluginDropped: 0,
+    refused: 0,
+    poison: new Set(),
+    lastSeq,
+    timings: { decode: 0, plugins: 0, prefetch: 0, rules: 0, insert: 0, commit: 0 },
+  }
+}

@@ -1,0 +1,82 @@
+import { klona } from 'klona/json'
+import type { IdentityChanges, WritableIdentityStore } from '../identity/index.ts'
+import { distinctIdKey, groupKey, groupTypesKey, personKey, personlessKey } from '../identity-keys.ts'
+import { io } from '../errors.ts'
+import { IdentityReads, type StateValue } from './reads.ts'
+import type { CommitValue, KvIdentityStore } from './store.ts'
+
+/**
+ * One batch's uncommitted identity state over the committed store: applyEvent reads through it, its
+ * changes land here, and at the end `values()` is what the batch commits. Dropping it undoes the batch.
+ */
+export class IdentityOverlay extends IdentityReads implements WritableIdentityStore {
+  private readonly local = new Map<string, CommitValue>()
+
+  /**
+   * `parent`: the overlay of the previous batch while its commit is still in flight (pipelining); it
+   * is detached once that commit is done, when the store holds the same values.
+   */
+  constructor(
+    private readonly base: KvIdentityStore,
+    private parent?: IdentityOverlay,
+  ) {
+    super()
+  }
+
+  /** Stops reading through the parent (its commit is done). */
+  detach(): void {
+    this.parent = undefined
+  }
+
+  private lookup(rel: string): CommitValue | undefined {
+    return this.local.get(rel) ?? this.parent?.lookup(rel)
+  }
+
+  // Callers mutate what they get, and may keep mutating what they set: the state is copied both
+  // ways (klona's JSON copy: a JSON value is all the state holds, and it keeps `__proto__` keys as keys).
+  private async get(team: number, rel: string): Promise<StateValue | null> {
+    const hit = this.lookup(rel)
+    if (hit) return klona(hit.value)
+    // Most reads are answered from memory: no round trip, no wrapping for I/O errors.
+    const known = this.base.peek(team, rel)
+    return klona(known !== undefined ? known : await io(() => this.base.read(team, rel)))
+  }
+
+  private set(team: number, rel: string, value: StateValue | null): void {
+    this.local.set(rel, { team, value: klona(value) })
+  }
+
+  /** The batch's final values by relative key: what it commits. */
+  values(): Map<string, CommitValue> {
+    return this.local
+  }
+
+  protected readKey(team: number, rel: string): Promise<StateValue | null> {
+    return this.get(team, rel)
+  }
+
+  /** Applies one event's changes, in event order. */
+  async applyChanges(c: IdentityChanges): Promise<void> {
+    const team = c.teamId
+    for (const p of c.persons) this.set(team, personKey(team, p.id), p)
+    for (const d of c.deletedPersons) this.set(team, personKey(team, d.id), null)
+    for (const r of c.distinctIds) {
+      this.set(
+        team,
+        distinctIdKey(team, r.distinctId),
+        r.isDeleted ? null : { personId: r.personId, version: r.version },
+      )
+    }
+    for (const id of c.personlessDistinctIds) this.set(team, personlessKey(team, id), true)
+    if (c.groupTypes.length > 0) {
+      const types = await this.getGroupTypes(team)
+      for (const row of c.groupTypes) {
+        if (!types.some((t) => t.groupType === row.groupType)) {
+          types.push({ groupType: row.groupType, groupTypeIndex: row.groupTypeIndex })
+        }
+      }
+      this.set(team, groupTypesKey(team), types)
+    }
+    for (const g of c.groups) this.set(team, groupKey(team, g.groupTypeIndex, g.groupKey), g)
+  }
+}

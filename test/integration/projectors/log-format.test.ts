@@ -1,0 +1,67 @@
+import { describe, expect, it } from 'vitest'
+import { createLogger } from '../../../src/observability/logger.ts'
+import { replay } from '../../../src/projectors/replay.ts'
+import { clickhouse, createTestProject, nats } from '../../harness/index.ts'
+import { ev, rows, runProjector, testLog, waitIdle } from './helpers.ts'
+
+// The log is the truth and outlives releases: messages written before the format's version 2 (top-level
+// person updates) are projected, and replayed, as they were.
+
+const ch = clickhouse()
+
+describe('log format versions', () => {
+  it('projects and replays a version 1 message beside version 2 messages with top-level $set', async () => {
+    const log = await testLog(await nats())
+    const team = (await createTestProject('log format')).id
+    const projector = await runProjector(log, ch, team)
+    // Exactly what capture wrote before version 2: `v: 1`, person updates only inside properties.
+    const old = ev(team, '$identify', 'fmt-user', { $set: { plan: 'free' } }, '2024-01-01T00:00:00.000Z')
+    await log.publishRaw('live', JSON.stringify({ v: 1, team_id: team, lane: 'live', events: [old] }))
+    // Version 2: posthog-js identify, $set at the top level of the event.
+    const current = {
+      ...ev(team, '$identify', 'fmt-user', {}, '2024-01-02T00:00:00.000Z'),
+      $set: { email: 'fmt@x.io' },
+    }
+    const seq = await log.publish('live', [current])
+    await waitIdle(log, projector)
+    await projector.stop()
+
+    const view = async (tables = { events: 'events', person: 'person' }) => ({
+      events: await rows<{ event: string; properties: string }>(
+        ch,
+        `SELECT event, properties FROM ${tables.events} WHERE team_id = ${team} ORDER BY timestamp_ms`,
+      ),
+      persons: (
+        await rows<{ p: string }>(
+          ch,
+          `SELECT argMax(properties, version) AS p FROM ${tables.person} WHERE team_id = ${team} GROUP BY id`,
+        )
+      ).map((x) => JSON.parse(x.p)),
+    })
+    const live = await view()
+    expect(live.events.map((e) => JSON.parse(e.properties).$set)).toEqual([
+      { plan: 'free' },
+      { email: 'fmt@x.io' },
+    ])
+    expect(live.persons).toHaveLength(1)
+    expect(live.persons[0]).toMatchObject({ plan: 'free', email: 'fmt@x.io' })
+
+    // Built into tables of its own and left unswapped (`to`): the live tables are shared with other files.
+    const r = await replay({
+      nc: log.nc,
+      ch,
+      log: createLogger('silent'),
+      project: team,
+      stream: log.stream,
+      subjectPrefix: log.prefix,
+      durablePrefix: `${log.prefix}-projector`,
+      to: seq,
+    })
+    expect(r.swapped).toBe(false)
+    expect(r.events).toBe(2)
+    const replayed = await view({ events: r.tables.events!, person: r.tables.person! })
+    for (const t of Object.values(r.tables)) await ch.command({ query: `DROP TABLE IF EXISTS ${t}` })
+    expect(replayed.events).toEqual(live.events)
+    expect(replayed.persons).toEqual(live.persons)
+  })
+})
