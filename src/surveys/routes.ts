@@ -10,7 +10,13 @@ import { NotFound, ValidationError } from '../http/errors.ts'
 import { PageQuery, paginate } from '../http/paging.ts'
 import { type ApiContext, authorize, projectRoute } from '../http/routes.ts'
 import type { StoredSurvey } from './document.ts'
-import { createSurveyFlag, mergedFilters, syncSurveyFlags, updateSurveyFlag } from './flags.ts'
+import {
+  createSurveyFlag,
+  internalTargetingFilters,
+  mergedFilters,
+  syncSurveyFlags,
+  updateSurveyFlag,
+} from './flags.ts'
 import { surveyBody } from './serialize.ts'
 import { SurveyStore } from './store.ts'
 import {
@@ -209,7 +215,7 @@ export async function registerSurveyRoutes(app: FastifyInstance, ctx: ApiContext
         const internal = await createSurveyFlag(
           flags,
           next,
-          { groups: [] },
+          internalTargetingFilters(next),
           running,
           principal.user.id,
           '-custom',
@@ -304,7 +310,7 @@ export async function registerSurveyRoutes(app: FastifyInstance, ctx: ApiContext
         const internal = await createSurveyFlag(
           flags,
           next,
-          { groups: [] },
+          internalTargetingFilters(next),
           false,
           principal.user.id,
           '-custom',
