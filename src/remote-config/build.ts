@@ -84,7 +84,9 @@ export function buildRemoteConfig(project: Project, inputs: RemoteConfigInputs):
     analytics: { endpoint: ANALYTICS_ENDPOINT },
     elementsChainAsString: true,
     errorTracking: { autocaptureExceptions: !!s.autocapture_exceptions_opt_in, suppressionRules: [] },
-    logs: { captureConsoleLogs: s.logs_settings?.capture_console_logs === true },
+    // Burrow has no logs intake (/i/v1/logs) yet: the SDK is not asked to send console logs there,
+    // whatever logs_settings says (docs/sdk-compatibility.md).
+    logs: { captureConsoleLogs: false },
     sessionRecording: sessionRecordingConfig(s),
     heatmaps: !!s.heatmaps_opt_in,
     conversations: false,
