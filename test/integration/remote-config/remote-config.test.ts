@@ -3,7 +3,8 @@ import { beforeAll, describe, expect, it } from 'vitest'
 import { AccountStore } from '../../../src/accounts/store.ts'
 import { type Env, managementEnv } from '../../harness/management.ts'
 import { createTestProject, nats } from '../../harness/index.ts'
-import { post } from '../flags/helpers.ts'
+import { DECIDE_REMOTE_CONFIG, post } from '../flags/helpers.ts'
+import { until } from '../sdk/helpers.ts'
 
 // /array/<token>/config and config.js as posthog-js loads them, built from the project settings
 // changed through PATCH /api/projects/{id}/, and the same settings in /decide and /flags.
@@ -17,36 +18,13 @@ beforeAll(async () => {
 const get = (path: string, headers: Record<string, string> = {}) =>
   fetch(`${env.burrow.url}${path}`, { headers })
 
-async function until<T>(fn: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const v = await fn()
-    if (ok(v) || Date.now() > deadline) return v
-    await new Promise((r) => setTimeout(r, 50))
-  }
-}
-
 // PostHog's document for a new team (posthog/models/test/__snapshots__/test_remote_config.ambr),
 // as its hypercache server sends it: no token, recording off with the reason.
 const FRESH = {
   supportedCompression: ['gzip', 'gzip-js'],
   hasFeatureFlags: false,
-  captureDeadClicks: false,
-  capturePerformance: { network_timing: true, web_vitals: false, web_vitals_allowed_metrics: null },
-  autocapture_opt_out: false,
-  autocaptureExceptions: false,
-  analytics: { endpoint: '/i/v0/e/' },
-  elementsChainAsString: true,
-  errorTracking: { autocaptureExceptions: false, suppressionRules: [] },
-  logs: { captureConsoleLogs: false },
-  sessionRecording: false,
-  sessionRecordingDisabledReason: 'not_enabled',
-  heatmaps: false,
-  conversations: false,
-  surveys: false,
-  productTours: false,
-  defaultIdentifiedOnly: true,
-  siteApps: [],
+  // the rest is what /decide adds for such a project (flags/helpers.ts)
+  ...DECIDE_REMOTE_CONFIG,
 }
 
 describe('GET /array/<token>/config', () => {

@@ -19,8 +19,6 @@ export interface Isolated {
   call: ReturnType<typeof api>
   /** the person's properties as ClickHouse has them (what flag evaluation reads) */
   personOf(distinctId: string): Promise<Record<string, unknown>>
-  /** polls `fn` until `ok` or the deadline (the projector works in the background) */
-  until<T>(fn: () => Promise<T>, ok: (v: T) => boolean, timeoutMs?: number): Promise<T>
 }
 
 /** Starts the isolated Burrow and a project in it; everything is removed after the file's tests. */
@@ -53,13 +51,5 @@ export async function isolatedBurrow(name: string): Promise<Isolated> {
     key,
     call: api(burrow.url, key),
     personOf: (distinctId) => personProperties(burrow.runtime.ch, project.id, distinctId),
-    async until(fn, ok, timeoutMs = 20_000) {
-      const deadline = Date.now() + timeoutMs
-      for (;;) {
-        const v = await fn()
-        if (ok(v) || Date.now() > deadline) return v
-        await new Promise((r) => setTimeout(r, 200))
-      }
-    },
   }
 }

@@ -2,9 +2,10 @@ import { readFileSync } from 'node:fs'
 import { createServer, type Server } from 'node:http'
 import { createRequire } from 'node:module'
 import type { AddressInfo } from 'node:net'
-import { type Browser, chromium, type Page } from 'playwright-core'
+import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { post } from '../flags/helpers.ts'
+import { humanTab, launchChromium, untilProjected } from './helpers.ts'
 import { type Isolated, isolatedBurrow } from './isolated.ts'
 
 // The contract with posthog-js as users run it: the SDK's own snippet bundle, initialised with
@@ -13,7 +14,6 @@ import { type Isolated, isolatedBurrow } from './isolated.ts'
 // and none may fail.
 
 const require = createRequire(import.meta.url)
-const CHROMIUM = '/usr/bin/chromium'
 const SDK_VERSION = (
   JSON.parse(readFileSync(require.resolve('posthog-js/package.json'), 'utf8')) as { version: string }
 ).version
@@ -79,25 +79,8 @@ beforeAll(async () => {
   await new Promise<void>((r) => page.listen(0, '127.0.0.1', r))
   pageUrl = `http://127.0.0.1:${(page.address() as AddressInfo).port}/`
 
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      // posthog-js treats navigator.webdriver as a bot and drops its events
-      '--disable-blink-features=AutomationControlled',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  })
-  // A regular desktop Chrome: posthog-js drops events from user agents that look like bots.
-  tab = await browser.newPage({
-    userAgent:
-      'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/130.0.0.0 Safari/537.36',
-  })
+  browser = await launchChromium()
+  tab = await humanTab(browser)
   tab.on('console', (m) => {
     if (m.type() === 'error') consoleErrors.push(m.text())
   })
@@ -129,8 +112,7 @@ afterAll(async () => {
   console.log(seen.map((s) => `${s.method} ${s.path} ${s.status}`).join('\n'))
 })
 
-const waitIn = <T>(fn: () => Promise<T> | T, ok: (v: T) => boolean, timeoutMs = 30_000) =>
-  env.until(async () => fn(), ok, timeoutMs)
+const waitIn = untilProjected
 const requests = (method: string, path: RegExp) =>
   seen.filter((s) => s.method === method && path.test(s.path))
 const hogql = async (query: string) =>

@@ -1,5 +1,6 @@
 import { PostHog } from 'posthog-node'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { untilProjected } from './helpers.ts'
 import { type Isolated, isolatedBurrow } from './isolated.ts'
 
 // The contract with posthog-node at its defaults (plus the personal key getRemoteConfigPayload
@@ -57,7 +58,7 @@ describe('posthog-node', () => {
     ph.identify({ distinctId: 'node-user-7', properties: { email: 'grace@example.com', plan: 'pro' } })
     ph.capture({ distinctId: 'node-user-7', event: 'order placed', properties: { amount: 42 } })
     await ph.shutdown()
-    const person = await env.until(
+    const person = await untilProjected(
       () => env.personOf('node-user-7'),
       (p) => p.email === 'grace@example.com',
     )

@@ -1,4 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest'
+import { untilProjected } from '../sdk/helpers.ts'
 import { isolatedBurrow, type Isolated } from '../sdk/isolated.ts'
 import { post } from '../flags/helpers.ts'
 
@@ -61,7 +62,7 @@ describe('survey responses', () => {
     const query = `SELECT properties.$survey_response AS response, count() AS n FROM events
       WHERE event = 'survey sent' AND properties.$survey_id = '${surveyId}'
       GROUP BY response ORDER BY response`
-    const result = await it_.until(
+    const result = await untilProjected(
       // force_blocking: a poll must not be answered from the results cache of the previous one
       () =>
         it_.call('POST', `/api/projects/${it_.project.id}/query/`, {
@@ -87,12 +88,12 @@ describe('survey responses', () => {
     ])
 
     // the person properties land, and /flags reads them (no request overrides here)
-    const person = await it_.until(
+    const person = await untilProjected(
       () => it_.personOf('answered'),
       (p) => p[`$survey_responded/${surveyId}`] === true,
     )
     expect(person[`$survey_responded/${surveyId}`]).toBe(true)
-    await it_.until(
+    await untilProjected(
       () => it_.personOf('dismissed'),
       (p) => p[`$survey_dismissed/${surveyId}`] === true,
     )

@@ -2,6 +2,7 @@ import { beforeAll, describe, expect, it } from 'vitest'
 import { createTestProject } from '../../harness/index.ts'
 import { type Env, managementEnv } from '../../harness/management.ts'
 import { post } from '../flags/helpers.ts'
+import { until } from '../sdk/helpers.ts'
 
 // Surveys as a management resource (PostHog's SurveyViewSet) and as posthog-js reads them.
 
@@ -12,15 +13,6 @@ const question = { type: 'open', question: 'What could we do better?' }
 beforeAll(async () => {
   env = await managementEnv()
 })
-
-async function until<T>(fn: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const v = await fn()
-    if (ok(v) || Date.now() > deadline) return v
-    await new Promise((r) => setTimeout(r, 50))
-  }
-}
 
 describe('survey management API', () => {
   it('creates a draft survey with question ids and its internal targeting flag (off until launched)', async () => {
