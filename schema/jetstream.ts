@@ -47,4 +47,8 @@ export const BUCKETS = {
   playlists: { name: 'burrow_playlists', history: 5, ttlSeconds: 0 },
   /** plugin configs: the per-project pipeline steps the projector runs */
   pluginConfigs: { name: 'burrow_plugin_configs', history: 5, ttlSeconds: 0 },
+  /** surveys (`survey.<team>.<id>`) and their per-project name claims */
+  surveys: { name: 'burrow_surveys', history: 5, ttlSeconds: 0 },
+  /** early access features (`feature.<team>.<id>`) and their flag links */
+  earlyAccess: { name: 'burrow_early_access', history: 5, ttlSeconds: 0 },
 } as const satisfies Record<string, BucketDef>

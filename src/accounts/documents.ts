@@ -8,6 +8,42 @@ export const OrganizationDoc = z.object({
   created_at: z.string(),
 })
 
+// The project settings that drive PostHog's SDKs (names and defaults of PostHog's Team model,
+// posthog/models/team/team.py). Documents written before they existed parse with the defaults.
+const jsonObject = z.record(z.string(), z.unknown())
+export const ProjectSettingsDoc = z.object({
+  autocapture_opt_out: z.boolean().nullable().default(null),
+  autocapture_exceptions_opt_in: z.boolean().nullable().default(null),
+  autocapture_web_vitals_opt_in: z.boolean().nullable().default(null),
+  autocapture_web_vitals_allowed_metrics: z.array(z.string()).nullable().default(null),
+  capture_console_log_opt_in: z.boolean().nullable().default(true),
+  capture_performance_opt_in: z.boolean().nullable().default(true),
+  capture_dead_clicks: z.boolean().nullable().default(false),
+  session_recording_opt_in: z.boolean().default(false),
+  /** Decimal text with two places, "0.00"–"1.00", as PostHog's API writes it */
+  session_recording_sample_rate: z.string().nullable().default(null),
+  session_recording_minimum_duration_milliseconds: z.number().int().nullable().default(null),
+  session_recording_linked_flag: z
+    .object({ id: z.number().int(), key: z.string(), variant: z.string().nullable().optional() })
+    .nullable()
+    .default(null),
+  session_recording_network_payload_capture_config: jsonObject.nullable().default(null),
+  session_recording_masking_config: jsonObject.nullable().default(null),
+  session_recording_url_trigger_config: z.array(jsonObject).default(() => []),
+  session_recording_url_blocklist_config: z.array(jsonObject).default(() => []),
+  session_recording_event_trigger_config: z.array(z.string()).default(() => []),
+  session_recording_trigger_match_type_config: z.enum(['all', 'any']).nullable().default(null),
+  session_replay_config: jsonObject.nullable().default(null),
+  recording_domains: z.array(z.string()).nullable().default(null),
+  heatmaps_opt_in: z.boolean().nullable().default(null),
+  surveys_opt_in: z.boolean().nullable().default(null),
+  survey_config: jsonObject.nullable().default(null),
+  logs_settings: jsonObject.nullable().default(null),
+  // What PostHog gives every new team (TeamManager.create_with_data): the current recorder.
+  extra_settings: jsonObject.nullable().default(() => ({ recorder_script: 'posthog-recorder' })),
+})
+export type ProjectSettings = z.infer<typeof ProjectSettingsDoc>
+
 export const ProjectDoc = z.object({
   id: z.number().int().positive(),
   uuid: z.string().uuid(),
@@ -16,6 +52,7 @@ export const ProjectDoc = z.object({
   api_token: z.string(),
   timezone: z.string().default('UTC'),
   created_at: z.string(),
+  settings: ProjectSettingsDoc.prefault({}),
 })
 export type Project = z.infer<typeof ProjectDoc>
 

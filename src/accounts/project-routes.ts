@@ -34,6 +34,7 @@ export function projectBody(p: Project) {
     api_token: p.api_token,
     timezone: p.timezone,
     created_at: p.created_at,
+    ...p.settings,
   }
 }
 

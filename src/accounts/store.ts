@@ -13,6 +13,7 @@ import {
   type User,
   UserDoc,
 } from './documents.ts'
+import { updateDoc } from '../jetstream/kv-document.ts'
 
 const enc = new TextEncoder()
 const dec = new TextDecoder()
@@ -150,5 +151,13 @@ export class AccountStore {
 
   personalKey(raw: string) {
     return this.read(`pak.${hashKey(raw)}`, PersonalKeyDoc)
+  }
+
+  /**
+   * Read-modify-write of a project document, revision-checked: `change` may run again after a
+   * concurrent write, so it must be pure. Undefined when the project does not exist.
+   */
+  updateProject(id: number, change: (current: Project) => Project | undefined): Promise<Project | undefined> {
+    return updateDoc(this.kv, `project.${id}`, ProjectDoc, change)
   }
 }

@@ -122,6 +122,8 @@ export const flagFiltersSchema = z
     multivariate: multivariateSchema.nullable().optional(),
     payloads: z.record(z.string(), jsonValue).default({}),
     aggregation_group_type_index: z.number().int().min(0).max(MAX_GROUP_TYPE_INDEX).nullable().optional(),
+    // Early access: the person property `$feature_enrollment/<key>`, when set, decides the flag.
+    feature_enrollment: z.boolean().nullable().optional(),
   })
   .superRefine((filters, ctx) => {
     const variants = filters.multivariate?.variants ?? []

@@ -38,6 +38,7 @@ export type EvaluateOptions = MatchOptions
 // (rust/feature-flags/src/flags/flag_match_reason.rs): when no condition matches, the
 // highest-ranked reason among the conditions is reported.
 export const REASON_SCORE = {
+  super_condition_value: 6,
   condition_match: 4,
   out_of_rollout_bound: 3,
   no_condition_match: 2,
@@ -51,6 +52,7 @@ function describe(code: ReasonCode, conditionIndex: number | null): string {
   if (code === 'condition_match') return `Matched condition set ${(conditionIndex ?? 0) + 1}`
   if (code === 'out_of_rollout_bound') return 'Out of rollout bound'
   if (code === 'no_group_type') return 'No group type'
+  if (code === 'super_condition_value') return 'Super condition value'
   return 'No matching condition set'
 }
 
@@ -97,6 +99,29 @@ function conditionOutcome(
   return inRollout(flag.key, subject.identifier, rollout) ? 'condition_match' : 'out_of_rollout_bound'
 }
 
+/** The person property that opts a person in or out of an early access flag. */
+export const enrollmentKey = (flagKey: string) => `$feature_enrollment/${flagKey}`
+
+// PostHog's feature enrollment (flag_matching.rs get_match): on a flag marked
+// `feature_enrollment`, a person who has the property is decided by it before any condition —
+// true or "true" enrols, any other value opts out; without it the conditions apply.
+function enrollmentOutcome(flag: FlagDefinition, input: EvalInput): FlagResult | null {
+  if (flag.filters.feature_enrollment !== true) return null
+  const value = input.personProperties[enrollmentKey(flag.key)]
+  if (value === undefined) return null
+  const enabled = value === true || value === 'true'
+  const variant = enabled
+    ? pickVariant(flag.key, input.distinctId, flag.filters.multivariate?.variants ?? [])
+    : null
+  return {
+    key: flag.key,
+    enabled,
+    variant,
+    reason: reason('super_condition_value', 0),
+    payload: enabled ? payloadText(flag.filters.payloads[variant ?? 'true']) : null,
+  }
+}
+
 // Evaluates one flag; throws when the definition cannot be evaluated (e.g. a bad regex).
 export function evaluateFlag(
   flag: FlagDefinition,
@@ -113,6 +138,8 @@ export function evaluateFlag(
       payload: null,
     }
   }
+  const enrollment = enrollmentOutcome(flag, input)
+  if (enrollment) return enrollment
   // PostHog evaluates conditions that carry a variant override first, keeping their order
   // otherwise (stable sort in flag_matching.rs get_match); indexes stay the original ones.
   const ordered = flag.filters.groups

@@ -9,6 +9,7 @@ import type { FlagQuota } from './quota.ts'
 import { parseFlagRequest } from './request.ts'
 import { decideV3Body, decideV4Body, flagsV2Body, remoteConfigFields } from './responses.ts'
 import { type EvaluationDeps, type EvaluationOutcome, evaluateRequest } from './service.ts'
+import type { SdkConfigFields } from '../remote-config/flags-fields.ts'
 
 // The public evaluation endpoints: POST /decide (?v=1..4) and POST /flags (plain or ?v=2),
 // authenticated by the project API key in the body, bodies wrapped like capture bodies.
@@ -17,6 +18,8 @@ export interface EvaluationRouteDeps extends EvaluationDeps {
   quota: FlagQuota
   maxDecompressedBytes: number
   projectByToken(token: string): Promise<Project | undefined>
+  /** the project's remote config fields for /decide and /flags?config=true */
+  remoteConfig?: SdkConfigFields
 }
 
 const Query = z
@@ -32,6 +35,7 @@ const Query = z
 type Query = z.infer<typeof Query>
 
 interface Evaluated {
+  project: Project
   outcome: EvaluationOutcome | null
   quotaLimited: boolean
   requestId: string
@@ -62,17 +66,22 @@ export function registerEvaluationRoutes(app: FastifyInstance, deps: EvaluationR
     const requestId = randomUUID()
     const evaluatedAt = Date.now()
     if (!deps.quota.allow(project.organization_id, evaluatedAt)) {
-      return { outcome: null, quotaLimited: true, requestId, evaluatedAt }
+      return { project, outcome: null, quotaLimited: true, requestId, evaluatedAt }
     }
     const ip = clientAddress(req.headers['x-forwarded-for'], req.ip)
     const outcome = await evaluateRequest(deps, project.id, request, ip)
-    return { outcome, quotaLimited: false, requestId, evaluatedAt }
+    return { project, outcome, quotaLimited: false, requestId, evaluatedAt }
   }
 
   const decide = async (req: FastifyRequest) => {
     const query = Query.parse(req.query ?? {})
-    const version = query.v ?? 1
     const done = await evaluate(req, query)
+    const config = (await deps.remoteConfig?.decide(done.project, req.headers)) ?? {}
+    // The spec's fields (supportedCompression among them) stay as the body has them.
+    return { ...config, ...decideBody(query.v ?? 1, done) }
+  }
+
+  const decideBody = (version: number, done: Evaluated) => {
     const { evaluation, definitions } = done.outcome ?? EMPTY_OUTCOME
     if (version >= 4) return decideV4Body(evaluation, definitions, { ...done })
     const v3 = decideV3Body(evaluation, done.quotaLimited)
@@ -89,7 +98,9 @@ export function registerEvaluationRoutes(app: FastifyInstance, deps: EvaluationR
     const { evaluation, definitions } = done.outcome ?? EMPTY_OUTCOME
     if ((query.v ?? 1) >= 2) {
       const body = flagsV2Body(evaluation, definitions, { ...done })
-      return query.config === 'true' ? { ...remoteConfigFields(), ...body } : body
+      if (query.config !== 'true') return body
+      const config = (await deps.remoteConfig?.flags(done.project, req.headers)) ?? {}
+      return { ...config, ...remoteConfigFields(), ...body }
     }
     // The service's v1 shape: the decide v3 values with the request id.
     const v3 = decideV3Body(evaluation, done.quotaLimited)

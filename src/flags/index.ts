@@ -6,6 +6,7 @@ import { flagCacheFor } from './cache.ts'
 import { GroupTypeCache } from './properties.ts'
 import { FlagQuota } from './quota.ts'
 import { registerEvaluationRoutes } from './evaluation-routes.ts'
+import { sdkConfigFields } from '../remote-config/flags-fields.ts'
 
 const NEGATIVE_TTL_MS = 2000
 
@@ -45,6 +46,7 @@ export const flagsComponent: Component = {
         quota: new FlagQuota(rt.config.FLAGS_QUOTA_PER_MINUTE),
         maxDecompressedBytes: rt.config.CAPTURE_MAX_BODY_BYTES * 5,
         projectByToken: tokenLookup(rt.accounts),
+        remoteConfig: sdkConfigFields(rt, cache),
       }),
     )
     return {

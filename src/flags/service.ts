@@ -2,7 +2,7 @@ import type { ClickHouseClient } from '@clickhouse/client'
 import { FLAG_GEOIP_KEYS, lookupGeoip } from '../geoip/index.ts'
 import type { Logger } from '../observability/logger.ts'
 import type { FlagCache } from './cache.ts'
-import { type EvalInput, evaluateFlags, type FlagEvaluation } from './evaluate.ts'
+import { enrollmentKey, type EvalInput, evaluateFlags, type FlagEvaluation } from './evaluate.ts'
 import { type GroupTypeCache, groupProperties, personProperties } from './properties.ts'
 import type { FlagRequest } from './request.ts'
 import type { StoredFlag } from './stored-definition.ts'
@@ -34,6 +34,7 @@ function keysOf(flag: StoredFlag): string[] {
   let keys = filterKeys.get(flag)
   if (!keys) {
     keys = [...new Set(flag.filters.groups.flatMap((c) => c.properties.map((p) => p.key)))]
+    if (flag.filters.feature_enrollment === true) keys.push(enrollmentKey(flag.key))
     filterKeys.set(flag, keys)
   }
   return keys

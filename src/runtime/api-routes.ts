@@ -9,6 +9,7 @@ import { registerPersonRoutes } from '../persons/routes.ts'
 import { registerPlaylistRoutes } from '../playlists/routes.ts'
 import { registerPluginConfigRoutes } from '../plugins/config-routes.ts'
 import { registerProjectRoutes } from '../accounts/project-routes.ts'
+import { registerSdkRoutes } from '../remote-config/api.ts'
 
 /** Each part of the management/query API adds its routes through one of these. */
 type RouteModule = (app: FastifyInstance, ctx: ApiContext) => void | Promise<void>
@@ -20,6 +21,7 @@ const ROUTE_MODULES: RouteModule[] = [
   registerPlaylistRoutes,
   registerPluginConfigRoutes,
   registerPersonRoutes,
+  registerSdkRoutes,
 ]
 
 export const apiComponent: Component = {

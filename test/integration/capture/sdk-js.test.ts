@@ -2,16 +2,15 @@ import { readFileSync } from 'node:fs'
 import { createServer, type Server } from 'node:http'
 import { createRequire } from 'node:module'
 import type { AddressInfo } from 'node:net'
-import { chromium } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Project } from '../../../src/accounts/documents.ts'
 import type { NatsConnection } from '../../../src/jetstream/connection.ts'
 import type { RunningBurrow } from '../../../src/runtime/start.ts'
 import { createTestProject, nats, startTestBurrow } from '../../harness/index.ts'
 import { waitForEvents } from '../../harness/log.ts'
+import { humanTab, launchChromium } from '../sdk/helpers.ts'
 
 const require = createRequire(import.meta.url)
-const CHROMIUM = '/usr/bin/chromium'
 
 let burrow: RunningBurrow
 let project: Project
@@ -49,27 +48,9 @@ afterAll(() => new Promise<void>((r) => page.close(() => r())))
 
 describe('posthog-js in headless Chromium pointed at Burrow', () => {
   it('delivers the $pageview it sends with its default settings', async () => {
-    const browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        // posthog-js treats navigator.webdriver as a bot and drops its events
-        '--disable-blink-features=AutomationControlled',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    })
+    const browser = await launchChromium()
     try {
-      // posthog-js drops events from user agents that look like bots, HeadlessChrome included:
-      // present a regular desktop Chrome so the SDK runs with its defaults.
-      const tab = await browser.newPage({
-        userAgent:
-          'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/130.0.0.0 Safari/537.36',
-      })
+      const tab = await humanTab(browser)
       const url = `http://127.0.0.1:${(page.address() as AddressInfo).port}/`
       await tab.goto(url)
       await tab.waitForFunction(() => (window as unknown as { __loaded?: boolean }).__loaded === true)

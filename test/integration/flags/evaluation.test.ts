@@ -4,7 +4,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Project } from '../../../src/accounts/documents.ts'
 import type { RunningBurrow } from '../../../src/runtime/start.ts'
 import { api, clickhouse, createTestKey, createTestProject } from '../../harness/index.ts'
-import { flagInput, insertGroup, insertPerson, post, startFlagsBurrow, stopFlagsBurrows } from './helpers.ts'
+import {
+  DECIDE_REMOTE_CONFIG,
+  flagInput,
+  insertGroup,
+  insertPerson,
+  post,
+  startFlagsBurrow,
+  stopFlagsBurrows,
+} from './helpers.ts'
 
 let burrow: RunningBurrow
 let call: ReturnType<typeof api>
@@ -43,6 +51,7 @@ describe('response shapes', () => {
   })
 
   const v3 = {
+    ...DECIDE_REMOTE_CONFIG,
     config: { enable_collect_everything: true },
     toolbarParams: {},
     errorsWhileComputingFlags: false,
@@ -92,6 +101,7 @@ describe('response shapes', () => {
     const body = { api_key: project.api_token, distinct_id: 'shape-user' }
     const v4 = await post(burrow.url, '/decide?v=4', body)
     expect(v4.body).toEqual({
+      ...DECIDE_REMOTE_CONFIG,
       config: v3.config,
       toolbarParams: {},
       isAuthenticated: false,

@@ -163,3 +163,26 @@ export async function waitFor(check: () => Promise<boolean> | boolean, timeoutMs
     await new Promise((r) => setTimeout(r, 10))
   }
 }
+
+/**
+ * What /decide answers besides the flags for a project with PostHog's default settings: the
+ * remote config fields (docs/sdk-compatibility.md), as PostHog's decide sends them.
+ */
+export const DECIDE_REMOTE_CONFIG = {
+  captureDeadClicks: false,
+  capturePerformance: { network_timing: true, web_vitals: false, web_vitals_allowed_metrics: null },
+  autocapture_opt_out: false,
+  autocaptureExceptions: false,
+  analytics: { endpoint: '/i/v0/e/' },
+  elementsChainAsString: true,
+  errorTracking: { autocaptureExceptions: false, suppressionRules: [] },
+  logs: { captureConsoleLogs: false },
+  sessionRecording: false,
+  sessionRecordingDisabledReason: 'not_enabled',
+  heatmaps: false,
+  conversations: false,
+  surveys: false,
+  productTours: false,
+  defaultIdentifiedOnly: true,
+  siteApps: [],
+}

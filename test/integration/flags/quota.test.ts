@@ -3,7 +3,7 @@ import type { Project } from '../../../src/accounts/documents.ts'
 import { AccountStore } from '../../../src/accounts/store.ts'
 import type { RunningBurrow } from '../../../src/runtime/start.ts'
 import { api, createTestKey, createTestProject, nats } from '../../harness/index.ts'
-import { flagInput, post, startFlagsBurrow, stopFlagsBurrows } from './helpers.ts'
+import { DECIDE_REMOTE_CONFIG, flagInput, post, startFlagsBurrow, stopFlagsBurrows } from './helpers.ts'
 
 let burrow: RunningBurrow
 let first: Project
@@ -40,6 +40,7 @@ describe('feature flag quota per organization', () => {
     const limited = await ask(first)
     expect(limited.status).toBe(200)
     expect(limited.body).toEqual({
+      ...DECIDE_REMOTE_CONFIG,
       config: { enable_collect_everything: true },
       toolbarParams: {},
       isAuthenticated: false,
