@@ -75,8 +75,9 @@ export class LogWatch {
   ) {}
 
   async start(onFlush: () => void): Promise<void> {
+    // No subject filter: the stream holds only events.> (and nats-server < 2.10, Debian's, refuses
+    // the ordered consumer's filter_subjects list).
     const consumer = await jetstream(this.nc).consumers.get(this.stream, {
-      filter_subjects: ['events.>'],
       deliver_policy: DeliverPolicy.StartTime,
       opt_start_time: new Date(this.startedMs - WINDOW_SECONDS * 1000).toISOString(),
     })

@@ -127,8 +127,7 @@ export function ExplorePage({ api, project }) {
       ${
         running
           ? html`<p class="progress" role="status">
-              Running…
-              ${progress ? `${num(progress.rows_read ?? 0)} rows read${progress.estimated_rows_total ? ` of ~${num(progress.estimated_rows_total)}` : ''}, ${(progress.ms / 1000).toFixed(1)} s` : ''}
+              Running… ${progress ? `${num(progress.rows_read ?? 0)} rows read${progress.estimated_rows_total ? ` of ~${num(progress.estimated_rows_total)}` : ''}, ${(progress.ms / 1000).toFixed(1)} s` : ''}
             </p>`
           : null
       }

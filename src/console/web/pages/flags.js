@@ -29,8 +29,8 @@ function Usage({ api, project, flag, compact }) {
   if (compact) return html`<span>${num(usage.called.calls)}</span>`
   const variants = Object.entries(usage.called.by_variant ?? {})
   return html`<p>
-      ${num(usage.called.calls)} <code>$feature_flag_called</code> events and ${num(usage.property.calls)}
-      events carrying <code>$feature/${flag.key}</code> in the last 30 days.
+      ${num(usage.called.calls)} <code>$feature_flag_called</code> events
+      and ${num(usage.property.calls)} events carrying <code>$feature/${flag.key}</code> in the last 30 days.
     </p>
     ${
       variants.length
@@ -211,8 +211,7 @@ function FlagEditor({ api, project, id }) {
               (g, i) =>
                 html`<div class="series-row">
                   <label for="flag-rollout-${i}"
-                    >Set
-                    ${i + 1}${g.properties?.length ? ` (${g.properties.length} property filters, kept)` : ': everyone'},
+                    >Set ${i + 1}${g.properties?.length ? ` (${g.properties.length} property filters, kept)` : ': everyone'},
                     rollout %</label
                   >
                   <input

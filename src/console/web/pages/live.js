@@ -98,6 +98,15 @@ export function LivePage({ api, project }) {
     return () => clearTimeout(t)
   }, [filter.event, filter.distinct_id])
 
+  // A new filter applies to the rows already listed too (the stream applies it to new ones).
+  useEffect(() => {
+    const keep = (e) =>
+      e.event.toLowerCase().includes(applied.event.toLowerCase()) &&
+      e.distinct_id.toLowerCase().includes(applied.distinct_id.toLowerCase())
+    setEvents((prev) => prev.filter(keep))
+    heldRows.current = heldRows.current.filter(keep)
+  }, [applied.event, applied.distinct_id])
+
   useEffect(() => {
     const ctl = new AbortController()
     let frame = 0
@@ -188,7 +197,11 @@ export function LivePage({ api, project }) {
     <div class="stats" aria-live="off">
       <${Stat} label="Captured / s" value=${stats ? num(last(stats.series.captured)) : '…'} note="last full second" />
       <${Stat} label="Projected / s" value=${stats ? num(last(stats.series.projected)) : '…'} note="written to ClickHouse" />
-      <${Stat} label="Captured, 2 min" value=${stats ? num(stats.series.captured.reduce((a, b) => a + b, 0)) : '…'} />
+      <${Stat}
+        label="Captured"
+        value=${stats ? num(stats.totals.captured) : '…'}
+        note=${stats ? `since ${clock(Date.parse(stats.watching_since) - stats.window_seconds * 1000)}` : ''}
+      />
       <${Stat} label="Waiting to be projected" value=${stats ? num(waiting) : '…'} tone=${waiting > 0 ? 'warn' : ''} />
       <${Stat} label="Dead letters" value=${stats ? num(stats.dead_letters.count) : '…'} tone=${stats?.dead_letters.count ? 'bad' : ''} />
       <${Stat} label="ClickHouse" value=${ch} tone=${chTone} />
