@@ -201,7 +201,7 @@ function FlagEditor({ api, project, id }) {
       <${Card} title=${isNew ? 'New flag' : `Flag ${form.key}`} id="flag-form">
         <form onSubmit=${save} class="stack">
           <label for="flag-key">Key</label>
-          <input id="flag-key" class="mono" value=${form.key} required pattern="[a-zA-Z0-9_-]+" readonly=${!isNew} onInput=${(e) => set({ key: e.currentTarget.value })} />
+          <input id="flag-key" class="mono" value=${form.key} required pattern="[a-zA-Z0-9_\\-]+" readonly=${!isNew} onInput=${(e) => set({ key: e.currentTarget.value })} />
           <label for="flag-name">Description</label>
           <input id="flag-name" value=${form.name} onInput=${(e) => set({ name: e.currentTarget.value })} />
           <label class="check"><input type="checkbox" checked=${form.active} onChange=${(e) => set({ active: e.currentTarget.checked })} /> Enabled</label>
@@ -210,10 +210,7 @@ function FlagEditor({ api, project, id }) {
             ${form.groups.map(
               (g, i) =>
                 html`<div class="series-row">
-                  <label for="flag-rollout-${i}"
-                    >Set ${i + 1}${g.properties?.length ? ` (${g.properties.length} property filters, kept)` : ': everyone'},
-                    rollout %</label
-                  >
+                  <label for="flag-rollout-${i}">Set ${i + 1}${g.properties?.length ? ` (${g.properties.length} property filters, kept)` : ': everyone'}, rollout %</label>
                   <input
                     id="flag-rollout-${i}"
                     type="number"
