@@ -3,6 +3,8 @@
 // hand from the events this file captures. Screenshots go to a temp folder, or to docs/console/
 // with CONSOLE_SCREENSHOTS=1 (how the pictures in the docs are made).
 import { mkdirSync } from 'node:fs'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { type Browser, chromium, type Page } from 'playwright-core'
@@ -110,6 +112,8 @@ beforeAll(async () => {
   browser = await chromium.launch({
     executablePath: CHROMIUM,
     args: [
+      // posthog-js treats navigator.webdriver as a bot and drops its events (the snippet test below)
+      '--disable-blink-features=AutomationControlled',
       '--no-sandbox',
       '--disable-gpu',
       '--disable-quic',
@@ -335,5 +339,34 @@ describe('the console in Chromium', () => {
     const node = page.getByLabel('posthog-node', { exact: true })
     expect(await node.innerText()).toContain(`new PostHog('${created.api_token}', { host: '${burrow.url}' })`)
     await shot('projects')
+  })
+
+  it('a new project: the Live page shows the snippet, and the event it sends arrives in the tail', async () => {
+    // The project created above is the current one and has no event yet.
+    await page.goto(`${burrow.url}/#/live`)
+    await page.getByRole('heading', { name: 'Waiting for the first event' }).waitFor()
+    await page.getByRole('tab', { name: 'posthog-js (HTML)' }).click()
+    const snippet = await page.getByLabel('posthog-js (HTML)', { exact: true }).innerText()
+    // A site of the user's, on another origin, with the snippet pasted into its <head>.
+    const site = createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/html' })
+      res.end(`<!doctype html><html><head><title>my site</title>${snippet}</head><body>hello</body></html>`)
+    })
+    await new Promise<void>((r) => site.listen(0, '127.0.0.1', r))
+    const visitor = await browser.newPage({
+      // posthog-js drops events from user agents that look like bots, HeadlessChrome included
+      userAgent:
+        'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/130.0.0.0 Safari/537.36',
+    })
+    try {
+      await visitor.goto(`http://127.0.0.1:${(site.address() as AddressInfo).port}/`)
+      const tail = page.getByRole('log', { name: 'Incoming events' })
+      await poll(() => tail.getByText('$pageview').count()).toBeGreaterThan(0)
+      await poll(() => page.getByRole('heading', { name: 'Waiting for the first event' }).count()).toBe(0)
+      await shot('first-event')
+    } finally {
+      await visitor.close()
+      await new Promise<void>((r) => site.close(() => r()))
+    }
   })
 })

@@ -1,12 +1,28 @@
 // Category bars drawn as SVG: the Explore bar chart and lifecycle's stacked bars (negative values
 // go below the axis). Few categories, so SVG elements are cheap and each bar has a tooltip.
+import { useEffect, useRef, useState } from 'preact/hooks'
 import { html } from '../lib/html.js'
 import { num } from '../lib/format.js'
 import { PALETTE } from './time-chart.js'
 
 /** categories: labels; series: [{label, values, color}]; stacked stacks series per category. */
+/** Round tick spacing (1, 2 or 5 × 10^k) giving about `count` ticks over `span`. */
+export function niceStep(span, count = 4) {
+  const raw = span / count
+  const p = 10 ** Math.floor(Math.log10(raw))
+  const m = raw / p
+  return (m <= 1 ? 1 : m <= 2 ? 2 : m <= 5 ? 5 : 10) * p
+}
+
 export function BarChart({ categories, series, stacked = false, height = 280, label }) {
-  const W = 900
+  const box = useRef(null)
+  const [W, setW] = useState(900)
+  useEffect(() => {
+    const el = box.current
+    const resize = new ResizeObserver(() => setW(Math.max(300, el.clientWidth)))
+    resize.observe(el)
+    return () => resize.disconnect()
+  }, [])
   const H = height
   const pad = { l: 64, r: 12, t: 12, b: 56 }
   let hi = 0
@@ -31,14 +47,18 @@ export function BarChart({ categories, series, stacked = false, height = 280, la
     }
   })
   if (hi === lo) hi = lo + 1
+  const step = niceStep(hi - lo)
+  hi = Math.ceil(hi / step) * step
+  lo = Math.floor(lo / step) * step
   const plotH = H - pad.t - pad.b
   const plotW = W - pad.l - pad.r
   const y = (v) => pad.t + ((hi - v) / (hi - lo)) * plotH
   const band = plotW / Math.max(1, categories.length)
   const groupW = band * 0.75
   const barW = stacked ? groupW : groupW / Math.max(1, series.length)
-  const ticks = Array.from({ length: 5 }, (_, k) => lo + ((hi - lo) * k) / 4)
-  const every = Math.ceil(categories.length / 16)
+  const ticks = Array.from({ length: Math.round((hi - lo) / step) + 1 }, (_, k) => lo + step * k)
+  // Labels about 110 px apart at most, so they never overlap.
+  const every = Math.max(1, Math.ceil(categories.length / Math.max(1, Math.floor(plotW / 110))))
   const bars = []
   categories.forEach((c, i) => {
     let pos = 0
@@ -74,14 +94,8 @@ export function BarChart({ categories, series, stacked = false, height = 280, la
       )
     })
   })
-  return html`<figure class="chart">
-    <svg
-      viewBox="0 0 ${W} ${H}"
-      role="img"
-      aria-label=${label ?? 'bar chart'}
-      preserveAspectRatio="none"
-      style="width:100%;height:${H}px"
-    >
+  return html`<figure class="chart" ref=${box}>
+    <svg viewBox="0 0 ${W} ${H}" width=${W} height=${H} role="img" aria-label=${label ?? 'bar chart'}>
       ${ticks.map(
         (t) =>
           html`<g>

@@ -45,7 +45,9 @@ export function TimeChart({ x, series, height = 260, bars = false, label, yLabel
           width: 2,
           fill: bars ? `${s.color ?? PALETTE[i % PALETTE.length]}cc` : undefined,
           paths: bars ? uPlot.paths.bars({ size: [0.7, 60] }) : undefined,
-          points: { show: false },
+          dash: s.dash,
+          // Few points: show them, a line between two dots says less than the dots.
+          points: { show: x.length <= 60 },
         })),
       ],
     }

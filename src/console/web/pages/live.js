@@ -180,7 +180,7 @@ export function LivePage({ api, project }) {
       x,
       series: [
         { label: 'captured / s', values: stats.series.captured.slice(0, n) },
-        { label: 'projected / s', values: stats.series.projected.slice(0, n) },
+        { label: 'projected / s', values: stats.series.projected.slice(0, n), dash: [6, 4] },
       ],
     }
   }, [stats])

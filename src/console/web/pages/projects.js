@@ -5,17 +5,21 @@ import { html } from '../lib/html.js'
 import { when } from '../lib/format.js'
 import { Card, ErrorBox, Snippet, sdkSnippets } from '../components/ui.js'
 
-function zones() {
+/** IANA zones the browser knows, with UTC and the browser's own zone always present. */
+const OWN_ZONE = Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC'
+const ZONES = zones(OWN_ZONE)
+
+function zones(own) {
+  let list = []
   try {
-    return Intl.supportedValuesOf('timeZone')
-  } catch {
-    return ['UTC']
-  }
+    list = Intl.supportedValuesOf('timeZone')
+  } catch {}
+  return [...new Set(['UTC', own, ...list])]
 }
 
 export function ProjectsPage({ api, project, projects, reloadProjects, chooseProject }) {
   const [name, setName] = useState('')
-  const [tz, setTz] = useState(() => Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC')
+  const [tz, setTz] = useState(OWN_ZONE)
   const [error, setError] = useState(null)
   const [busy, setBusy] = useState(false)
   const create = async (e) => {
@@ -61,7 +65,7 @@ export function ProjectsPage({ api, project, projects, reloadProjects, choosePro
           <input id="project-name" value=${name} required maxlength="200" onInput=${(e) => setName(e.currentTarget.value)} />
           <label for="project-tz">Time zone</label>
           <select id="project-tz" value=${tz} onChange=${(e) => setTz(e.currentTarget.value)}>
-            ${zones().map((z) => html`<option value=${z}>${z}</option>`)}
+            ${ZONES.map((z) => html`<option value=${z}>${z}</option>`)}
           </select>
           <${ErrorBox} error=${error} />
           <div><button type="submit" disabled=${busy || !name.trim()}>${busy ? 'Creating…' : 'Create project'}</button></div>
