@@ -24,7 +24,7 @@ export function BarChart({ categories, series, stacked = false, height = 280, la
     return () => resize.disconnect()
   }, [])
   const H = height
-  const pad = { l: 64, r: 12, t: 12, b: 56 }
+  const pad = { l: 64, r: 40, t: 12, b: 56 }
   let hi = 0
   let lo = 0
   categories.forEach((_, i) => {
