@@ -5,7 +5,7 @@ import type { Logger } from '../../observability/logger.ts'
 import { ProjectionTracker } from './projection-tracker.ts'
 import { SecondCounts } from './second-counts.ts'
 import { parseEventsSubject } from './subjects.ts'
-import { matchesTail, summarize, type TailFilter, TailQueue } from './tail.ts'
+import { matchesTail, type TailFilter, TailQueue } from './tail.ts'
 
 // Reads the event log as it grows (an ordered consumer: no durable state, nothing acknowledged,
 // invisible to the projectors) and keeps, per project, events per second captured and projected,
@@ -108,7 +108,7 @@ export class LogWatch {
     this.tracker.see(m.subject, { seq: m.seq, team: chunk.team, events: n, storedMs })
     for (const s of this.subscribers) {
       if (s.team !== chunk.team) continue
-      for (const e of chunk.events) if (matchesTail(s.filter, e)) s.queue.push(summarize(e, where.lane))
+      for (const e of chunk.events) if (matchesTail(s.filter, e)) s.queue.push(e, where.lane)
     }
   }
 

@@ -65,16 +65,21 @@ export function summarize(
   }
 }
 
-/** A subscriber's queue between flushes: keeps the newest `max`, counts what it had to skip. */
+type RawEvent = Parameters<typeof summarize>[0]
+
+/**
+ * A subscriber's queue between flushes: keeps the newest `max` events as they came and counts what it
+ * had to skip. Events are summarized only when taken, so a burst costs a reference per event.
+ */
 export class TailQueue {
-  private items: TailEvent[] = []
+  private items: { e: RawEvent; lane: string }[] = []
   skipped = 0
 
   constructor(private readonly max: number) {}
 
-  push(e: TailEvent): void {
-    this.items.push(e)
-    if (this.items.length > this.max * 2) this.trim()
+  push(e: RawEvent, lane: string): void {
+    this.items.push({ e, lane })
+    if (this.items.length >= this.max * 2) this.trim()
   }
 
   private trim(): void {
@@ -88,7 +93,7 @@ export class TailQueue {
   /** The queued events (at most `max`, newest kept) and how many were skipped since the last take. */
   take(): { events: TailEvent[]; skipped: number } {
     this.trim()
-    const out = { events: this.items, skipped: this.skipped }
+    const out = { events: this.items.map(({ e, lane }) => summarize(e, lane)), skipped: this.skipped }
     this.items = []
     this.skipped = 0
     return out

@@ -101,7 +101,7 @@ describe('the tail', () => {
 
   it('keeps the newest events of a burst and counts the rest', () => {
     const q = new TailQueue(3)
-    for (let i = 0; i < 10; i++) q.push(summarize({ ...e, uuid: String(i) }, 'live'))
+    for (let i = 0; i < 10; i++) q.push({ ...e, uuid: String(i) }, 'live')
     const out = q.take()
     expect(out.events.map((x) => x.uuid)).toEqual(['7', '8', '9'])
     expect(out.skipped).toBe(7)
