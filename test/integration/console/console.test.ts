@@ -7,13 +7,13 @@ import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
-import { type Browser, chromium, type Page } from 'playwright-core'
+import type { Browser, Page } from 'playwright-core'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import type { Project } from '../../../src/accounts/documents.ts'
 import type { RunningBurrow } from '../../../src/runtime/start.ts'
+import { DESKTOP_CHROME_UA, launchChromium } from '../../harness/browser.ts'
 import { api, createTestKey, createTestProject, startTestBurrow } from '../../harness/index.ts'
 
-const CHROMIUM = '/usr/bin/chromium'
 const SHOTS = process.env.CONSOLE_SCREENSHOTS
   ? resolve(import.meta.dirname, '../../../docs/console')
   : join(tmpdir(), 'burrow-console-screenshots')
@@ -109,20 +109,7 @@ beforeAll(async () => {
     (r) => Number(r[0]![0]) === DATASET.length,
   )
   expect(Number(rows[0]![0])).toBe(DATASET.length)
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      // posthog-js treats navigator.webdriver as a bot and drops its events (the snippet test below)
-      '--disable-blink-features=AutomationControlled',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  })
+  browser = await launchChromium()
   page = await browser.newPage({ viewport: { width: 1360, height: 900 } })
   page.on('pageerror', (err) => pageErrors.push(err.message))
   page.on('console', (m) => {
@@ -353,11 +340,7 @@ describe('the console in Chromium', () => {
       res.end(`<!doctype html><html><head><title>my site</title>${snippet}</head><body>hello</body></html>`)
     })
     await new Promise<void>((r) => site.listen(0, '127.0.0.1', r))
-    const visitor = await browser.newPage({
-      // posthog-js drops events from user agents that look like bots, HeadlessChrome included
-      userAgent:
-        'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/130.0.0.0 Safari/537.36',
-    })
+    const visitor = await browser.newPage({ userAgent: DESKTOP_CHROME_UA })
     try {
       await visitor.goto(`http://127.0.0.1:${(site.address() as AddressInfo).port}/`)
       const tail = page.getByRole('log', { name: 'Incoming events' })
