@@ -114,11 +114,11 @@ export function registerConsolePage(app: FastifyInstance): void {
     if (ifNoneMatch === asset.etag) return reply.code(304).send()
     return reply.type(asset.type).send(asset.body)
   }
-  app.get('/', (req, reply) => {
+  app.get('/', { schema: { hide: true } }, (req, reply) => {
     reply.header('content-security-policy', csp).header('referrer-policy', 'no-referrer')
     return send(index, req.headers['if-none-match'], reply)
   })
-  app.get('/console/*', (req, reply) => {
+  app.get('/console/*', { schema: { hide: true } }, (req, reply) => {
     const asset = assets.get(req.url.split('?')[0]!)
     if (!asset) throw new NotFound()
     return send(asset, req.headers['if-none-match'], reply)
@@ -126,7 +126,7 @@ export function registerConsolePage(app: FastifyInstance): void {
   // The SDK bundles are large and rarely asked for: read on first request, then kept.
   const bundles = posthogJsBundles()
   const loaded = new Map<string, Asset>()
-  app.get('/static/*', (req, reply) => {
+  app.get('/static/*', { schema: { hide: true } }, (req, reply) => {
     const url = req.url.split('?')[0]!
     const path = bundles.get(url)
     if (!path) throw new NotFound()

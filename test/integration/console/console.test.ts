@@ -147,6 +147,11 @@ describe('the console in Chromium', () => {
     expect((await fetch(`${burrow.url}/console/../package.json`)).status).toBe(404)
     expect((await fetch(`${burrow.url}/console/nothing.js`)).status).toBe(404)
     expect((await fetch(`${burrow.url}/static/array.js`)).status).toBe(200)
+    // The live endpoints are part of the API description; the page's files are not.
+    const paths = Object.keys((await (await fetch(`${burrow.url}/api/schema/`)).json()).paths)
+    expect(paths).toContain('/api/projects/{project_id}/live/stats/')
+    expect(paths).toContain('/api/environments/{project_id}/live/events/')
+    expect(paths.filter((p) => p === '/' || p.startsWith('/console') || p.startsWith('/static'))).toEqual([])
   })
 
   it('refuses a wrong key and signs in with a personal API key', async () => {
