@@ -11,9 +11,10 @@ import type { Logger } from '../../observability/logger.ts'
 import { DLQ_HEADERS } from '../../projectors/dead-letters.ts'
 
 // Dead letters per project, read from the DEAD_LETTERS stream (the projectors publish there with
-// the reason in a header). A dead letter names its project in its data (a whole chunk or one event
-// carries `team_id`); an event too broken to carry one is attributed through the log message it came
-// from. The index holds counts and the newest few per project, not the letters themselves.
+// the reason in a header). A refused event belongs to the project of the log message it came from
+// (read back from the EVENTS stream by the sequence in its header); a refused whole message names
+// its project in its own data when it still parses. The index holds counts and the newest few per
+// project, not the letters themselves.
 
 export interface DeadLetterSummary {
   seq: number
@@ -48,6 +49,7 @@ export class DeadLetterIndex {
   unattributed = 0
   private messages: ConsumerMessages | undefined
   private queue: Promise<void> = Promise.resolve()
+  private lastSource: { seq: number; team: number | undefined } | undefined
 
   constructor(
     private readonly nc: NatsConnection,
@@ -78,15 +80,18 @@ export class DeadLetterIndex {
     const num = (v: string | undefined) => (v && /^\d+$/.test(v) ? Number(v) : null)
     const body = parse(m.data)
     const sourceSeq = num(h?.get(DLQ_HEADERS.seq))
-    let team = typeof body?.team_id === 'number' ? body.team_id : undefined
-    if (team === undefined && sourceSeq !== null) team = await this.teamOfSource(sourceSeq)
+    const offset = num(h?.get(DLQ_HEADERS.offset))
+    // One refused event: its chunk's project owns it (the event's own team_id may be what was wrong).
+    // A whole refused message: the chunk itself, if it still reads as one.
+    let team = offset !== null && sourceSeq !== null ? await this.teamOfSource(sourceSeq) : undefined
+    if (team === undefined && typeof body?.team_id === 'number') team = body.team_id
     const summary: DeadLetterSummary = {
       seq: m.seq,
       at: new Date(m.info.timestampNanos / 1e6).toISOString(),
       reason: h?.get(DLQ_HEADERS.reason) ?? '',
       subject: h?.get(DLQ_HEADERS.subject) ?? '',
       source_seq: sourceSeq,
-      offset: num(h?.get(DLQ_HEADERS.offset)),
+      offset,
       event: typeof body?.event === 'string' ? body.event : null,
       distinct_id: typeof body?.distinct_id === 'string' ? body.distinct_id : null,
     }
@@ -102,6 +107,14 @@ export class DeadLetterIndex {
   }
 
   private async teamOfSource(seq: number): Promise<number | undefined> {
+    // The letters of one message arrive together: ask JetStream once for them.
+    if (this.lastSource?.seq === seq) return this.lastSource.team
+    const team = await this.readSourceTeam(seq)
+    this.lastSource = { seq, team }
+    return team
+  }
+
+  private async readSourceTeam(seq: number): Promise<number | undefined> {
     try {
       const jsm = await jetstreamManager(this.nc)
       const sm = await jsm.streams.getMessage(this.eventsStream, { seq })

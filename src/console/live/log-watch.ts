@@ -33,8 +33,11 @@ interface LogEvent {
 
 const dec = new TextDecoder()
 
-/** The team and events of one log message; undefined for anything that is not an event chunk. */
-export function readChunk(data: Uint8Array): { team: number; events: LogEvent[] } | undefined {
+/**
+ * The team of one log message, how many events it holds, and those well-formed enough to show in a
+ * tail; undefined for anything that is not an event chunk.
+ */
+export function readChunk(data: Uint8Array): { team: number; count: number; events: LogEvent[] } | undefined {
   let v: unknown
   try {
     v = JSON.parse(dec.decode(data))
@@ -51,7 +54,7 @@ export function readChunk(data: Uint8Array): { team: number; events: LogEvent[] 
     if (typeof e.timestamp !== 'string') e.timestamp = ''
     if (e.properties === null || typeof e.properties !== 'object') e.properties = {}
   }
-  return { team: c.team_id, events }
+  return { team: c.team_id, count: c.events.length, events }
 }
 
 /** The project's view of the log since the watch started. */
@@ -98,9 +101,10 @@ export class LogWatch {
     this.lastSeq = m.seq
     const where = parseEventsSubject(m.subject)
     const chunk = where && readChunk(m.data)
-    if (!where || !chunk || chunk.events.length === 0) return
+    if (!where || !chunk || chunk.count === 0) return
     const storedMs = m.info.timestampNanos / 1e6
-    const n = chunk.events.length
+    // Every event in the log counts, including one the projector will refuse (a dead letter).
+    const n = chunk.count
     this.counter(this.captured, chunk.team).add(storedMs, n)
     let subjects = this.subjects.get(chunk.team)
     if (!subjects) this.subjects.set(chunk.team, (subjects = new Set()))

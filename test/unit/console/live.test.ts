@@ -126,6 +126,7 @@ describe('readChunk', () => {
     )
     expect(c).toEqual({
       team: 7,
+      count: 2,
       events: [{ uuid: 'a', event: 'x', distinct_id: 'd', timestamp: 't', properties: { p: 1 } }],
     })
   })
