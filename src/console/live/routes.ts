@@ -37,9 +37,32 @@ async function streamLive(
     connection: 'keep-alive',
     'x-accel-buffering': 'no',
   })
+  let closed = false
   let skippedWhileBlocked = 0
-  const write = (event: string, data: unknown) =>
-    res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`)
+  let untail: (() => void) | undefined
+  const write = (event: string, data: unknown) => {
+    if (!closed) res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`)
+  }
+  const statsTimer = setInterval(() => {
+    if (res.writableNeedDrain) return
+    hub.stats(project.id).then(
+      (s) => write('stats', s),
+      () => undefined,
+    )
+  }, STATS_EVERY_MS)
+  const keepAlive = setInterval(() => res.write(': keep-alive\n\n'), KEEP_ALIVE_MS)
+  const close = () => {
+    if (closed) return
+    closed = true
+    clearInterval(statsTimer)
+    clearInterval(keepAlive)
+    untail?.()
+    open.delete(close)
+    res.end()
+  }
+  open.add(close)
+  // The response closes when the client goes away (or the stream is ended here).
+  res.on('close', close)
   write('stats', first)
   const sink: TailSink = {
     team: project.id,
@@ -53,27 +76,9 @@ async function streamLive(
       skippedWhileBlocked = 0
     },
   }
-  const untail = await hub.tail(sink, { event: q.event || undefined, distinctId: q.distinct_id || undefined })
-  const statsTimer = setInterval(() => {
-    if (res.writableNeedDrain) return
-    hub.stats(project.id).then(
-      (s) => write('stats', s),
-      () => undefined,
-    )
-  }, STATS_EVERY_MS)
-  const keepAlive = setInterval(() => res.write(': keep-alive\n\n'), KEEP_ALIVE_MS)
-  let closed = false
-  const close = () => {
-    if (closed) return
-    closed = true
-    clearInterval(statsTimer)
-    clearInterval(keepAlive)
-    untail()
-    open.delete(close)
-    res.end()
-  }
-  open.add(close)
-  req.raw.on('close', close)
+  const remove = await hub.tail(sink, { event: q.event || undefined, distinctId: q.distinct_id || undefined })
+  if (closed) remove()
+  else untail = remove
 }
 
 /** Registers `GET …/live/stats/` and the server-sent event stream `GET …/live/events/`. */
