@@ -1,4 +1,5 @@
 import js from '@eslint/js'
+import globals from 'globals'
 import tseslint from 'typescript-eslint'
 
 export default tseslint.config(
@@ -12,4 +13,6 @@ export default tseslint.config(
       'no-empty': ['error', { allowEmptyCatch: true }],
     },
   },
+  // The console's browser modules (served as they are, see docs/console.md).
+  { files: ['src/console/web/**/*.js'], languageOptions: { globals: globals.browser } },
 )

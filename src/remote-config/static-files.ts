@@ -62,10 +62,10 @@ export function registerStaticRoutes(app: FastifyInstance): void {
     return reply.send(gzip ? a.gzip : a.raw)
   }
 
-  app.get('/static/:file', async (req, reply) =>
+  app.get('/static/:file', { schema: { hide: true } }, async (req, reply) =>
     send(req, reply, (req.params as { file: string }).file, 'public, max-age=300'),
   )
-  app.get('/static/:version/:file', async (req, reply) => {
+  app.get('/static/:version/:file', { schema: { hide: true } }, async (req, reply) => {
     const { version, file } = req.params as { version: string; file: string }
     if (version !== dist?.version) {
       publicCors(reply)

@@ -6,6 +6,7 @@ import { projectorComponent } from '../projectors/index.ts'
 import type { Component } from './types.ts'
 import { retentionComponent } from '../clickhouse/retention.ts'
 import { sdkComponent } from '../remote-config/component.ts'
+import { consoleComponent } from '../console/index.ts'
 
 export const COMPONENTS: Component[] = [
   captureComponent,
@@ -14,4 +15,5 @@ export const COMPONENTS: Component[] = [
   projectorComponent,
   retentionComponent,
   sdkComponent,
+  consoleComponent,
 ]
