@@ -1,9 +1,10 @@
 import { createHash, randomBytes } from 'node:crypto'
 import type { KV } from '@nats-io/kv'
 import { v4 as uuidv4 } from 'uuid'
-import type { z } from 'zod'
+import { z } from 'zod'
 import { BUCKETS } from '../../schema/jetstream.ts'
 import { bucket, type NatsConnection } from '../jetstream/connection.ts'
+import { listDocs, nextSequence, putDoc, readDoc } from '../jetstream/kv-document.ts'
 import {
   OrganizationDoc,
   type PersonalKey,
@@ -14,10 +15,8 @@ import {
   UserDoc,
 } from './documents.ts'
 
-const enc = new TextEncoder()
-const dec = new TextDecoder()
-
 export const hashKey = (raw: string) => createHash('sha256').update(raw).digest('hex')
+const TokenRef = z.object({ project_id: z.number().int() })
 const token = (prefix: string) => `${prefix}${randomBytes(24).toString('base64url')}`
 
 /**
@@ -32,31 +31,16 @@ export class AccountStore {
   }
 
   private async read<T extends z.ZodTypeAny>(key: string, schema: T): Promise<z.infer<T> | undefined> {
-    const e = await this.kv.get(key)
-    if (e?.operation !== 'PUT' || e.value.length === 0) return undefined
-    return schema.parse(JSON.parse(dec.decode(e.value)))
+    return (await readDoc(this.kv, key, schema))?.doc
   }
 
   private async write(key: string, doc: unknown): Promise<void> {
-    await this.kv.put(key, enc.encode(JSON.stringify(doc)))
+    await putDoc(this.kv, key, doc)
   }
 
   /** Revision-checked counter, so concurrent creators never hand out the same id. */
-  private async nextId(name: string): Promise<number> {
-    const key = `seq.${name}`
-    for (let attempt = 0; attempt < 50; attempt++) {
-      const e = await this.kv.get(key)
-      const current = e && e.operation === 'PUT' ? Number(dec.decode(e.value)) : 0
-      const next = current + 1
-      try {
-        if (e && e.operation === 'PUT') await this.kv.update(key, enc.encode(String(next)), e.revision)
-        else await this.kv.create(key, enc.encode(String(next)))
-        return next
-      } catch {
-        // lost the race: read again
-      }
-    }
-    throw new Error(`could not allocate an id for ${name}`)
+  private nextId(name: string): Promise<number> {
+    return nextSequence(this.kv, `seq.${name}`)
   }
 
   async createOrganization(name: string) {
@@ -112,19 +96,12 @@ export class AccountStore {
   }
 
   async listProjects(): Promise<Project[]> {
-    const out: Project[] = []
-    for await (const k of await this.kv.keys('project.*')) {
-      const p = await this.read(k, ProjectDoc)
-      if (p) out.push(p)
-    }
-    return out.sort((a, b) => a.id - b.id)
+    return (await listDocs(this.kv, 'project.*', ProjectDoc)).sort((a, b) => a.id - b.id)
   }
 
   async projectByToken(apiToken: string): Promise<Project | undefined> {
-    const ref = await this.kv.get(`token.${hashKey(apiToken)}`)
-    if (ref?.operation !== 'PUT') return undefined
-    const { project_id } = JSON.parse(dec.decode(ref.value)) as { project_id: number }
-    return this.getProject(project_id)
+    const ref = await this.read(`token.${hashKey(apiToken)}`, TokenRef)
+    return ref && this.getProject(ref.project_id)
   }
 
   /** Returns the raw key once; only its hash is stored. */

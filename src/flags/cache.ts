@@ -1,10 +1,10 @@
 import type { KV, KvWatchEntry } from '@nats-io/kv'
 import type { Logger } from '../observability/logger.ts'
 import type { NatsConnection } from '../jetstream/connection.ts'
+import { decodeDoc, isLive } from '../jetstream/kv-document.ts'
 import { FlagStore } from './definition-store.ts'
 import { parseFlagEntryKey, type StoredFlag, storedFlagSchema } from './stored-definition.ts'
 
-const dec = new TextDecoder()
 const RESTART_DELAY_MS = 500
 const ALL_KEYS = '>'
 
@@ -58,9 +58,9 @@ export class FlagCache {
     const where = parseFlagEntryKey(entry.key)
     if (!where) return
     let team = this.byTeam.get(where.teamId)
-    if (entry.operation === 'PUT' && entry.value.length > 0) {
+    if (isLive(entry)) {
       try {
-        const flag = storedFlagSchema.parse(JSON.parse(dec.decode(entry.value)))
+        const flag = decodeDoc(entry, storedFlagSchema)
         if (!team) this.byTeam.set(where.teamId, (team = new Map()))
         team.set(where.id, flag)
       } catch (err) {
