@@ -1,11 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { z } from 'zod'
-import type { ApiContext } from '../http/routes.ts'
-import { authorize, projectRoute } from '../http/routes.ts'
+import { type ApiContext, projectRoute } from '../http/routes.ts'
 import type { QueryRunner } from './runner.ts'
 import { QueryIdParams, QueryRequestSchema } from './schema.ts'
-
-const ProjectParams = z.object({ project_id: z.string() })
 
 function wantsEventStream(req: FastifyRequest): boolean {
   return (req.headers.accept ?? '').includes('text/event-stream')
@@ -46,44 +42,49 @@ async function streamStatus(
 }
 
 export function registerQueryRoutes(app: FastifyInstance, ctx: ApiContext, runner: QueryRunner): void {
-  projectRoute(
-    app,
-    'post',
-    '/query/',
-    { schema: { params: ProjectParams, body: QueryRequestSchema } },
-    async (req) => {
-      const { project } = await authorize(ctx, req, 'query:read')
-      return runner.run(project, req.body, req.log)
-    },
-  )
-
-  projectRoute(app, 'get', '/query/:id/', { schema: { params: QueryIdParams } }, async (req, reply) => {
-    const { project } = await authorize(ctx, req, 'query:read')
-    const { id } = req.params as z.infer<typeof QueryIdParams>
-    if (wantsEventStream(req)) return streamStatus(runner, project.id, id, req, reply)
-    return { query_status: await runner.status(project.id, id) }
+  projectRoute(app, ctx, {
+    method: 'POST',
+    path: '/query/',
+    scope: 'query:read',
+    body: QueryRequestSchema,
+    handler: async (req, _reply, { project }) => runner.run(project, req.body, req.log),
   })
 
-  projectRoute(app, 'delete', '/query/:id/', { schema: { params: QueryIdParams } }, async (req, reply) => {
-    const { project } = await authorize(ctx, req, 'query:read')
-    await runner.cancel(project.id, (req.params as z.infer<typeof QueryIdParams>).id)
-    return reply.code(204).send()
+  projectRoute(app, ctx, {
+    method: 'GET',
+    path: '/query/:id/',
+    scope: 'query:read',
+    params: QueryIdParams,
+    handler: async (req, reply, { project }) => {
+      const { id } = req.params
+      if (wantsEventStream(req)) return streamStatus(runner, project.id, id, req, reply)
+      return { query_status: await runner.status(project.id, id) }
+    },
+  })
+
+  projectRoute(app, ctx, {
+    method: 'DELETE',
+    path: '/query/:id/',
+    scope: 'query:read',
+    params: QueryIdParams,
+    handler: async (req, reply, { project }) => {
+      await runner.cancel(project.id, req.params.id)
+      return reply.code(204).send()
+    },
   })
 
   // The spec gives these no scope; they confirm the key may run queries in this project.
-  projectRoute(
-    app,
-    'post',
-    '/query/check_auth_for_async/',
-    { schema: { params: ProjectParams } },
-    async (req, reply) => {
-      await authorize(ctx, req, 'query:read')
-      return reply.code(200).send()
-    },
-  )
+  projectRoute(app, ctx, {
+    method: 'POST',
+    path: '/query/check_auth_for_async/',
+    scope: 'query:read',
+    handler: async (_req, reply) => reply.code(200).send(),
+  })
 
-  projectRoute(app, 'get', '/query/draft_sql/', { schema: { params: ProjectParams } }, async (req, reply) => {
-    await authorize(ctx, req, 'query:read')
-    return reply.code(200).send()
+  projectRoute(app, ctx, {
+    method: 'GET',
+    path: '/query/draft_sql/',
+    scope: 'query:read',
+    handler: async (_req, reply) => reply.code(200).send(),
   })
 }

@@ -18,6 +18,9 @@ export interface QueryLimits {
 
 type Response = Record<string, unknown>
 
+/** What a query run logs through: the request's logger (with its request and project ids). */
+export type QueryLog = Pick<Logger, 'debug' | 'info' | 'warn' | 'error'>
+
 /** ClickHouse query ids are global; the team prefix keeps one project's ids from touching another's. */
 export const clickhouseQueryId = (teamId: number, id: string) => `t${teamId}-${id}`
 
@@ -38,7 +41,7 @@ export class QueryRunner {
     return new QueryRunner(rt, await QueryStatusStore.open(rt.nc), await ResultCache.open(rt.nc), limits)
   }
 
-  async run(project: Project, req: QueryRequest, log: Logger): Promise<Response> {
+  async run(project: Project, req: QueryRequest, log: QueryLog): Promise<Response> {
     const kind = queryKind(req.query.kind)
     let mode: RefreshMode = req.refresh
     if (req.async === true && mode === 'blocking') mode = 'async'
@@ -82,7 +85,7 @@ export class QueryRunner {
     compiled: KindCompiled,
     id: string,
     key: string,
-    log: Logger,
+    log: QueryLog,
     abort?: AbortSignal,
   ): Promise<Response> {
     const kind = queryKind(req.query.kind)
@@ -132,7 +135,7 @@ export class QueryRunner {
     compiled: KindCompiled,
     initial: QueryStatus,
     key: string,
-    log: Logger,
+    log: QueryLog,
   ): Promise<void> {
     const abort = new AbortController()
     const runKey = `${project.id}.${initial.id}`

@@ -26,7 +26,7 @@ export const apiComponent: Component = {
   name: 'api',
   roles: ['api'],
   async start(rt, app) {
-    await registerOpenApi(app as unknown as FastifyInstance)
+    await registerOpenApi(app)
     const ctx: ApiContext = { rt, limiter: new RateLimiter(rt.config.API_RATE_LIMIT_PER_MINUTE) }
     await app.register(async (scope) => {
       for (const m of ROUTE_MODULES) await m(scope as unknown as FastifyInstance, ctx)
