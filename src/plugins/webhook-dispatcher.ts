@@ -1,5 +1,6 @@
 import { lookup } from 'node:dns/promises'
 import { BlockList, isIP } from 'node:net'
+import { backoffDelay, sleep } from '../retry/backoff.ts'
 import type { LogType } from './types.ts'
 
 // Webhook deliveries run beside the pipeline, not inside it: a slow or failing endpoint must not
@@ -124,10 +125,11 @@ export class WebhookDispatcher {
         d.log('ERROR', `Failed to deliver ${d.label} to ${d.url} after ${attempt} attempt(s): ${failure}`)
         return
       }
-      const base = Math.min(MAX_BACKOFF_MS, d.initialBackoffMs * 2 ** (attempt - 1))
-      const wait = Math.round(base / 2 + (Math.random() * base) / 2)
+      const wait = Math.round(
+        backoffDelay({ initialMs: d.initialBackoffMs, maxMs: MAX_BACKOFF_MS, jitter: true }, attempt),
+      )
       d.log('WARN', `Attempt ${attempt} to deliver ${d.label} failed (${failure}); retrying in ${wait} ms`)
-      await new Promise((r) => setTimeout(r, wait))
+      await sleep(wait)
     }
   }
 }
