@@ -4,7 +4,7 @@ import { v4 as uuidv4 } from 'uuid'
 import { z } from 'zod'
 import { BUCKETS } from '../../schema/jetstream.ts'
 import { bucket, type NatsConnection } from '../jetstream/connection.ts'
-import { listDocs, nextSequence, putDoc, readDoc } from '../jetstream/kv-document.ts'
+import { deleteDoc, listDocs, listKeys, nextSequence, putDoc, readDoc } from '../jetstream/kv-document.ts'
 import {
   OrganizationDoc,
   type PersonalKey,
@@ -127,5 +127,20 @@ export class AccountStore {
 
   personalKey(raw: string) {
     return this.read(`pak.${hashKey(raw)}`, PersonalKeyDoc)
+  }
+
+  /** Every personal API key (its document; the raw key is never stored), oldest first. */
+  async listPersonalKeys(): Promise<PersonalKey[]> {
+    const keys = await listDocs(this.kv, 'pak.*', PersonalKeyDoc)
+    return keys.sort((a, b) => a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id))
+  }
+
+  /** Deletes the key with document id `id`: requests with it are refused from then on. False when unknown. */
+  async revokePersonalKey(id: string): Promise<boolean> {
+    for (const k of await listKeys(this.kv, 'pak.*')) {
+      const found = await readDoc(this.kv, k, PersonalKeyDoc)
+      if (found?.doc.id === id) return deleteDoc(this.kv, k, found.revision)
+    }
+    return false
   }
 }

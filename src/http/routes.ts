@@ -2,8 +2,16 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema } fro
 import { z } from 'zod'
 import type { Project } from '../accounts/documents.ts'
 import type { Runtime } from '../runtime/types.ts'
-import { authenticate, canSee, type Principal, projectFor, type RateLimiter, requireScope } from './auth.ts'
-import { AuthenticationError, PermissionDenied } from './errors.ts'
+import {
+  authenticate,
+  canSee,
+  type Principal,
+  projectFor,
+  type RateLimiter,
+  requireOrganizationWide,
+  requireScope,
+} from './auth.ts'
+import { AuthenticationError } from './errors.ts'
 
 // The one way a management or query route is registered: authenticate the personal API key,
 // apply its rate limit, check the scope, resolve what the key may reach (a project, or the
@@ -175,8 +183,9 @@ export function tokenProjectRoute(
       if (!token)
         throw new AuthenticationError('The project API key (?token=) is missing.', 'missing_api_key')
       const project = await ctx.rt.accounts.projectByToken(token)
-      if (!project) throw new AuthenticationError('Project API key invalid.', 'invalid_api_key')
-      if (!canSee(principal, project)) throw new PermissionDenied('This key cannot reach that project.')
+      if (!project || !canSee(principal, project)) {
+        throw new AuthenticationError('Project API key invalid.', 'invalid_api_key')
+      }
       req.log = req.log.child({ project_id: project.id })
       return { principal, project }
     },
@@ -211,6 +220,7 @@ export function organizationRoute<
     schemaOf(spec, spec.params),
     async (req): Promise<OrganizationAccess> => {
       const principal = await caller(ctx, req, spec.scope)
+      requireOrganizationWide(principal)
       return { principal, organizationId: principal.user.organization_id }
     },
     (req, reply, access) => spec.handler(req as Parameters<OrganizationHandler<P, Q, B>>[0], reply, access),

@@ -9,12 +9,14 @@ import { registerPersonRoutes } from '../persons/routes.ts'
 import { registerPlaylistRoutes } from '../playlists/routes.ts'
 import { registerPluginConfigRoutes } from '../plugins/config-routes.ts'
 import { registerProjectRoutes } from '../accounts/project-routes.ts'
+import { registerKeyRoutes } from '../accounts/key-routes.ts'
 
 /** Each part of the management/query API adds its routes through one of these. */
 type RouteModule = (app: FastifyInstance, ctx: ApiContext) => void | Promise<void>
 
 const ROUTE_MODULES: RouteModule[] = [
   registerProjectRoutes,
+  registerKeyRoutes,
   registerQueries,
   registerFlagRoutes,
   registerPlaylistRoutes,

@@ -16,6 +16,8 @@ describe('burrow start on the shared servers', () => {
       CLICKHOUSE_DATABASE: s.database,
       DATA_DIR: dataDir,
       PORT: port,
+      // everything pino would write, to check that no key reaches the log
+      LOG_LEVEL: 'debug',
     }
     const first = spawnBurrow(['start'], env)
     await first.waitFor(/Burrow listening on/)
@@ -35,8 +37,40 @@ describe('burrow start on the shared servers', () => {
       dependencies: { nats: { status: 'ok' }, clickhouse: { status: 'ok' } },
     })
 
+    // Requests that carry the key in the query string and in a malformed header.
+    const base = `http://127.0.0.1:${port}`
+    expect((await fetch(`${base}/api/projects/?personal_api_key=${creds.personal_api_key}`)).status).toBe(200)
+    const malformed = { authorization: `Token ${creds.personal_api_key}` }
+    expect((await fetch(`${base}/api/projects/`, { headers: malformed })).status).toBe(401)
+
+    // `keys list` shows each key's id and mask, never the key; `keys revoke` ends one at once.
+    const made = await runBurrow(['keys', 'create', '--scopes', 'project:read', '--label', 'to revoke'], env)
+    const doomed = /^(phx_\S+)$/m.exec(made.output)![1]!
+    const bearer = { authorization: `Bearer ${doomed}` }
+    expect((await fetch(`${base}/api/projects/`, { headers: bearer })).status).toBe(200)
+    const listed = await runBurrow(['keys', 'list'], env)
+    expect(listed.code).toBe(0)
+    expect(listed.output).not.toContain(doomed)
+    expect(listed.output).not.toContain(creds.personal_api_key)
+    expect(listed.output).toContain('local default')
+    const row = listed.output.split('\n').find((l) => l.includes('to revoke'))
+    expect(row).toContain(doomed.slice(0, 8))
+    const keyId = row!.split('\t')[0]!
+    expect((await runBurrow(['keys', 'revoke', keyId], env)).code).toBe(0)
+    expect((await fetch(`${base}/api/projects/`, { headers: bearer })).status).toBe(401)
+    expect((await runBurrow(['keys', 'revoke', keyId], env)).code).toBe(1)
+    expect((await runBurrow(['keys', 'list'], env)).output).not.toContain('to revoke')
+
     first.child.kill('SIGTERM')
     expect(await first.exited).toBe(0)
+    // The banner prints the keys on stdout for the person starting Burrow; no log line holds them.
+    const logLines = first
+      .output()
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+    expect(logLines.length).toBeGreaterThan(3)
+    expect(logLines.filter((l) => l.includes(creds.personal_api_key))).toEqual([])
+    expect(logLines.filter((l) => l.includes('phx_'))).toEqual([])
 
     const second = spawnBurrow(['start'], env)
     await second.waitFor(/Burrow listening on/)
@@ -57,6 +91,8 @@ describe('burrow start on the shared servers', () => {
       ['--help'],
       ['start', '--help'],
       ['keys', 'create', '--help'],
+      ['keys', 'list', '--help'],
+      ['keys', 'revoke', '--help'],
       ['projects', '--help'],
     ]) {
       const r = await runBurrow(args, {})
