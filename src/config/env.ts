@@ -5,6 +5,18 @@ const bool = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])
   .transform((v) => v === 'true' || v === '1' || v === 'yes')
 
+/** A comma-separated list (empty entries dropped), `fallback` when the variable is unset. */
+const list = (fallback = '') =>
+  z
+    .string()
+    .default(fallback)
+    .transform((s) =>
+      s
+        .split(',')
+        .map((x) => x.trim())
+        .filter(Boolean),
+    )
+
 export const ROLES = ['capture', 'api', 'projector', 'all'] as const
 export type Role = (typeof ROLES)[number]
 
@@ -35,15 +47,9 @@ export const EnvSchema = z.object({
     .default(20 * 1024 * 1024),
   CAPTURE_CHUNK_EVENTS: z.coerce.number().int().min(1).max(100_000).default(1000),
   CAPTURE_ACK_TIMEOUT_MS: z.coerce.number().int().positive().default(5000),
-  TRUSTED_PROXIES: z
-    .string()
-    .default('')
-    .transform((s) =>
-      s
-        .split(',')
-        .map((x) => x.trim())
-        .filter(Boolean),
-    ),
+  TRUSTED_PROXIES: list(),
+  CORS_PUBLIC_ORIGINS: list('*'),
+  CORS_API_ORIGINS: list(),
   OVERFLOW_EVENTS_PER_SECOND: z.coerce.number().positive().default(1000),
   LOG_PARTITIONS: z.coerce.number().int().min(1).max(256).default(4),
   PROJECTOR_BATCH_SIZE: z.coerce.number().int().min(1).default(100),

@@ -1,5 +1,4 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import cors from '@fastify/cors'
 import Fastify, {
   type FastifyBaseLogger,
   type FastifyError,
@@ -11,6 +10,7 @@ import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fas
 import { v7 as uuidv7 } from 'uuid'
 import type { Logger } from '../observability/logger.ts'
 import { httpRequests } from '../observability/metrics.ts'
+import { type CorsPolicy, registerCors } from './cors.ts'
 import { installErrorHandler } from './error-handler.ts'
 import { MAX_JSON_DEPTH, nestsDeeperThan } from './json-depth.ts'
 
@@ -22,7 +22,15 @@ export type App = FastifyInstance<
   ZodTypeProvider
 >
 
-export function createHttpServer(opts: { log: Logger; bodyLimit: number; trustProxy: string[] }): App {
+export interface HttpServerOptions {
+  log: Logger
+  bodyLimit: number
+  trustProxy: string[]
+  cors: CorsPolicy
+}
+
+/** The fastify app every role adds its routes to, with Burrow's parsers, errors, CORS and request log. */
+export function createHttpServer(opts: HttpServerOptions): App {
   const app = Fastify({
     loggerInstance: opts.log as FastifyBaseLogger,
     bodyLimit: opts.bodyLimit,
@@ -60,7 +68,7 @@ export function createHttpServer(opts: { log: Logger; bodyLimit: number; trustPr
   })
   app.setValidatorCompiler(validatorCompiler)
   app.setSerializerCompiler(serializerCompiler)
-  app.register(cors, { origin: true, credentials: true, maxAge: 86400 })
+  registerCors(app as unknown as FastifyInstance, opts.cors)
   installErrorHandler(app as unknown as FastifyInstance)
   app.addHook('onResponse', (req, reply, done) => {
     httpRequests.inc({

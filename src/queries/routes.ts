@@ -18,11 +18,13 @@ async function streamStatus(
   await runner.status(teamId, id) // 404 before the stream starts
   reply.hijack()
   const res = reply.raw
+  // The raw response skips fastify's reply: carry over the CORS headers the policy set on it.
+  const cors = Object.entries(reply.getHeaders()).filter(([k]) => /^access-control-|^vary$/i.test(k))
   res.writeHead(200, {
+    ...Object.fromEntries(cors),
     'content-type': 'text/event-stream',
     'cache-control': 'no-cache',
     connection: 'keep-alive',
-    'access-control-allow-origin': req.headers.origin ?? '*',
   })
   const abort = new AbortController()
   req.raw.on('close', () => abort.abort())

@@ -57,6 +57,7 @@ export async function startBurrow(
       log,
       bodyLimit: config.CAPTURE_MAX_BODY_BYTES,
       trustProxy: config.TRUSTED_PROXIES,
+      cors: { publicOrigins: config.CORS_PUBLIC_ORIGINS, apiOrigins: config.CORS_API_ORIGINS },
     })
     registerHealth(app, {
       nats: async () => {
