@@ -45,9 +45,15 @@ export const EnvSchema = z.object({
     .int()
     .positive()
     .default(20 * 1024 * 1024),
+  CAPTURE_MAX_EVENTS_PER_REQUEST: z.coerce.number().int().min(1).default(20_000),
   CAPTURE_CHUNK_EVENTS: z.coerce.number().int().min(1).max(100_000).default(1000),
   CAPTURE_ACK_TIMEOUT_MS: z.coerce.number().int().positive().default(5000),
   TRUSTED_PROXIES: list(),
+  // Slow clients: the whole request (headers and body) must arrive within HTTP_REQUEST_TIMEOUT_MS,
+  // the headers within HTTP_HEADERS_TIMEOUT_MS; a connection silent for HTTP_IDLE_TIMEOUT_MS closes.
+  HTTP_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(1000).default(30_000),
+  HTTP_HEADERS_TIMEOUT_MS: z.coerce.number().int().min(1000).default(10_000),
+  HTTP_IDLE_TIMEOUT_MS: z.coerce.number().int().min(1000).default(120_000),
   CORS_PUBLIC_ORIGINS: list('*'),
   CORS_API_ORIGINS: list(),
   OVERFLOW_EVENTS_PER_SECOND: z.coerce.number().positive().default(1000),

@@ -49,13 +49,21 @@ export function registerEvaluationRoutes(app: FastifyInstance, deps: EvaluationR
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body))
 
   const evaluate = async (req: FastifyRequest, query: Query): Promise<Evaluated> => {
-    const body = decodeBody({
-      body: Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0),
-      contentType: req.headers['content-type'],
-      contentEncoding: req.headers['content-encoding'],
-      compression: query.compression,
-      maxDecompressedBytes: deps.maxDecompressedBytes,
-    })
+    const body = await decodeBody(
+      {
+        body: Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0),
+        contentType: req.headers['content-type'],
+        contentEncoding: req.headers['content-encoding'],
+        compression: query.compression,
+        maxDecompressedBytes: deps.maxDecompressedBytes,
+      },
+      // a flags request is one object; big ones are still read without holding up others
+      {
+        maxEvents: Number.MAX_SAFE_INTEGER,
+        maxEventChars: deps.maxDecompressedBytes,
+        incrementalFrom: 256 * 1024,
+      },
+    )
     const request = parseFlagRequest(body, query.token ?? query.api_key)
     const project = await deps.projectByToken(request.token)
     if (!project) throw new AuthenticationError('Project API key invalid.', 'invalid_api_key')

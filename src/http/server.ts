@@ -27,7 +27,12 @@ export interface HttpServerOptions {
   bodyLimit: number
   trustProxy: string[]
   cors: CorsPolicy
+  timeouts: { requestMs: number; headersMs: number; idleMs: number }
 }
+
+// How often node checks connections against the request and headers timeouts (its default, 30 s,
+// would let a slow client linger that much longer).
+const TIMEOUT_CHECK_MS = 1000
 
 /** The fastify app every role adds its routes to, with Burrow's parsers, errors, CORS and request log. */
 export function createHttpServer(opts: HttpServerOptions): App {
@@ -40,6 +45,15 @@ export function createHttpServer(opts: HttpServerOptions): App {
     // Only listed proxies may set X-Forwarded-For; otherwise the socket address is the client.
     trustProxy: opts.trustProxy.length ? opts.trustProxy : false,
     return503OnClosing: true,
+    // A client that sends a byte every few seconds never trips an idle timer: the whole request
+    // must arrive in time, its headers sooner.
+    requestTimeout: opts.timeouts.requestMs,
+    connectionTimeout: opts.timeouts.idleMs,
+    http: {
+      headersTimeout: opts.timeouts.headersMs,
+      requestTimeout: opts.timeouts.requestMs,
+      connectionsCheckingInterval: Math.min(TIMEOUT_CHECK_MS, opts.timeouts.headersMs),
+    },
     // Errors raised before routing (an undecodable URL, an over-long path segment) in PostHog's shape too.
     frameworkErrors: (err, _req, reply) => {
       const status = (err as FastifyError).statusCode ?? 400

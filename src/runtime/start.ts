@@ -58,6 +58,11 @@ export async function startBurrow(
       bodyLimit: config.CAPTURE_MAX_BODY_BYTES,
       trustProxy: config.TRUSTED_PROXIES,
       cors: { publicOrigins: config.CORS_PUBLIC_ORIGINS, apiOrigins: config.CORS_API_ORIGINS },
+      timeouts: {
+        requestMs: config.HTTP_REQUEST_TIMEOUT_MS,
+        headersMs: config.HTTP_HEADERS_TIMEOUT_MS,
+        idleMs: config.HTTP_IDLE_TIMEOUT_MS,
+      },
     })
     registerHealth(app, {
       nats: async () => {
