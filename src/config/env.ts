@@ -64,6 +64,15 @@ export const EnvSchema = z.object({
   FLAGS_QUOTA_PER_MINUTE: z.coerce.number().int().min(0).default(0),
   QUERY_MAX_EXECUTION_SECONDS: z.coerce.number().int().positive().default(60),
   QUERY_MAX_RESULT_ROWS: z.coerce.number().int().positive().default(100_000),
+  // Query admission (docs/query.md): ClickHouse's per-query memory cap, and how many queries may
+  // run at once in one api process, in all, per project and per personal API key.
+  QUERY_MAX_MEMORY_BYTES: z.coerce.number().int().positive().default(2_000_000_000),
+  QUERY_MAX_CONCURRENT: z.coerce.number().int().positive().default(16),
+  QUERY_MAX_CONCURRENT_PER_PROJECT: z.coerce.number().int().positive().default(8),
+  QUERY_MAX_CONCURRENT_PER_KEY: z.coerce.number().int().positive().default(4),
+  // User HogQL is compiled in worker threads, each compile within this budget.
+  QUERY_COMPILE_WORKERS: z.coerce.number().int().min(1).max(16).default(2),
+  QUERY_COMPILE_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
   WEBHOOK_ALLOW_PRIVATE_NETWORKS: bool.default(false),
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().positive().default(15_000),
   SHUTDOWN_DRAIN_MS: z.coerce.number().int().min(0).default(0),

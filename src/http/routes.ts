@@ -53,6 +53,8 @@ interface Spec<
   description?: string
   /** left out of the OpenAPI document */
   hide?: boolean
+  /** a smaller body limit than the server's (which is capture's) */
+  bodyLimit?: number
 }
 
 /** Who is calling, and the project the request is about. */
@@ -102,6 +104,7 @@ function register<A>(
   method: Method,
   urls: string[],
   schema: FastifySchema,
+  bodyLimit: number | undefined,
   resolve: (req: FastifyRequest) => Promise<A>,
   handler: (req: FastifyRequest, reply: FastifyReply, access: A) => Promise<unknown>,
 ): void {
@@ -111,6 +114,7 @@ function register<A>(
       method,
       url,
       schema,
+      ...(bodyLimit ? { bodyLimit } : {}),
       onRequest: async (req) => {
         granted.set(req, await resolve(req))
       },
@@ -148,6 +152,7 @@ export function projectRoute<
     spec.method,
     urls,
     schemaOf(spec, params),
+    spec.bodyLimit,
     async (req): Promise<ProjectAccess> => {
       const principal = await caller(ctx, req, spec.scope)
       const rawId = (req.params as { project_id: string }).project_id
@@ -177,6 +182,7 @@ export function tokenProjectRoute(
     spec.method,
     paths(spec.path),
     schemaOf({ ...spec, query: TokenQuery }),
+    spec.bodyLimit,
     async (req): Promise<ProjectAccess> => {
       const principal = await caller(ctx, req, spec.scope)
       const token = TokenQuery.parse(req.query ?? {}).token
@@ -218,6 +224,7 @@ export function organizationRoute<
     spec.method,
     paths(spec.path),
     schemaOf(spec, spec.params),
+    spec.bodyLimit,
     async (req): Promise<OrganizationAccess> => {
       const principal = await caller(ctx, req, spec.scope)
       requireOrganizationWide(principal)

@@ -212,12 +212,12 @@ async function respond(
     throw new ValidationError('format must be csv or json.', 'format')
   const opts = { teamId: project.id, timezone: project.timezone }
   if (format === 'json') {
-    const rows = await personsOfIds(ctx.rt.ch, await ids(), opts, page.limit + 1, page.offset)
+    const rows = await personsOfIds(ctx.rt.queryCh, await ids(), opts, page.limit + 1, page.offset)
     const people = rows.slice(0, page.limit).map((r) => personFromRow(r, project.timezone))
     const next = rows.length > page.limit ? nextUrl(req, page, ...pageKeys) : null
     return reply.send({ results: [{ people, count: people.length }], next })
   }
-  const all = await orderedPersonIds(ctx.rt.ch, await ids(), opts, CSV_EXPORT_LIMIT)
+  const all = await orderedPersonIds(ctx.rt.queryCh, await ids(), opts, CSV_EXPORT_LIMIT)
   reply.hijack()
   const res = reply.raw
   res.writeHead(200, {
@@ -227,7 +227,7 @@ async function respond(
   res.write(csvLine(CSV_COLUMNS))
   try {
     for (let i = 0; i < all.length; i += CSV_CHUNK) {
-      const persons = await loadPersons(ctx.rt.ch, project.id, all.slice(i, i + CSV_CHUNK))
+      const persons = await loadPersons(ctx.rt.queryCh, project.id, all.slice(i, i + CSV_CHUNK))
       const ok = res.write(persons.map(personCsvLine).join(''))
       if (!ok) await new Promise((r) => res.once('drain', r))
     }

@@ -91,7 +91,8 @@ function valueName(v: string): unknown {
 }
 
 export function registerPersonRoutes(app: FastifyInstance, ctx: ApiContext): void {
-  const ch = ctx.rt.ch
+  // user-written filters: the client with the per-query memory and time limits
+  const ch = ctx.rt.queryCh
 
   projectRoute(app, ctx, {
     method: 'GET',

@@ -3,6 +3,9 @@ import { type ApiContext, projectRoute } from '../http/routes.ts'
 import type { QueryRunner } from './runner.ts'
 import { QueryIdParams, QueryRequestSchema } from './schema.ts'
 
+/** A query request is JSON of at most this size (HogQL text itself is capped at 100,000 characters). */
+const QUERY_BODY_LIMIT = 1024 * 1024
+
 function wantsEventStream(req: FastifyRequest): boolean {
   return (req.headers.accept ?? '').includes('text/event-stream')
 }
@@ -49,7 +52,20 @@ export function registerQueryRoutes(app: FastifyInstance, ctx: ApiContext, runne
     path: '/query/',
     scope: 'query:read',
     body: QueryRequestSchema,
-    handler: async (req, _reply, { project }) => runner.run(project, req.body, req.log),
+    bodyLimit: QUERY_BODY_LIMIT,
+    handler: async (req, reply, { project, principal }) => {
+      // A client that gives up on a blocking query stops it in ClickHouse too.
+      const left = new AbortController()
+      const onClose = () => {
+        if (!reply.raw.writableEnded) left.abort()
+      }
+      reply.raw.once('close', onClose)
+      try {
+        return await runner.run(project, req.body, req.log, principal.key.id, left.signal)
+      } finally {
+        reply.raw.off('close', onClose)
+      }
+    },
   })
 
   projectRoute(app, ctx, {
@@ -70,8 +86,11 @@ export function registerQueryRoutes(app: FastifyInstance, ctx: ApiContext, runne
     scope: 'query:read',
     params: QueryIdParams,
     handler: async (req, reply, { project }) => {
-      await runner.cancel(project.id, req.params.id)
-      return reply.code(204).send()
+      if (await runner.cancel(project.id, req.params.id)) return reply.code(204).send()
+      // ClickHouse has not dropped it yet: it is being killed, and the status says cancelled.
+      return reply
+        .code(202)
+        .send({ detail: 'Cancellation requested; ClickHouse is still stopping the query.' })
     },
   })
 
