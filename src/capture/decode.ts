@@ -84,8 +84,8 @@ async function text(b: Buffer): Promise<string> {
   }
 }
 
-function lz64(data: string, max: number): string {
-  const out = decompressLz64(data, max)
+async function lz64(data: string, max: number): Promise<string> {
+  const out = await decompressLz64(data, max)
   if (!out) throw new ValidationError('Body is not valid lz-string (lz64) data.', null, 'invalid_compression')
   return out
 }
@@ -108,11 +108,11 @@ export async function decodeBody(req: RawRequest, limits: ReadLimits): Promise<u
     const form = new URLSearchParams(await text(body))
     const data = form.get('data')
     if (data === null) throw new ValidationError('Form body has no data field.', 'data', 'no_data')
-    if (isLz) return json(lz64(data, max))
+    if (isLz) return json(await lz64(data, max))
     const inner = base64(data)
     return json(await text(isGzip(inner) ? await ungzip(inner, max) : inner))
   }
-  if (isLz) return json(lz64(await text(body), max))
+  if (isLz) return json(await lz64(await text(body), max))
   const raw = await text(body)
   const first = raw.trimStart()[0]
   // Some clients post base64 JSON without a form wrapper.

@@ -1,3 +1,4 @@
+import { setImmediate as nextTurn } from 'node:timers/promises'
 import { ValidationError } from '../http/errors.ts'
 
 // posthog-js's legacy `?compression=lz64`: lz-string's compressToBase64 format. The lz-string
@@ -43,11 +44,15 @@ class BitReader {
   }
 }
 
+/** How long decompression works before letting other requests run. */
+const SLICE_MS = 10
+
 /**
  * Decompresses lz-string base64 text, refusing (400 payload_too_large) as soon as the output
  * would exceed `maxChars`; invalid input is a 400 invalid_compression. An empty stream gives ''.
+ * Gives way to other work every few milliseconds: the output may be megabytes.
  */
-export function decompressLz64(input: string, maxChars: number): string {
+export async function decompressLz64(input: string, maxChars: number): Promise<string> {
   const text = input.trim()
   if (text.length === 0) throw invalid()
   const bits = new BitReader(text)
@@ -85,7 +90,12 @@ export function decompressLz64(input: string, maxChars: number): string {
       width++
     }
   }
-  for (;;) {
+  let sliceStart = performance.now()
+  for (let step = 1; ; step++) {
+    if ((step & 0x3ff) === 0 && performance.now() - sliceStart > SLICE_MS) {
+      await nextTurn()
+      sliceStart = performance.now()
+    }
     let code = bits.read(width)
     if (code === 2) return out.join('')
     if (code === 0 || code === 1) {

@@ -13,6 +13,9 @@ import { type EvaluationDeps, type EvaluationOutcome, evaluateRequest } from './
 // The public evaluation endpoints: POST /decide (?v=1..4) and POST /flags (plain or ?v=2),
 // authenticated by the project API key in the body, bodies wrapped like capture bodies.
 
+/** Body limit of /decide and /flags; decompressed bodies may be five times this. */
+export const FLAGS_BODY_LIMIT = 1024 * 1024
+
 export interface EvaluationRouteDeps extends EvaluationDeps {
   quota: FlagQuota
   maxDecompressedBytes: number
@@ -110,6 +113,8 @@ export function registerEvaluationRoutes(app: FastifyInstance, deps: EvaluationR
     }
   }
 
-  for (const path of ['/decide', '/decide/']) app.post(path, decide)
-  for (const path of ['/flags', '/flags/']) app.post(path, flags)
+  // A flags request is one subject's properties: a megabyte is far more than an SDK sends.
+  const opts = { bodyLimit: FLAGS_BODY_LIMIT }
+  for (const path of ['/decide', '/decide/']) app.post(path, opts, decide)
+  for (const path of ['/flags', '/flags/']) app.post(path, opts, flags)
 }

@@ -31,9 +31,22 @@ export function compileRegex(pattern: string): RE2JS {
   return re
 }
 
+/**
+ * Linear is not free: RE2 in JavaScript takes about a microsecond per character, so a value of
+ * megabytes would still hold the event loop for seconds. Longer values are not matched (the flag
+ * fails for that request, as for a bad pattern); e-mails, URLs and ids are far shorter.
+ */
+export const MAX_REGEX_INPUT_CHARS = 10_000
+
 /** Whether `pattern` matches anywhere in `text` (RegExp.test semantics), in linear time. */
 export function regexFinds(pattern: string, text: string): boolean {
-  return compileRegex(pattern).matcher(text).find()
+  const re = compileRegex(pattern)
+  if (text.length > MAX_REGEX_INPUT_CHARS) {
+    throw new InvalidRegex(
+      `value too long to match against a regex (over ${MAX_REGEX_INPUT_CHARS} characters)`,
+    )
+  }
+  return re.matcher(text).find()
 }
 
 /** Why `pattern` cannot be used, or null when RE2 compiles it. */

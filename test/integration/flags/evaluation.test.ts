@@ -443,7 +443,7 @@ describe('regexes in linear time', () => {
       flagInput('redos', always([{ key: 'email', operator: 'regex', value: '^(a+)+$', type: 'person' }])),
     ])
     // A backtracking engine needs 2^n steps here: 31 characters took 41 s (issue 22).
-    const email = `${'a'.repeat(20_000)}!`
+    const email = `${'a'.repeat(9_999)}!`
     const body = { api_key: project.api_token, distinct_id: 'redos-user', person_properties: { email } }
     const evaluations = Array.from({ length: 5 }, () => post(burrow.url, '/flags?v=2', body))
     const health = await fetch(`${burrow.url}/_health`)
