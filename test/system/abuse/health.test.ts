@@ -74,7 +74,6 @@ describe('/_health while the abusive requests of issue 22 run', () => {
     const million = gzipSync(
       `{"api_key":"${token}","batch":[${tiny.repeat(70_000)}{"event":"e","distinct_id":"d"}]}`,
     )
-    const lzBomb = LZString.compressToBase64('a'.repeat(11 * 1024 * 1024))
     const heavyHogQL = `SELECT ${Array.from({ length: 3000 }, (_, i) => `e${i}`).join(', ')} FROM events`
     const query = `/api/projects/${projectId}/query/`
 
