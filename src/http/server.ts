@@ -70,6 +70,9 @@ export function createHttpServer(opts: HttpServerOptions): App {
   const parseJson = app.getDefaultJsonParser('error', 'error')
   app.removeContentTypeParser('application/json')
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
+    // Many clients send `Content-Type: application/json` on a DELETE (or any request) with no
+    // body: that is no body, not invalid JSON (fastify's parser answers 400 to it).
+    if (String(body).trim() === '') return done(null, undefined)
     parseJson(req, String(body), (err, value) => {
       if (!err && nestsDeeperThan(value, MAX_JSON_DEPTH)) {
         const tooDeep = new Error(`Body nests deeper than ${MAX_JSON_DEPTH} levels.`) as FastifyError
