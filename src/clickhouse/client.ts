@@ -1,9 +1,18 @@
-import { type ClickHouseClient, ClickHouseLogLevel, type ClickHouseSettings, createClient } from '@clickhouse/client'
+import {
+  type ClickHouseClient,
+  ClickHouseLogLevel,
+  type ClickHouseSettings,
+  createClient,
+} from '@clickhouse/client'
 
 export type { ClickHouseClient }
 
 /** A client on `database`; `settings` go with every query it sends (none by default). */
-export function clickhouseClient(url: string, database?: string, settings: ClickHouseSettings = {}): ClickHouseClient {
+export function clickhouseClient(
+  url: string,
+  database?: string,
+  settings: ClickHouseSettings = {},
+): ClickHouseClient {
   return createClient({
     url,
     database,
