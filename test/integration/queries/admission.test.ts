@@ -5,6 +5,7 @@ import { clickhouseQueryId } from '../../../src/queries/runner.ts'
 import type { RunningBurrow } from '../../../src/runtime/start.ts'
 import { api, clickhouse, createTestKey, createTestProject, startTestBurrow } from '../../harness/index.ts'
 import { insertEvents } from '../hogql/fixtures.ts'
+import { running as runningIn, until } from './processes.ts'
 
 // Query admission (issue 22): concurrency caps per key and per project, ClickHouse's per-query
 // memory limit, a cancel that stops the query in ClickHouse, and HogQL that is too much to parse
@@ -42,23 +43,7 @@ beforeAll(async () => {
 const keyFor = () => createTestKey(['query:read'], [project.id])
 const path = () => `/api/projects/${project.id}/query/`
 
-async function running(queryId: string): Promise<boolean> {
-  const rs = await ch().query({
-    query: `SELECT count() AS n FROM system.processes WHERE query_id = '${queryId}'`,
-    format: 'JSONEachRow',
-  })
-  const [row] = await rs.json<{ n: string }>()
-  return Number(row?.n) > 0
-}
-
-async function until(check: () => Promise<boolean>, timeoutMs = 20_000): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs
-  while (Date.now() < deadline) {
-    if (await check()) return true
-    await new Promise((r) => setTimeout(r, 100))
-  }
-  return false
-}
+const running = (queryId: string) => runningIn(ch(), queryId)
 
 /** Starts LONG in the background with `call` and waits until ClickHouse runs it. */
 async function startLong(call: ReturnType<typeof api>): Promise<string> {
