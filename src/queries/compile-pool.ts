@@ -11,10 +11,12 @@ import type { CompileAnswer, CompileFailure, CompileJob } from './compile-worker
 import { QueryTooComplex } from './hogql-bounds.ts'
 import type { KindCompiled } from './kinds.ts'
 
-// Worker threads that parse and compile user HogQL. The grammar's parser runs synchronously and
+// Worker threads that parse and compile queries. The grammar's parser runs synchronously and
 // some texts take seconds (a 73 KB query: 8 s), which on the main thread would stall /_health and
 // every other request; here it stalls only its worker, and a job over its time budget has its
-// worker terminated (and replaced) and the query refused.
+// worker terminated (and replaced) and the query refused. The compiled query comes back by
+// structured clone: a kind's compiled plan must be plain data (objects, arrays, Dates), which every
+// kind's is today; a function or class instance in it would not survive the trip.
 
 interface Pending {
   job: CompileJob
