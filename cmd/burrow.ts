@@ -229,6 +229,41 @@ keys
     })
   })
 
+keys
+  .command('list')
+  .description('list personal API keys (id, label, masked value, owner, scopes, projects); never the keys')
+  .option('--user <id>', 'only the keys of this user id')
+  .action(async (opts: { user?: string }) => {
+    const cfg = config()
+    const log = createLogger(cfg.LOG_LEVEL)
+    await withConfigStore(cfg, log, async (store) => {
+      const all = await store.listPersonalKeys()
+      const shown = opts.user === undefined ? all : all.filter((k) => String(k.user_id) === opts.user)
+      console.log(['id', 'label', 'key', 'user', 'scopes', 'projects', 'created_at'].join('\t'))
+      for (const k of shown) {
+        const projects = k.projects === null ? 'all' : k.projects.join(',')
+        console.log([k.id, k.label, k.mask, k.user_id, k.scopes.join(','), projects, k.created_at].join('\t'))
+      }
+    })
+  })
+
+keys
+  .command('revoke')
+  .argument('<id>', 'the key id (first column of `burrow keys list`)')
+  .description('revoke a personal API key: requests with it are refused from then on')
+  .action(async (id: string) => {
+    const cfg = config()
+    const log = createLogger(cfg.LOG_LEVEL)
+    await withConfigStore(cfg, log, async (store) => {
+      if (!(await store.revokePersonalKey(id))) {
+        console.error(`burrow: no personal API key with id ${id}`)
+        process.exitCode = 1
+        return
+      }
+      console.log(`revoked ${id}`)
+    })
+  })
+
 program
   .command('replay')
   .description('rebuild the ClickHouse views from the log into fresh tables and swap them in (resumable)')

@@ -1,8 +1,8 @@
 import type { FastifyInstance } from 'fastify'
 import { z } from 'zod'
 import type { Project } from './documents.ts'
-import { authenticate, canSee, projectFor, requireScope } from '../http/auth.ts'
-import type { ApiContext } from '../http/routes.ts'
+import { canSee } from '../http/auth.ts'
+import { type ApiContext, organizationRoute, projectRoute } from '../http/routes.ts'
 import { PageQuery, paginate } from '../http/paging.ts'
 
 const CreateProject = z.object({
@@ -23,8 +23,6 @@ const CreateProject = z.object({
     .optional(),
 })
 
-const ProjectId = z.object({ project_id: z.string() })
-
 export function projectBody(p: Project) {
   return {
     id: p.id,
@@ -40,29 +38,36 @@ export function projectBody(p: Project) {
 
 export function registerProjectRoutes(app: FastifyInstance, ctx: ApiContext): void {
   const store = ctx.rt.accounts
-  app.get('/api/projects/', { schema: { querystring: PageQuery } }, async (req) => {
-    const principal = await authenticate(req, store)
-    ctx.limiter.check(principal.key.id)
-    requireScope(principal, 'project:read')
-    const visible = (await store.listProjects()).filter((p) => canSee(principal, p)).map(projectBody)
-    return paginate(req, req.query as z.infer<typeof PageQuery>, visible)
+  organizationRoute(app, ctx, {
+    method: 'GET',
+    path: '/api/projects/',
+    scope: 'project:read',
+    query: PageQuery,
+    summary: "The organization's projects",
+    handler: async (req, _reply, { principal }) => {
+      const visible = (await store.listProjects()).filter((p) => canSee(principal, p)).map(projectBody)
+      return paginate(req, req.query, visible)
+    },
   })
 
-  app.post('/api/projects/', { schema: { body: CreateProject } }, async (req, reply) => {
-    const principal = await authenticate(req, store)
-    ctx.limiter.check(principal.key.id)
-    requireScope(principal, 'project:write')
-    const body = req.body as z.infer<typeof CreateProject>
-    const p = await store.createProject({ ...body, organization_id: principal.user.organization_id })
-    return reply.code(201).send(projectBody(p))
+  organizationRoute(app, ctx, {
+    method: 'POST',
+    path: '/api/projects/',
+    scope: 'project:write',
+    body: CreateProject,
+    summary: 'Create a project in the organization',
+    handler: async (req, reply, { organizationId }) => {
+      const p = await store.createProject({ ...req.body, organization_id: organizationId })
+      return reply.code(201).send(projectBody(p))
+    },
   })
 
-  app.get('/api/projects/:project_id/', { schema: { params: ProjectId } }, async (req) => {
-    const principal = await authenticate(req, store)
-    ctx.limiter.check(principal.key.id)
-    requireScope(principal, 'project:read')
-    return projectBody(
-      await projectFor(principal, (req.params as z.infer<typeof ProjectId>).project_id, store),
-    )
+  // A project-based endpoint: a key limited to this project may read it.
+  projectRoute(app, ctx, {
+    method: 'GET',
+    path: '/',
+    scope: 'project:read',
+    summary: 'Retrieve a project',
+    handler: async (_req, _reply, { project }) => projectBody(project),
   })
 }

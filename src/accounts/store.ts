@@ -1,9 +1,10 @@
 import { createHash, randomBytes } from 'node:crypto'
 import type { KV } from '@nats-io/kv'
 import { v4 as uuidv4 } from 'uuid'
-import type { z } from 'zod'
+import { z } from 'zod'
 import { BUCKETS } from '../../schema/jetstream.ts'
 import { bucket, type NatsConnection } from '../jetstream/connection.ts'
+import { deleteDoc, listDocs, listKeys, nextSequence, putDoc, readDoc, updateDoc } from '../jetstream/kv-document.ts'
 import {
   OrganizationDoc,
   type PersonalKey,
@@ -13,12 +14,9 @@ import {
   type User,
   UserDoc,
 } from './documents.ts'
-import { updateDoc } from '../jetstream/kv-document.ts'
-
-const enc = new TextEncoder()
-const dec = new TextDecoder()
 
 export const hashKey = (raw: string) => createHash('sha256').update(raw).digest('hex')
+const TokenRef = z.object({ project_id: z.number().int() })
 const token = (prefix: string) => `${prefix}${randomBytes(24).toString('base64url')}`
 
 /**
@@ -33,31 +31,16 @@ export class AccountStore {
   }
 
   private async read<T extends z.ZodTypeAny>(key: string, schema: T): Promise<z.infer<T> | undefined> {
-    const e = await this.kv.get(key)
-    if (e?.operation !== 'PUT' || e.value.length === 0) return undefined
-    return schema.parse(JSON.parse(dec.decode(e.value)))
+    return (await readDoc(this.kv, key, schema))?.doc
   }
 
   private async write(key: string, doc: unknown): Promise<void> {
-    await this.kv.put(key, enc.encode(JSON.stringify(doc)))
+    await putDoc(this.kv, key, doc)
   }
 
   /** Revision-checked counter, so concurrent creators never hand out the same id. */
-  private async nextId(name: string): Promise<number> {
-    const key = `seq.${name}`
-    for (let attempt = 0; attempt < 50; attempt++) {
-      const e = await this.kv.get(key)
-      const current = e && e.operation === 'PUT' ? Number(dec.decode(e.value)) : 0
-      const next = current + 1
-      try {
-        if (e && e.operation === 'PUT') await this.kv.update(key, enc.encode(String(next)), e.revision)
-        else await this.kv.create(key, enc.encode(String(next)))
-        return next
-      } catch {
-        // lost the race: read again
-      }
-    }
-    throw new Error(`could not allocate an id for ${name}`)
+  private nextId(name: string): Promise<number> {
+    return nextSequence(this.kv, `seq.${name}`)
   }
 
   async createOrganization(name: string) {
@@ -113,19 +96,12 @@ export class AccountStore {
   }
 
   async listProjects(): Promise<Project[]> {
-    const out: Project[] = []
-    for await (const k of await this.kv.keys('project.*')) {
-      const p = await this.read(k, ProjectDoc)
-      if (p) out.push(p)
-    }
-    return out.sort((a, b) => a.id - b.id)
+    return (await listDocs(this.kv, 'project.*', ProjectDoc)).sort((a, b) => a.id - b.id)
   }
 
   async projectByToken(apiToken: string): Promise<Project | undefined> {
-    const ref = await this.kv.get(`token.${hashKey(apiToken)}`)
-    if (ref?.operation !== 'PUT') return undefined
-    const { project_id } = JSON.parse(dec.decode(ref.value)) as { project_id: number }
-    return this.getProject(project_id)
+    const ref = await this.read(`token.${hashKey(apiToken)}`, TokenRef)
+    return ref && this.getProject(ref.project_id)
   }
 
   /** Returns the raw key once; only its hash is stored. */
@@ -159,5 +135,20 @@ export class AccountStore {
    */
   updateProject(id: number, change: (current: Project) => Project | undefined): Promise<Project | undefined> {
     return updateDoc(this.kv, `project.${id}`, ProjectDoc, change)
+  }
+
+  /** Every personal API key (its document; the raw key is never stored), oldest first. */
+  async listPersonalKeys(): Promise<PersonalKey[]> {
+    const keys = await listDocs(this.kv, 'pak.*', PersonalKeyDoc)
+    return keys.sort((a, b) => a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id))
+  }
+
+  /** Deletes the key with document id `id`: requests with it are refused from then on. False when unknown. */
+  async revokePersonalKey(id: string): Promise<boolean> {
+    for (const k of await listKeys(this.kv, 'pak.*')) {
+      const found = await readDoc(this.kv, k, PersonalKeyDoc)
+      if (found?.doc.id === id) return deleteDoc(this.kv, k, found.revision)
+    }
+    return false
   }
 }

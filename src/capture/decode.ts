@@ -1,11 +1,16 @@
-import { gunzipSync } from 'node:zlib'
-import LZString from 'lz-string'
+import { promisify } from 'node:util'
+import { setImmediate as nextTurn } from 'node:timers/promises'
+import { gunzip as gunzipCb, inflate as inflateCb, inflateRaw as inflateRawCb } from 'node:zlib'
 import { ValidationError } from '../http/errors.ts'
-import { MAX_JSON_DEPTH, nestsDeeperThan } from '../http/json-depth.ts'
+import { type ReadLimits, readCaptureJson } from './json-reader.ts'
+import { decompressLz64 } from './lz64.ts'
 
 // Turns a capture request body into JSON, whatever wrapping the SDK chose: plain JSON, gzip
-// (Content-Encoding or ?compression=gzip-js), lz-string base64 (?compression=lz64, posthog-js's
-// legacy format), or a form post with a base64 (optionally compressed) `data=` field.
+// (Content-Encoding or ?compression=gzip-js), deflate (Content-Encoding), lz-string base64
+// (?compression=lz64, posthog-js's legacy format), or a form post with a base64 (optionally
+// compressed) `data=` field. Every decompression stops at `maxDecompressedBytes`; inflating runs
+// on libuv's thread pool and big bodies are decoded and parsed in slices, so one large request
+// does not hold up the others.
 
 export interface RawRequest {
   body: Buffer
@@ -15,28 +20,42 @@ export interface RawRequest {
   maxDecompressedBytes: number
 }
 
+const gunzip = promisify(gunzipCb)
+const inflate = promisify(inflateCb)
+const inflateRaw = promisify(inflateRawCb)
+
 const isGzip = (b: Buffer) => b.length >= 2 && b[0] === 0x1f && b[1] === 0x8b
 
-function gunzip(b: Buffer, max: number): Buffer {
+function inflateError(err: unknown, max: number, what: string): ValidationError {
+  const tooBig = (err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE'
+  return new ValidationError(
+    tooBig ? `Decompressed body is larger than ${max} bytes.` : `Body is not valid ${what} data.`,
+    null,
+    tooBig ? 'payload_too_large' : 'invalid_compression',
+  )
+}
+
+async function ungzip(b: Buffer, max: number): Promise<Buffer> {
   try {
-    return gunzipSync(b, { maxOutputLength: max })
+    return await gunzip(b, { maxOutputLength: max })
   } catch (err) {
-    const tooBig = (err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE'
-    throw new ValidationError(
-      tooBig ? `Decompressed body is larger than ${max} bytes.` : 'Body is not valid gzip data.',
-      null,
-      tooBig ? 'payload_too_large' : 'invalid_compression',
-    )
+    throw inflateError(err, max, 'gzip')
   }
 }
 
-function lz64(text: string): string {
-  let out: string | null = null
+/** HTTP's deflate is zlib-wrapped, but some clients send the raw stream: both are read. */
+async function undeflate(b: Buffer, max: number): Promise<Buffer> {
   try {
-    out = LZString.decompressFromBase64(text.trim())
-  } catch {}
-  if (!out) throw new ValidationError('Body is not valid lz-string (lz64) data.', null, 'invalid_compression')
-  return out
+    return await inflate(b, { maxOutputLength: max })
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE')
+      throw inflateError(err, max, 'deflate')
+    try {
+      return await inflateRaw(b, { maxOutputLength: max })
+    } catch (rawErr) {
+      throw inflateError(rawErr, max, 'deflate')
+    }
+  }
 }
 
 function base64(text: string): Buffer {
@@ -47,49 +66,56 @@ function base64(text: string): Buffer {
   return Buffer.from(clean, 'base64')
 }
 
-function parseJson(text: string): unknown {
-  let value: unknown
-  try {
-    value = JSON.parse(text)
-  } catch {
-    throw new ValidationError('Body is not valid JSON.', null, 'invalid_payload')
-  }
-  if (nestsDeeperThan(value, MAX_JSON_DEPTH)) {
-    throw new ValidationError(`Body nests deeper than ${MAX_JSON_DEPTH} levels.`, null, 'invalid_payload')
-  }
-  return value
-}
+const UTF8_SLICE = 1024 * 1024
 
-const utf8 = new TextDecoder('utf-8', { fatal: true })
-
-function text(b: Buffer): string {
+/** Strict UTF-8 decoding, a megabyte at a time with other work in between. */
+async function text(b: Buffer): Promise<string> {
+  const decoder = new TextDecoder('utf-8', { fatal: true })
   try {
-    return utf8.decode(b)
+    if (b.length <= UTF8_SLICE) return decoder.decode(b)
+    const parts: string[] = []
+    for (let at = 0; at < b.length; at += UTF8_SLICE) {
+      parts.push(decoder.decode(b.subarray(at, at + UTF8_SLICE), { stream: at + UTF8_SLICE < b.length }))
+      await nextTurn()
+    }
+    return parts.join('')
   } catch {
     throw new ValidationError('Body is not valid UTF-8.', null, 'invalid_payload')
   }
 }
 
-export function decodeBody(req: RawRequest): unknown {
+async function lz64(data: string, max: number): Promise<string> {
+  const out = await decompressLz64(data, max)
+  if (!out) throw new ValidationError('Body is not valid lz-string (lz64) data.', null, 'invalid_compression')
+  return out
+}
+
+/** The JSON a capture (or flags) request carries, unwrapped and parsed within `limits`. */
+export async function decodeBody(req: RawRequest, limits: ReadLimits): Promise<unknown> {
   const compression = req.compression?.toLowerCase()
+  const max = req.maxDecompressedBytes
+  const json = (t: string) => readCaptureJson(t, limits)
   let body = req.body
   if (body.length === 0) throw new ValidationError('Body is empty.', null, 'no_data')
   const encoding = req.contentEncoding?.toLowerCase()
   if (encoding === 'gzip' || compression === 'gzip-js' || compression === 'gzip' || isGzip(body)) {
-    body = gunzip(body, req.maxDecompressedBytes)
+    body = await ungzip(body, max)
+  } else if (encoding === 'deflate') {
+    body = await undeflate(body, max)
   }
+  const isLz = compression === 'lz64' || compression === 'lz-string'
   if ((req.contentType ?? '').toLowerCase().startsWith('application/x-www-form-urlencoded')) {
-    const form = new URLSearchParams(text(body))
+    const form = new URLSearchParams(await text(body))
     const data = form.get('data')
     if (data === null) throw new ValidationError('Form body has no data field.', 'data', 'no_data')
-    if (compression === 'lz64' || compression === 'lz-string') return parseJson(lz64(data))
+    if (isLz) return json(await lz64(data, max))
     const inner = base64(data)
-    return parseJson(text(isGzip(inner) ? gunzip(inner, req.maxDecompressedBytes) : inner))
+    return json(await text(isGzip(inner) ? await ungzip(inner, max) : inner))
   }
-  if (compression === 'lz64' || compression === 'lz-string') return parseJson(lz64(text(body)))
-  const raw = text(body)
+  if (isLz) return json(await lz64(await text(body), max))
+  const raw = await text(body)
   const first = raw.trimStart()[0]
   // Some clients post base64 JSON without a form wrapper.
-  if (first !== '{' && first !== '[') return parseJson(text(base64(raw)))
-  return parseJson(raw)
+  if (first !== '{' && first !== '[') return json(await text(base64(raw)))
+  return json(raw)
 }

@@ -7,9 +7,16 @@ import { AuthenticationError } from '../http/errors.ts'
 import type { CapturedEvent } from '../jetstream/messages.ts'
 import { capturedEvents, droppedEvents, publishSeconds } from '../observability/metrics.ts'
 import { decodeBody } from './decode.ts'
+import { OVERSIZE, type ReadLimits, Slicer } from './json-reader.ts'
+import { TooManyEvents } from './limits.ts'
 import { type DropReason, normalizeEvent, parseEnvelope } from './normalize.ts'
 import type { OverflowDetector } from './overflow.ts'
 import type { EventPublisher } from './publisher.ts'
+
+/** Bodies at least this long are parsed a batch item at a time (src/capture/json-reader.ts). */
+const INCREMENTAL_FROM_CHARS = 256 * 1024
+/** How long capture works on one request before letting others run. */
+const SLICE_MS = 10
 
 export const CAPTURE_PATHS = ['/i/v0/e', '/batch', '/e', '/capture', '/track', '/engage', '/s'] as const
 
@@ -35,17 +42,29 @@ export function registerCaptureRoutes(app: FastifyInstance, deps: CaptureDeps): 
   app.removeAllContentTypeParsers()
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body))
 
+  const maxEvents = deps.config.CAPTURE_MAX_EVENTS_PER_REQUEST
+  const limits: ReadLimits = {
+    maxEvents,
+    // an item this long cannot fit one log message once stored: it is dropped unread
+    maxEventChars: 2 * deps.publisher.maxMessageBytes,
+    incrementalFrom: INCREMENTAL_FROM_CHARS,
+  }
+
   const handler = async (req: FastifyRequest) => {
     const query = CaptureQuery.parse(req.query ?? {})
     const nowMs = Date.now()
-    const body = decodeBody({
-      body: Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0),
-      contentType: req.headers['content-type'],
-      contentEncoding: req.headers['content-encoding'],
-      compression: query.compression,
-      maxDecompressedBytes: deps.config.CAPTURE_MAX_BODY_BYTES * 5,
-    })
+    const body = await decodeBody(
+      {
+        body: Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0),
+        contentType: req.headers['content-type'],
+        contentEncoding: req.headers['content-encoding'],
+        compression: query.compression,
+        maxDecompressedBytes: deps.config.CAPTURE_MAX_BODY_BYTES * 5,
+      },
+      limits,
+    )
     const parsed = parseEnvelope(body, { token: query.token ?? query.api_key, sentAtMs: query._ })
+    if (parsed.items.length > maxEvents) throw new TooManyEvents(maxEvents)
     const project = await deps.projectByToken(parsed.token)
     if (!project) throw new AuthenticationError('Project API key invalid.', 'invalid_api_key')
     const historical = parsed.historical || query.historical_migration === 'true'
@@ -53,7 +72,14 @@ export function registerCaptureRoutes(app: FastifyInstance, deps: CaptureDeps): 
     const drops = new Map<DropReason, number>()
     const drop = (reason: DropReason, n = 1) => drops.set(reason, (drops.get(reason) ?? 0) + n)
     const ctx = { teamId: project.id, nowMs, ip: req.ip ?? null, sentAt: parsed.sentAt }
+    // Big batches are normalized and serialized a slice at a time, other requests in between.
+    const slicer = new Slicer(SLICE_MS)
     for (const item of parsed.items) {
+      await slicer.maybeYield()
+      if (item === OVERSIZE) {
+        drop('event_too_large')
+        continue
+      }
       const n = normalizeEvent(item, ctx)
       if ('drop' in n) {
         drop(n.drop)
@@ -66,8 +92,14 @@ export function registerCaptureRoutes(app: FastifyInstance, deps: CaptureDeps): 
           : 'overflow'
       accepted.push({ lane, event: n.ok })
     }
-    const { chunks, tooLarge } = deps.publisher.chunk(project.id, accepted)
-    if (tooLarge.length) drop('event_too_large', tooLarge.length)
+    const chunks: ReturnType<EventPublisher['chunk']>['chunks'] = []
+    const step = deps.config.CAPTURE_CHUNK_EVENTS
+    for (let at = 0; at < accepted.length; at += step) {
+      const part = deps.publisher.chunk(project.id, accepted.slice(at, at + step))
+      chunks.push(...part.chunks)
+      if (part.tooLarge.length) drop('event_too_large', part.tooLarge.length)
+      await slicer.maybeYield()
+    }
     if (chunks.length) {
       const end = publishSeconds.startTimer()
       await deps.publisher.publish(chunks)

@@ -1,14 +1,24 @@
-import { type ClickHouseClient, ClickHouseLogLevel, createClient } from '@clickhouse/client'
+import {
+  type ClickHouseClient,
+  ClickHouseLogLevel,
+  type ClickHouseSettings,
+  createClient,
+} from '@clickhouse/client'
 
 export type { ClickHouseClient }
 
-export function clickhouseClient(url: string, database?: string): ClickHouseClient {
+/** A client on `database`; `settings` go with every query it sends (none by default). */
+export function clickhouseClient(
+  url: string,
+  database?: string,
+  settings: ClickHouseSettings = {},
+): ClickHouseClient {
   return createClient({
     url,
     database,
     request_timeout: 60_000,
-    // 18.16 predates most client-side settings; send none by default.
-    clickhouse_settings: {},
+    // 18.16 predates most client-side settings; send none unless asked.
+    clickhouse_settings: settings,
     compression: { request: false, response: false },
     // Failures surface as errors to the caller (and its log line); the client's own retry noise is not useful.
     log: { level: ClickHouseLogLevel.OFF },

@@ -5,6 +5,18 @@ const bool = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])
   .transform((v) => v === 'true' || v === '1' || v === 'yes')
 
+/** A comma-separated list (empty entries dropped), `fallback` when the variable is unset. */
+const list = (fallback = '') =>
+  z
+    .string()
+    .default(fallback)
+    .transform((s) =>
+      s
+        .split(',')
+        .map((x) => x.trim())
+        .filter(Boolean),
+    )
+
 export const ROLES = ['capture', 'api', 'projector', 'all'] as const
 export type Role = (typeof ROLES)[number]
 
@@ -33,17 +45,17 @@ export const EnvSchema = z.object({
     .int()
     .positive()
     .default(20 * 1024 * 1024),
+  CAPTURE_MAX_EVENTS_PER_REQUEST: z.coerce.number().int().min(1).default(20_000),
   CAPTURE_CHUNK_EVENTS: z.coerce.number().int().min(1).max(100_000).default(1000),
   CAPTURE_ACK_TIMEOUT_MS: z.coerce.number().int().positive().default(5000),
-  TRUSTED_PROXIES: z
-    .string()
-    .default('')
-    .transform((s) =>
-      s
-        .split(',')
-        .map((x) => x.trim())
-        .filter(Boolean),
-    ),
+  TRUSTED_PROXIES: list(),
+  // Slow clients: the whole request (headers and body) must arrive within HTTP_REQUEST_TIMEOUT_MS,
+  // the headers within HTTP_HEADERS_TIMEOUT_MS; a connection silent for HTTP_IDLE_TIMEOUT_MS closes.
+  HTTP_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(1000).default(30_000),
+  HTTP_HEADERS_TIMEOUT_MS: z.coerce.number().int().min(1000).default(10_000),
+  HTTP_IDLE_TIMEOUT_MS: z.coerce.number().int().min(1000).default(120_000),
+  CORS_PUBLIC_ORIGINS: list('*'),
+  CORS_API_ORIGINS: list(),
   OVERFLOW_EVENTS_PER_SECOND: z.coerce.number().positive().default(1000),
   LOG_PARTITIONS: z.coerce.number().int().min(1).max(256).default(4),
   PROJECTOR_BATCH_SIZE: z.coerce.number().int().min(1).default(100),
@@ -52,6 +64,15 @@ export const EnvSchema = z.object({
   FLAGS_QUOTA_PER_MINUTE: z.coerce.number().int().min(0).default(0),
   QUERY_MAX_EXECUTION_SECONDS: z.coerce.number().int().positive().default(60),
   QUERY_MAX_RESULT_ROWS: z.coerce.number().int().positive().default(100_000),
+  // Query admission (docs/query.md): ClickHouse's per-query memory cap, and how many queries may
+  // run at once in one api process, in all, per project and per personal API key.
+  QUERY_MAX_MEMORY_BYTES: z.coerce.number().int().positive().default(2_000_000_000),
+  QUERY_MAX_CONCURRENT: z.coerce.number().int().positive().default(16),
+  QUERY_MAX_CONCURRENT_PER_PROJECT: z.coerce.number().int().positive().default(8),
+  QUERY_MAX_CONCURRENT_PER_KEY: z.coerce.number().int().positive().default(4),
+  // User HogQL is compiled in worker threads, each compile within this budget.
+  QUERY_COMPILE_WORKERS: z.coerce.number().int().min(1).max(16).default(2),
+  QUERY_COMPILE_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
   WEBHOOK_ALLOW_PRIVATE_NETWORKS: bool.default(false),
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().positive().default(15_000),
   SHUTDOWN_DRAIN_MS: z.coerce.number().int().min(0).default(0),

@@ -7,7 +7,7 @@ import type { StoredFlag } from '../flags/stored-definition.ts'
 import { requireScope } from '../http/auth.ts'
 import { NotFound, ValidationError } from '../http/errors.ts'
 import { PageQuery, paginate } from '../http/paging.ts'
-import { type ApiContext, authorize, projectRoute } from '../http/routes.ts'
+import { type ApiContext, projectRoute } from '../http/routes.ts'
 import { minimalFlag } from '../surveys/serialize.ts'
 import { isActive, STAGES, type StoredFeature } from './document.ts'
 import { createFeatureFlag, setFlagFilters, withEnrollment } from './flag.ts'
@@ -85,40 +85,28 @@ export async function registerEarlyAccessRoutes(app: FastifyInstance, ctx: ApiCo
     return featureBody(f, flag ?? (await flagOf(f)), await userResolver(ctx.rt.accounts)(f.created_by))
   }
 
-  projectRoute(
-    app,
-    'get',
-    '/early_access_feature/',
-    {
-      schema: {
-        tags: TAGS,
-        summary: 'List early access features',
-        params: ProjectParams,
-        querystring: PageQuery,
-      },
-    },
-    async (req) => {
-      const { project } = await authorize(ctx, req, READ)
-      const page = paginate(req, req.query as z.infer<typeof PageQuery>, await store.list(project.id))
+  projectRoute(app, ctx, {
+    method: 'GET',
+    path: '/early_access_feature/',
+    scope: READ,
+    tags: TAGS,
+    summary: 'List early access features',
+    query: PageQuery,
+    handler: async (req, _reply, { project }) => {
+      const page = paginate(req, req.query, await store.list(project.id))
       return { ...page, results: await Promise.all(page.results.map((f) => body(f))) }
     },
-  )
+  })
 
-  projectRoute(
-    app,
-    'post',
-    '/early_access_feature/',
-    {
-      schema: {
-        tags: TAGS,
-        summary: 'Create an early access feature (and its flag unless feature_flag_id is given)',
-        params: ProjectParams,
-        body: CreateBody,
-      },
-    },
-    async (req, reply) => {
-      const { principal, project } = await authorize(ctx, req, WRITE)
-      const input = req.body as z.infer<typeof CreateBody>
+  projectRoute(app, ctx, {
+    method: 'POST',
+    path: '/early_access_feature/',
+    scope: WRITE,
+    tags: TAGS,
+    summary: 'Create an early access feature (and its flag unless feature_flag_id is given)',
+    body: CreateBody,
+    handler: async (req, reply, { principal, project }) => {
+      const input = req.body
       const active = isActive(input.stage)
       const assigned =
         input.assignee !== undefined
@@ -167,37 +155,33 @@ export async function registerEarlyAccessRoutes(app: FastifyInstance, ctx: ApiCo
       }
       return reply.code(201).send(await body(feature, flag))
     },
-  )
+  })
 
-  projectRoute(
-    app,
-    'get',
-    '/early_access_feature/:id/',
-    { schema: { tags: TAGS, summary: 'Retrieve an early access feature', params: FeatureParams } },
-    async (req) => {
-      const { project } = await authorize(ctx, req, READ)
-      const f = await store.get(project.id, (req.params as z.infer<typeof FeatureParams>).id)
+  projectRoute(app, ctx, {
+    method: 'GET',
+    path: '/early_access_feature/:id/',
+    scope: READ,
+    tags: TAGS,
+    summary: 'Retrieve an early access feature',
+    params: FeatureParams,
+    handler: async (req, _reply, { project }) => {
+      const f = await store.get(project.id, req.params.id)
       if (!f) throw new NotFound()
       return body(f)
     },
-  )
+  })
 
-  projectRoute(
-    app,
-    'patch',
-    '/early_access_feature/:id/',
-    {
-      schema: {
-        tags: TAGS,
-        summary: 'Update an early access feature; a stage change updates its flag',
-        params: FeatureParams,
-        body: PatchBody,
-      },
-    },
-    async (req) => {
-      const { principal, project } = await authorize(ctx, req, WRITE)
-      const id = (req.params as z.infer<typeof FeatureParams>).id
-      const input = req.body as z.infer<typeof PatchBody>
+  projectRoute(app, ctx, {
+    method: 'PATCH',
+    path: '/early_access_feature/:id/',
+    scope: WRITE,
+    tags: TAGS,
+    summary: 'Update an early access feature; a stage change updates its flag',
+    params: FeatureParams,
+    body: PatchBody,
+    handler: async (req, _reply, { principal, project }) => {
+      const id = req.params.id
+      const input = req.body
       const current = await store.get(project.id, id)
       if (!current) throw new NotFound()
       const assigned =
@@ -232,22 +216,17 @@ export async function registerEarlyAccessRoutes(app: FastifyInstance, ctx: ApiCo
       if (!next) throw new NotFound()
       return body(next, flag)
     },
-  )
+  })
 
-  projectRoute(
-    app,
-    'delete',
-    '/early_access_feature/:id/',
-    {
-      schema: {
-        tags: TAGS,
-        summary: 'Delete an early access feature; its flag stays',
-        params: FeatureParams,
-      },
-    },
-    async (req, reply) => {
-      const { principal, project } = await authorize(ctx, req, WRITE)
-      const current = await store.get(project.id, (req.params as z.infer<typeof FeatureParams>).id)
+  projectRoute(app, ctx, {
+    method: 'DELETE',
+    path: '/early_access_feature/:id/',
+    scope: WRITE,
+    tags: TAGS,
+    summary: 'Delete an early access feature; its flag stays',
+    params: FeatureParams,
+    handler: async (req, reply, { principal, project }) => {
+      const current = await store.get(project.id, req.params.id)
       if (!current) throw new NotFound()
       const flag = await flagOf(current)
       if (flag && !flag.deleted) {
@@ -257,5 +236,5 @@ export async function registerEarlyAccessRoutes(app: FastifyInstance, ctx: ApiCo
       await store.delete(project.id, current.id)
       return reply.code(204).send()
     },
-  )
+  })
 }

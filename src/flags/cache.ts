@@ -1,11 +1,12 @@
 import type { KV, KvWatchEntry } from '@nats-io/kv'
 import type { Logger } from '../observability/logger.ts'
 import type { NatsConnection } from '../jetstream/connection.ts'
+import { decodeDoc, isLive } from '../jetstream/kv-document.ts'
+import { type BackoffPolicy, retry, sleep } from '../retry/backoff.ts'
 import { FlagStore } from './definition-store.ts'
 import { parseFlagEntryKey, type StoredFlag, storedFlagSchema } from './stored-definition.ts'
 
-const dec = new TextDecoder()
-const RESTART_DELAY_MS = 500
+const RESTART_BACKOFF: BackoffPolicy = { initialMs: 500, maxMs: 30_000 }
 const ALL_KEYS = '>'
 
 /**
@@ -58,9 +59,9 @@ export class FlagCache {
     const where = parseFlagEntryKey(entry.key)
     if (!where) return
     let team = this.byTeam.get(where.teamId)
-    if (entry.operation === 'PUT' && entry.value.length > 0) {
+    if (isLive(entry)) {
       try {
-        const flag = storedFlagSchema.parse(JSON.parse(dec.decode(entry.value)))
+        const flag = decodeDoc(entry, storedFlagSchema)
         if (!team) this.byTeam.set(where.teamId, (team = new Map()))
         team.set(where.id, flag)
       } catch (err) {
@@ -99,10 +100,19 @@ export class FlagCache {
       }
       markReady()
       if (this.stopped) return
-      // The watch ended without stop(): start again; last values bring the cache up to date.
-      setTimeout(() => {
-        if (!this.stopped) this.watch().catch((err) => this.log.error({ err }, 'flag watch restart failed'))
-      }, RESTART_DELAY_MS)
+      // The watch ended without stop(): start again (last values bring the cache up to date),
+      // waiting longer after each failed restart while NATS is away.
+      await sleep(RESTART_BACKOFF.initialMs)
+      void retry(
+        async () => {
+          if (!this.stopped) await this.watch()
+        },
+        {
+          ...RESTART_BACKOFF,
+          maxAttempts: Number.POSITIVE_INFINITY,
+          onRetry: ({ err, waitMs }) => this.log.error({ err, wait_ms: waitMs }, 'flag watch restart failed'),
+        },
+      )
     })()
     await ready
   }

@@ -1,12 +1,11 @@
 import { createHash } from 'node:crypto'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { z } from 'zod'
-import { authenticate, canSee, requireScope } from '../http/auth.ts'
-import { type ApiContext, authorize, projectRoute } from '../http/routes.ts'
+import { type ApiContext, projectRoute, tokenProjectRoute } from '../http/routes.ts'
 import { PageQuery, paginate } from '../http/paging.ts'
 import { userBasic } from '../accounts/user-body.ts'
 import type { Project, User } from '../accounts/documents.ts'
-import { AuthenticationError, PermissionDenied, ValidationError } from '../http/errors.ts'
+import { ValidationError } from '../http/errors.ts'
 import { flagCreateSchema, flagPatchSchema } from './definition.ts'
 import { groupTypeMapping } from './properties.ts'
 import { localEvaluationBody } from './responses.ts'
@@ -25,13 +24,12 @@ import { flagUsage } from './usage.ts'
 const READ = 'feature_flag:read'
 const WRITE = 'feature_flag:write'
 
-const FlagParams = z.object({ project_id: z.string(), id: z.string() })
+const FlagParams = z.object({ id: z.string() })
 const ListQuery = PageQuery.extend({
   search: z.string().optional(),
   active: z.enum(['true', 'false', 'STALE']).optional(),
 })
 const UsageQuery = z.object({ days: z.coerce.number().int().min(1).max(365).default(30) })
-const TokenQuery = z.object({ token: z.string().min(1).optional() }).passthrough()
 
 function flagId(raw: string): number {
   if (!/^\d{1,12}$/.test(raw)) throw new ValidationError('id must be an integer.', 'id')
@@ -70,12 +68,14 @@ export function flagBody(f: StoredFlag, createdBy: User | undefined) {
 }
 
 // PostHog ignores a PATCH's `filters` that has no `groups` (its serializer keeps the stored ones).
-function patchInput(body: unknown) {
+function withoutGrouplessFilters(body: unknown): unknown {
   const raw = body && typeof body === 'object' ? { ...(body as Record<string, unknown>) } : {}
   const filters = raw.filters
   if (filters && typeof filters === 'object' && !('groups' in filters)) delete raw.filters
-  return flagPatchSchema.parse(raw)
+  return raw
 }
+const PatchBody = z.preprocess(withoutGrouplessFilters, flagPatchSchema)
+const CreateBody = z.preprocess((b) => b ?? {}, flagCreateSchema)
 
 const etagOf = (text: string) => `"${createHash('sha1').update(text).digest('hex')}"`
 
@@ -93,67 +93,94 @@ export function registerFlagRoutes(app: FastifyInstance, ctx: ApiContext): void 
     return u
   }
   const body = async (f: StoredFlag) => flagBody(f, await user(f.created_by))
-  const both = (method: 'get' | 'post' | 'patch' | 'put' | 'delete', path: string, handler: Handler) => {
-    projectRoute(app, method, path, {}, handler)
-    projectRoute(app, method, `${path}/`, {}, handler)
-  }
+  const store = () => storePromise
+  const paths = (p: string) => [p, `${p}/`]
 
-  both('get', '/feature_flags', async (req) => {
-    const { project } = await authorize(ctx, req, READ)
-    const q = ListQuery.parse(req.query ?? {})
-    const search = q.search?.toLowerCase()
-    const flags = (await (await storePromise).list(project.id))
-      .filter((f) => !f.deleted)
-      .filter((f) => q.active === undefined || q.active === 'STALE' || f.active === (q.active === 'true'))
-      .filter((f) => !search || f.key.toLowerCase().includes(search) || f.name.toLowerCase().includes(search))
-      .reverse()
-    const page = paginate(req, q, flags)
-    return { ...page, results: await Promise.all(page.results.map(body)) }
+  projectRoute(app, ctx, {
+    method: 'GET',
+    path: paths('/feature_flags'),
+    scope: READ,
+    query: ListQuery,
+    handler: async (req, _reply, { project }) => {
+      const q = req.query
+      const search = q.search?.toLowerCase()
+      const flags = (await (await store()).list(project.id))
+        .filter((f) => !f.deleted)
+        .filter((f) => q.active === undefined || q.active === 'STALE' || f.active === (q.active === 'true'))
+        .filter(
+          (f) => !search || f.key.toLowerCase().includes(search) || f.name.toLowerCase().includes(search),
+        )
+        .reverse()
+      const page = paginate(req, q, flags)
+      return { ...page, results: await Promise.all(page.results.map(body)) }
+    },
   })
 
-  both('post', '/feature_flags', async (req, reply) => {
-    const { project, principal } = await authorize(ctx, req, WRITE)
-    const input = flagCreateSchema.parse(req.body ?? {})
-    const flag = await (await storePromise).create(project.id, input, principal.user.id)
-    return reply.code(201).send(await body(flag))
+  projectRoute(app, ctx, {
+    method: 'POST',
+    path: paths('/feature_flags'),
+    scope: WRITE,
+    body: CreateBody,
+    handler: async (req, reply, { project, principal }) => {
+      const flag = await (await store()).create(project.id, req.body, principal.user.id)
+      return reply.code(201).send(await body(flag))
+    },
   })
 
-  both('get', '/feature_flags/local_evaluation', async (req, reply) => {
-    const { project } = await authorize(ctx, req, READ)
-    return localEvaluation(req, reply, project)
+  projectRoute(app, ctx, {
+    method: 'GET',
+    path: paths('/feature_flags/local_evaluation'),
+    scope: READ,
+    handler: async (req, reply, { project }) => localEvaluation(req, reply, project),
   })
 
-  both('get', '/feature_flags/:id', async (req) => {
-    const { project } = await authorize(ctx, req, READ)
-    const { id } = FlagParams.parse(req.params)
-    return body(await (await storePromise).get(project.id, flagId(id)))
+  projectRoute(app, ctx, {
+    method: 'GET',
+    path: paths('/feature_flags/:id'),
+    scope: READ,
+    params: FlagParams,
+    handler: async (req, _reply, { project }) =>
+      body(await (await store()).get(project.id, flagId(req.params.id))),
   })
 
-  both('patch', '/feature_flags/:id', async (req) => {
-    const { project } = await authorize(ctx, req, WRITE)
-    const { id } = FlagParams.parse(req.params)
-    const patch = patchInput(req.body)
-    return body(await (await storePromise).update(project.id, flagId(id), patch))
+  projectRoute(app, ctx, {
+    method: 'PATCH',
+    path: paths('/feature_flags/:id'),
+    scope: WRITE,
+    params: FlagParams,
+    body: PatchBody,
+    handler: async (req, _reply, { project }) =>
+      body(await (await store()).update(project.id, flagId(req.params.id), req.body)),
   })
 
-  both('put', '/feature_flags/:id', async (req) => {
-    const { project } = await authorize(ctx, req, WRITE)
-    const { id } = FlagParams.parse(req.params)
-    const full = flagCreateSchema.parse(req.body ?? {})
-    return body(await (await storePromise).update(project.id, flagId(id), full))
+  projectRoute(app, ctx, {
+    method: 'PUT',
+    path: paths('/feature_flags/:id'),
+    scope: WRITE,
+    params: FlagParams,
+    body: CreateBody,
+    handler: async (req, _reply, { project }) =>
+      body(await (await store()).update(project.id, flagId(req.params.id), req.body)),
   })
 
-  both('delete', '/feature_flags/:id', async (req, reply) => {
-    await authorize(ctx, req, WRITE)
-    return reply.code(405).send()
+  projectRoute(app, ctx, {
+    method: 'DELETE',
+    path: paths('/feature_flags/:id'),
+    scope: WRITE,
+    params: FlagParams,
+    handler: async (_req, reply) => reply.code(405).send(),
   })
 
-  both('get', '/feature_flags/:id/usage', async (req) => {
-    const { project } = await authorize(ctx, req, READ)
-    const { id } = FlagParams.parse(req.params)
-    const flag = await (await storePromise).get(project.id, flagId(id))
-    const { days } = UsageQuery.parse(req.query ?? {})
-    return { flag_id: flag.id, ...(await flagUsage(ctx.rt.ch, project.id, flag.key, days)) }
+  projectRoute(app, ctx, {
+    method: 'GET',
+    path: paths('/feature_flags/:id/usage'),
+    scope: READ,
+    params: FlagParams,
+    query: UsageQuery,
+    handler: async (req, _reply, { project }) => {
+      const flag = await (await store()).get(project.id, flagId(req.params.id))
+      return { flag_id: flag.id, ...(await flagUsage(ctx.rt.ch, project.id, flag.key, req.query.days)) }
+    },
   })
 
   // The definitions SDKs evaluate locally. Inactive flags are included (SDKs then answer false
@@ -172,21 +199,15 @@ export function registerFlagRoutes(app: FastifyInstance, ctx: ApiContext): void 
   }
 
   // By project API key (?token=), the way posthog-node asks: the personal key must reach that project.
-  const byToken = async (req: FastifyRequest, reply: FastifyReply) => {
-    const principal = await authenticate(req, ctx.rt.accounts)
-    ctx.limiter.check(principal.key.id)
-    requireScope(principal, READ)
-    const { token } = TokenQuery.parse(req.query ?? {})
-    if (!token) throw new AuthenticationError('The project API key (?token=) is missing.', 'missing_api_key')
-    const project = await ctx.rt.accounts.projectByToken(token)
-    if (!project) throw new AuthenticationError('Project API key invalid.', 'invalid_api_key')
-    if (!canSee(principal, project)) throw new PermissionDenied('This key cannot reach that project.')
-    return localEvaluation(req, reply, project)
-  }
-  for (const path of ['/flags/definitions', '/flags/definitions/']) app.get(path, byToken)
-  for (const path of ['/api/feature_flag/local_evaluation', '/api/feature_flag/local_evaluation/']) {
-    app.get(path, byToken)
-  }
+  tokenProjectRoute(app, ctx, {
+    method: 'GET',
+    path: [
+      '/flags/definitions',
+      '/flags/definitions/',
+      '/api/feature_flag/local_evaluation',
+      '/api/feature_flag/local_evaluation/',
+    ],
+    scope: READ,
+    handler: async (req, reply, { project }) => localEvaluation(req, reply, project),
+  })
 }
-
-type Handler = Parameters<typeof projectRoute>[4]

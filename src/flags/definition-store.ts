@@ -1,7 +1,18 @@
-import type { KV, KvEntry } from '@nats-io/kv'
+import type { KV } from '@nats-io/kv'
+import { z } from 'zod'
 import { BUCKETS } from '../../schema/jetstream.ts'
 import { NotFound, ValidationError } from '../http/errors.ts'
 import { bucket, type NatsConnection } from '../jetstream/connection.ts'
+import {
+  createDoc,
+  deleteDoc,
+  listDocs,
+  nextSequence,
+  readDoc,
+  replaceDoc,
+  untilWritten,
+  type Versioned,
+} from '../jetstream/kv-document.ts'
 import type { FlagCreate, FlagPatch } from './definition.ts'
 import {
   flagEntryKey,
@@ -11,22 +22,12 @@ import {
   storedFlagSchema,
 } from './stored-definition.ts'
 
-const enc = new TextEncoder()
-const dec = new TextDecoder()
-
-// Revision conflicts are retried this often before giving up; each retry re-reads.
-const MAX_ATTEMPTS = 50
 // A key reservation whose flag never got written (a creator that died in between) is taken over
 // after this long; a younger one may belong to a create still in flight.
 const STALE_RESERVATION_MS = 30_000
 
-interface Reservation {
-  id: number
-  at: number
-}
-
-const live = (e: KvEntry | null): e is KvEntry => e !== null && e.operation === 'PUT' && e.value.length > 0
-const json = (e: KvEntry) => JSON.parse(dec.decode(e.value)) as unknown
+const Reservation = z.object({ id: z.number().int(), at: z.number() })
+type Reservation = z.infer<typeof Reservation>
 
 export class DuplicateKey extends ValidationError {
   constructor() {
@@ -47,78 +48,48 @@ export class FlagStore {
     return new FlagStore(await bucket(nc, BUCKETS.flags))
   }
 
-  private async read(teamId: number, id: number): Promise<{ flag: StoredFlag; revision: number } | null> {
-    const e = await this.kv.get(flagEntryKey(teamId, id))
-    if (!live(e)) return null
-    return { flag: storedFlagSchema.parse(json(e)), revision: e.revision }
+  private read(teamId: number, id: number): Promise<Versioned<StoredFlag> | undefined> {
+    return readDoc(this.kv, flagEntryKey(teamId, id), storedFlagSchema)
   }
 
   async get(teamId: number, id: number): Promise<StoredFlag> {
     const found = await this.read(teamId, id)
     if (!found) throw new NotFound()
-    return found.flag
+    return found.doc
   }
 
   /** Every flag of the project, deleted ones included, by id. */
   async list(teamId: number): Promise<StoredFlag[]> {
-    const out: StoredFlag[] = []
-    for await (const k of await this.kv.keys(`flag.${teamId}.*`)) {
-      const e = await this.kv.get(k)
-      if (live(e)) out.push(storedFlagSchema.parse(json(e)))
-    }
-    return out.sort((a, b) => a.id - b.id)
+    return (await listDocs(this.kv, `flag.${teamId}.*`, storedFlagSchema)).sort((a, b) => a.id - b.id)
   }
 
-  private async nextId(teamId: number): Promise<number> {
-    const key = idSequenceKey(teamId)
-    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-      const e = await this.kv.get(key)
-      const next = (live(e) ? Number(dec.decode(e.value)) : 0) + 1
-      try {
-        if (live(e)) await this.kv.update(key, enc.encode(String(next)), e.revision)
-        else await this.kv.create(key, enc.encode(String(next)))
-        return next
-      } catch {
-        // another writer took this id: read again
-      }
-    }
-    throw new Error(`could not allocate a feature flag id for project ${teamId}`)
+  private nextId(teamId: number): Promise<number> {
+    return nextSequence(this.kv, idSequenceKey(teamId))
   }
 
   /** Claims `key` for flag `id`; throws DuplicateKey when a live flag of the project holds it. */
   private async reserveKey(teamId: number, key: string, id: number): Promise<void> {
     const indexKey = keyIndexKey(teamId, key)
-    const doc = (): Uint8Array => enc.encode(JSON.stringify({ id, at: Date.now() } satisfies Reservation))
-    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-      const e = await this.kv.get(indexKey)
-      try {
-        if (!live(e)) {
-          await this.kv.create(indexKey, doc())
-          return
-        }
-        const held = json(e) as Reservation
-        if (held.id === id) return
-        const holder = await this.read(teamId, held.id)
-        const stillHeld = holder
-          ? !holder.flag.deleted && holder.flag.key === key
-          : Date.now() - held.at < STALE_RESERVATION_MS
-        if (stillHeld) throw new DuplicateKey()
-        await this.kv.update(indexKey, doc(), e.revision)
-        return
-      } catch (err) {
-        if (err instanceof DuplicateKey) throw err
-        // lost a race on the index entry: look again
-      }
-    }
-    throw new Error(`could not reserve feature flag key ${key}`)
+    const doc = (): Reservation => ({ id, at: Date.now() })
+    await untilWritten(indexKey, async () => {
+      const held = await readDoc(this.kv, indexKey, Reservation)
+      if (!held) return (await createDoc(this.kv, indexKey, doc())) || undefined
+      if (held.doc.id === id) return true
+      const holder = await this.read(teamId, held.doc.id)
+      const stillHeld = holder
+        ? !holder.doc.deleted && holder.doc.key === key
+        : Date.now() - held.doc.at < STALE_RESERVATION_MS
+      if (stillHeld) throw new DuplicateKey()
+      return (await replaceDoc(this.kv, indexKey, doc(), held.revision)) || undefined
+    })
   }
 
-  /** Drops `key`'s reservation if flag `id` holds it. */
+  /** Drops `key`'s reservation if flag `id` holds it; a reservation changed meanwhile is left. */
   private async releaseKey(teamId: number, key: string, id: number): Promise<void> {
     const indexKey = keyIndexKey(teamId, key)
-    const e = await this.kv.get(indexKey)
-    if (!live(e) || (json(e) as Reservation).id !== id) return
-    await this.kv.delete(indexKey, { previousSeq: e.revision }).catch(() => undefined)
+    const held = await readDoc(this.kv, indexKey, Reservation)
+    if (!held || held.doc.id !== id) return
+    await deleteDoc(this.kv, indexKey, held.revision)
   }
 
   async create(teamId: number, input: FlagCreate, createdBy: number | null): Promise<StoredFlag> {
@@ -134,21 +105,22 @@ export class FlagStore {
       created_by: createdBy,
     })
     if (!flag.deleted) await this.reserveKey(teamId, flag.key, id)
+    let created = false
     try {
-      await this.kv.create(flagEntryKey(teamId, id), enc.encode(JSON.stringify(flag)))
-    } catch (err) {
-      if (!flag.deleted) await this.releaseKey(teamId, flag.key, id)
-      throw err
+      created = await createDoc(this.kv, flagEntryKey(teamId, id), flag)
+    } finally {
+      if (!created && !flag.deleted) await this.releaseKey(teamId, flag.key, id)
     }
+    if (!created) throw new Error(`feature flag ${teamId}/${id} already exists`)
     return flag
   }
 
   /** Applies a PATCH: replaces the given fields, bumps `version`, keeps keys unique. */
-  async update(teamId: number, id: number, patch: FlagPatch): Promise<StoredFlag> {
-    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+  update(teamId: number, id: number, patch: FlagPatch): Promise<StoredFlag> {
+    return untilWritten(`feature flag ${id}`, async () => {
       const current = await this.read(teamId, id)
       if (!current) throw new NotFound()
-      const before = current.flag
+      const before = current.doc
       const defined = Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined))
       const after = storedFlagSchema.parse({
         ...before,
@@ -159,16 +131,13 @@ export class FlagStore {
       const claims = !after.deleted && (before.deleted || before.key !== after.key)
       const releases = !before.deleted && (after.deleted || before.key !== after.key)
       if (claims) await this.reserveKey(teamId, after.key, id)
-      try {
-        await this.kv.update(flagEntryKey(teamId, id), enc.encode(JSON.stringify(after)), current.revision)
-      } catch {
+      if (!(await replaceDoc(this.kv, flagEntryKey(teamId, id), after, current.revision))) {
         // someone else changed the flag in between: undo the claim and start over from a fresh read
         if (claims) await this.releaseKey(teamId, after.key, id)
-        continue
+        return undefined
       }
       if (releases) await this.releaseKey(teamId, before.key, id)
       return after
-    }
-    throw new Error(`could not update feature flag ${id}: too many concurrent changes`)
+    })
   }
 }

@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import { parseDateText } from './dates.ts'
+import { regexProblem } from './regex.ts'
 
 // Operators the evaluator implements. The names and meanings are PostHog's
 // (rust/feature-flags/src/properties/property_matching.rs); semver, cohort and
@@ -194,8 +195,32 @@ const flagFields = {
   filters: flagFiltersSchema.default({ groups: [], payloads: {} }),
 }
 
+// Stored definitions are read with the schemas above, whatever an older Burrow let through (a
+// bad pattern then fails only its own flag); what is written now must also compile.
+const REGEX_OPERATORS: ReadonlySet<string> = new Set(['regex', 'not_regex'])
+const writableFiltersSchema = flagFiltersSchema.superRefine((filters, ctx) => {
+  filters.groups.forEach((condition, index) => {
+    condition.properties.forEach((filter, filterIndex) => {
+      if (!REGEX_OPERATORS.has(filter.operator) || typeof filter.value !== 'string') return
+      const problem = regexProblem(filter.value)
+      if (problem) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['groups', index, 'properties', filterIndex, 'value'],
+          message: problem,
+        })
+      }
+    })
+  })
+})
+
+const writableFields = {
+  ...flagFields,
+  filters: writableFiltersSchema.default({ groups: [], payloads: {} }),
+}
+
 // PostHog refuses to create a flag without a condition set; later edits may empty it.
-export const flagCreateSchema = z.object(flagFields).refine((flag) => flag.filters.groups.length > 0, {
+export const flagCreateSchema = z.object(writableFields).refine((flag) => flag.filters.groups.length > 0, {
   path: ['filters', 'groups'],
   message: 'a feature flag needs at least one condition set',
 })
@@ -207,7 +232,7 @@ export const flagPatchSchema = z.object({
   active: z.boolean().optional(),
   deleted: z.boolean().optional(),
   ensure_experience_continuity: z.boolean().optional(),
-  filters: flagFiltersSchema.optional(),
+  filters: writableFiltersSchema.optional(),
 })
 
 export const flagDefinitionSchema = z.object({

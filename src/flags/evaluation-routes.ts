@@ -14,6 +14,9 @@ import type { SdkConfigFields } from '../remote-config/flags-fields.ts'
 // The public evaluation endpoints: POST /decide (?v=1..4) and POST /flags (plain or ?v=2),
 // authenticated by the project API key in the body, bodies wrapped like capture bodies.
 
+/** Body limit of /decide and /flags; decompressed bodies may be five times this. */
+export const FLAGS_BODY_LIMIT = 1024 * 1024
+
 export interface EvaluationRouteDeps extends EvaluationDeps {
   quota: FlagQuota
   maxDecompressedBytes: number
@@ -53,13 +56,21 @@ export function registerEvaluationRoutes(app: FastifyInstance, deps: EvaluationR
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body))
 
   const evaluate = async (req: FastifyRequest, query: Query): Promise<Evaluated> => {
-    const body = decodeBody({
-      body: Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0),
-      contentType: req.headers['content-type'],
-      contentEncoding: req.headers['content-encoding'],
-      compression: query.compression,
-      maxDecompressedBytes: deps.maxDecompressedBytes,
-    })
+    const body = await decodeBody(
+      {
+        body: Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0),
+        contentType: req.headers['content-type'],
+        contentEncoding: req.headers['content-encoding'],
+        compression: query.compression,
+        maxDecompressedBytes: deps.maxDecompressedBytes,
+      },
+      // a flags request is one object; big ones are still read without holding up others
+      {
+        maxEvents: Number.MAX_SAFE_INTEGER,
+        maxEventChars: deps.maxDecompressedBytes,
+        incrementalFrom: 256 * 1024,
+      },
+    )
     const request = parseFlagRequest(body, query.token ?? query.api_key)
     const project = await deps.projectByToken(request.token)
     if (!project) throw new AuthenticationError('Project API key invalid.', 'invalid_api_key')
@@ -113,6 +124,8 @@ export function registerEvaluationRoutes(app: FastifyInstance, deps: EvaluationR
     }
   }
 
-  for (const path of ['/decide', '/decide/']) app.post(path, decide)
-  for (const path of ['/flags', '/flags/']) app.post(path, flags)
+  // A flags request is one subject's properties: a megabyte is far more than an SDK sends.
+  const opts = { bodyLimit: FLAGS_BODY_LIMIT }
+  for (const path of ['/decide', '/decide/']) app.post(path, opts, decide)
+  for (const path of ['/flags', '/flags/']) app.post(path, opts, flags)
 }

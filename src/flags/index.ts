@@ -5,7 +5,7 @@ import type { Component } from '../runtime/types.ts'
 import { flagCacheFor } from './cache.ts'
 import { GroupTypeCache } from './properties.ts'
 import { FlagQuota } from './quota.ts'
-import { registerEvaluationRoutes } from './evaluation-routes.ts'
+import { FLAGS_BODY_LIMIT, registerEvaluationRoutes } from './evaluation-routes.ts'
 import { sdkConfigFields } from '../remote-config/flags-fields.ts'
 
 const NEGATIVE_TTL_MS = 2000
@@ -44,7 +44,7 @@ export const flagsComponent: Component = {
         groupTypes: new GroupTypeCache(rt.ch),
         log: rt.log,
         quota: new FlagQuota(rt.config.FLAGS_QUOTA_PER_MINUTE),
-        maxDecompressedBytes: rt.config.CAPTURE_MAX_BODY_BYTES * 5,
+        maxDecompressedBytes: Math.min(rt.config.CAPTURE_MAX_BODY_BYTES, FLAGS_BODY_LIMIT) * 5,
         projectByToken: tokenLookup(rt.accounts),
         remoteConfig: sdkConfigFields(rt, cache),
       }),

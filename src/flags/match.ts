@@ -1,5 +1,6 @@
 import { parseDateText, parsePropertyDate } from './dates.ts'
 import type { PropertyFilter } from './definition.ts'
+import { regexFinds } from './regex.ts'
 
 // Property matching as PostHog's flags service does it when it has the full property set
 // (rust/feature-flags/src/properties/property_matching.rs, match_property with
@@ -66,18 +67,12 @@ function exactMatch(filterValue: unknown, actual: unknown): boolean {
   return stringRepresentation(filterValue).toLowerCase() === actualText
 }
 
-// PostHog stores patterns for Rust's regex engine, where a leading `(?i)` style group sets
-// flags for the whole pattern; JavaScript only takes those as RegExp flags.
-const LEADING_FLAGS = /^\(\?([ims]+)\)/
-
-export function compileFlagRegex(pattern: string): RegExp {
-  const leading = LEADING_FLAGS.exec(pattern)
-  const source = leading ? pattern.slice(leading[0].length) : pattern
-  const flags = leading ? [...new Set(leading[1])].join('') : ''
+/** Whether `pattern` finds a match in `text`, in linear time (src/flags/regex.ts). */
+function regexMatch(pattern: string, text: string): boolean {
   try {
-    return new RegExp(source, flags)
+    return regexFinds(pattern, text)
   } catch (error) {
-    throw new FlagMatchError(`invalid regex ${JSON.stringify(pattern)}: ${(error as Error).message}`)
+    throw new FlagMatchError((error as Error).message)
   }
 }
 
@@ -148,7 +143,7 @@ export function matchProperty(
   if (filter.value === undefined || filter.value === null) return false
   if (!present) {
     // The pattern is still checked so a broken regex fails the flag whatever the person has.
-    if (operator === 'regex' || operator === 'not_regex') compileFlagRegex(stringRepresentation(filter.value))
+    if (operator === 'regex' || operator === 'not_regex') regexMatch(stringRepresentation(filter.value), '')
     return MATCHES_WHEN_ABSENT[operator]
   }
   const actual = properties[filter.key]
@@ -171,9 +166,9 @@ export function matchProperty(
     case 'not_ends_with':
       return !asciiLower(stringRepresentation(actual)).endsWith(asciiLower(stringRepresentation(value)))
     case 'regex':
-      return compileFlagRegex(stringRepresentation(value)).test(stringRepresentation(actual))
+      return regexMatch(stringRepresentation(value), stringRepresentation(actual))
     case 'not_regex':
-      return !compileFlagRegex(stringRepresentation(value)).test(stringRepresentation(actual))
+      return !regexMatch(stringRepresentation(value), stringRepresentation(actual))
     case 'gt':
     case 'gte':
     case 'lt':

@@ -35,9 +35,20 @@ export async function authenticate(req: FastifyRequest, store: AccountStore): Pr
   return { key, user }
 }
 
+/** Throws 403 naming `scope` unless the key has it. */
 export function requireScope(p: Principal, scope: string): void {
   if (!hasScope(p.key.scopes, scope)) {
     throw new PermissionDenied(`API key missing required scope '${scope}'`, 'permission_denied')
+  }
+}
+
+/**
+ * Throws 403 for a key limited to some projects: such a key reaches project-based endpoints only,
+ * never the organization (PostHog's rule and message, posthog/permissions.py).
+ */
+export function requireOrganizationWide(p: Principal): void {
+  if (p.key.projects !== null) {
+    throw new PermissionDenied('API keys with scoped projects are only supported on project-based endpoints.')
   }
 }
 
@@ -50,6 +61,7 @@ export async function projectFor(p: Principal, rawId: string, store: AccountStor
   return project
 }
 
+/** Whether the key may reach `project`: same organization, and listed if the key lists projects. */
 export function canSee(p: Principal, project: Project): boolean {
   if (project.organization_id !== p.user.organization_id) return false
   return p.key.projects === null || p.key.projects.includes(project.id)

@@ -29,7 +29,11 @@ function zodIssueBody(path: PropertyKey[], message: string): ErrorBody {
 export function installErrorHandler(app: FastifyInstance): void {
   app.setErrorHandler((err: FastifyError | Error, req, reply) => {
     if (err instanceof AppError) {
-      if (err.status >= 500) req.log.warn({ err }, err.detail)
+      // A dependency's message (ClickHouse's may quote another project's values) stays at debug.
+      if (err.status >= 500) {
+        req.log.warn({ status: err.status, code: err.code }, err.detail)
+        if (err.cause !== undefined) req.log.debug({ err: err.cause }, 'cause')
+      }
       return reply.code(err.status).headers(err.headers).send(errorBody(err))
     }
     if (err instanceof HogQLError) {
@@ -61,7 +65,9 @@ export function installErrorHandler(app: FastifyInstance): void {
         .code(fe.statusCode)
         .send({ type: 'invalid_request', code, detail: fe.message, attr: null } satisfies ErrorBody)
     }
-    req.log.error({ err }, 'unhandled error')
+    // The message may hold a dependency's text with row values: its kind at error, all at debug.
+    req.log.error({ err_name: err.name, err_code: (err as FastifyError).code }, 'unhandled error')
+    req.log.debug({ err }, 'unhandled error detail')
     return reply.code(500).send({
       type: 'server_error',
       code: 'error',

@@ -1,5 +1,4 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import cors from '@fastify/cors'
 import Fastify, {
   type FastifyBaseLogger,
   type FastifyError,
@@ -11,6 +10,7 @@ import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fas
 import { v7 as uuidv7 } from 'uuid'
 import type { Logger } from '../observability/logger.ts'
 import { httpRequests } from '../observability/metrics.ts'
+import { type CorsPolicy, registerCors } from './cors.ts'
 import { installErrorHandler } from './error-handler.ts'
 import { MAX_JSON_DEPTH, nestsDeeperThan } from './json-depth.ts'
 
@@ -22,7 +22,20 @@ export type App = FastifyInstance<
   ZodTypeProvider
 >
 
-export function createHttpServer(opts: { log: Logger; bodyLimit: number; trustProxy: string[] }): App {
+export interface HttpServerOptions {
+  log: Logger
+  bodyLimit: number
+  trustProxy: string[]
+  cors: CorsPolicy
+  timeouts: { requestMs: number; headersMs: number; idleMs: number }
+}
+
+// How often node checks connections against the request and headers timeouts (its default, 30 s,
+// would let a slow client linger that much longer).
+const TIMEOUT_CHECK_MS = 1000
+
+/** The fastify app every role adds its routes to, with Burrow's parsers, errors, CORS and request log. */
+export function createHttpServer(opts: HttpServerOptions): App {
   const app = Fastify({
     loggerInstance: opts.log as FastifyBaseLogger,
     bodyLimit: opts.bodyLimit,
@@ -32,6 +45,15 @@ export function createHttpServer(opts: { log: Logger; bodyLimit: number; trustPr
     // Only listed proxies may set X-Forwarded-For; otherwise the socket address is the client.
     trustProxy: opts.trustProxy.length ? opts.trustProxy : false,
     return503OnClosing: true,
+    // A client that sends a byte every few seconds never trips an idle timer: the whole request
+    // must arrive in time, its headers sooner.
+    requestTimeout: opts.timeouts.requestMs,
+    connectionTimeout: opts.timeouts.idleMs,
+    http: {
+      headersTimeout: opts.timeouts.headersMs,
+      requestTimeout: opts.timeouts.requestMs,
+      connectionsCheckingInterval: Math.min(TIMEOUT_CHECK_MS, opts.timeouts.headersMs),
+    },
     // Errors raised before routing (an undecodable URL, an over-long path segment) in PostHog's shape too.
     frameworkErrors: (err, _req, reply) => {
       const status = (err as FastifyError).statusCode ?? 400
@@ -48,6 +70,9 @@ export function createHttpServer(opts: { log: Logger; bodyLimit: number; trustPr
   const parseJson = app.getDefaultJsonParser('error', 'error')
   app.removeContentTypeParser('application/json')
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
+    // Many clients send `Content-Type: application/json` on a DELETE (or any request) with no
+    // body: that is no body, not invalid JSON (fastify's parser answers 400 to it).
+    if (String(body).trim() === '') return done(null, undefined)
     parseJson(req, String(body), (err, value) => {
       if (!err && nestsDeeperThan(value, MAX_JSON_DEPTH)) {
         const tooDeep = new Error(`Body nests deeper than ${MAX_JSON_DEPTH} levels.`) as FastifyError
@@ -60,7 +85,7 @@ export function createHttpServer(opts: { log: Logger; bodyLimit: number; trustPr
   })
   app.setValidatorCompiler(validatorCompiler)
   app.setSerializerCompiler(serializerCompiler)
-  app.register(cors, { origin: true, credentials: true, maxAge: 86400 })
+  registerCors(app as unknown as FastifyInstance, opts.cors)
   installErrorHandler(app as unknown as FastifyInstance)
   app.addHook('onResponse', (req, reply, done) => {
     httpRequests.inc({

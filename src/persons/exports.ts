@@ -23,7 +23,7 @@ import {
 } from '../queries/insights/common/index.ts'
 import { correlationActorsSQL } from '../queries/insights/funnels/correlation.ts'
 import { FunnelsQuery } from '../queries/insights/funnels/schema.ts'
-import { authorize, type ApiContext, projectRoute } from '../http/routes.ts'
+import { type ApiContext, type ProjectAccess, projectRoute } from '../http/routes.ts'
 import { personCsvLine, CSV_COLUMNS, csvLine } from './csv.ts'
 
 // The spec names no scope for these; they reveal persons, so they take the person scope.
@@ -32,8 +32,6 @@ const DEFAULT_LIMIT = 100
 /** Upper bound of one CSV export (PostHog caps its CSV exports too). */
 export const CSV_EXPORT_LIMIT = 100_000
 const CSV_CHUNK = 5000
-
-const ProjectParams = z.object({ project_id: z.string() })
 
 type Params = Record<string, unknown>
 
@@ -214,12 +212,12 @@ async function respond(
     throw new ValidationError('format must be csv or json.', 'format')
   const opts = { teamId: project.id, timezone: project.timezone }
   if (format === 'json') {
-    const rows = await personsOfIds(ctx.rt.ch, await ids(), opts, page.limit + 1, page.offset)
+    const rows = await personsOfIds(ctx.rt.queryCh, await ids(), opts, page.limit + 1, page.offset)
     const people = rows.slice(0, page.limit).map((r) => personFromRow(r, project.timezone))
     const next = rows.length > page.limit ? nextUrl(req, page, ...pageKeys) : null
     return reply.send({ results: [{ people, count: people.length }], next })
   }
-  const all = await orderedPersonIds(ctx.rt.ch, await ids(), opts, CSV_EXPORT_LIMIT)
+  const all = await orderedPersonIds(ctx.rt.queryCh, await ids(), opts, CSV_EXPORT_LIMIT)
   reply.hijack()
   const res = reply.raw
   res.writeHead(200, {
@@ -229,7 +227,7 @@ async function respond(
   res.write(csvLine(CSV_COLUMNS))
   try {
     for (let i = 0; i < all.length; i += CSV_CHUNK) {
-      const persons = await loadPersons(ctx.rt.ch, project.id, all.slice(i, i + CSV_CHUNK))
+      const persons = await loadPersons(ctx.rt.queryCh, project.id, all.slice(i, i + CSV_CHUNK))
       const ok = res.write(persons.map(personCsvLine).join(''))
       if (!ok) await new Promise((r) => res.once('drain', r))
     }
@@ -249,24 +247,35 @@ function nextUrl(req: FastifyRequest, page: Page, limitKey = 'limit', offsetKey 
   return url.toString()
 }
 
+// Legacy parameters arrive as query strings (JSON-encoded where structured) and, for the
+// correlation POST, in a JSON body; handlers read them by name.
+const LegacyQuery = z.record(z.string(), z.unknown())
+const LegacyBody = z.preprocess(
+  (b) => (b && typeof b === 'object' ? b : {}),
+  z.record(z.string(), z.unknown()),
+)
+
 export function registerPersonExportRoutes(app: FastifyInstance, ctx: ApiContext): void {
   const point =
-    (build: (p: Params) => InsightActorsQuery) => async (req: FastifyRequest, reply: FastifyReply) => {
-      const { project } = await authorize(ctx, req, READ)
-      const p = { ...(req.query as Params) }
+    (build: (p: Params) => InsightActorsQuery) =>
+    async (req: FastifyRequest<{ Querystring: Params }>, reply: FastifyReply, { project }: ProjectAccess) => {
+      const p = { ...req.query }
       const a = build(p)
       const page = { limit: int(p.limit, 'limit', DEFAULT_LIMIT), offset: int(p.offset, 'offset', 0) }
       return respond(ctx, project, req, reply, p, () => actorIdsSQL(a, project), page)
     }
-  const opts = { schema: { params: ProjectParams } }
-  projectRoute(app, 'get', '/persons/trends/', opts, point(trendsPoint))
-  projectRoute(app, 'get', '/persons/lifecycle/', opts, point(lifecyclePoint))
-  projectRoute(app, 'get', '/persons/stickiness/', opts, point(stickinessPoint))
+  const get = (path: string, handler: ReturnType<typeof point>) =>
+    projectRoute(app, ctx, { method: 'GET', path, scope: READ, query: LegacyQuery, handler })
+  get('/persons/trends/', point(trendsPoint))
+  get('/persons/lifecycle/', point(lifecyclePoint))
+  get('/persons/stickiness/', point(stickinessPoint))
 
-  const correlation = async (req: FastifyRequest, reply: FastifyReply) => {
-    const { project } = await authorize(ctx, req, READ)
-    const body = (req.body && typeof req.body === 'object' ? req.body : {}) as Params
-    const p: Params = { ...(req.query as Params), ...body }
+  const correlation = async (
+    req: FastifyRequest<{ Querystring: Params; Body: Params | undefined }>,
+    reply: FastifyReply,
+    { project }: ProjectAccess,
+  ) => {
+    const p: Params = { ...req.query, ...req.body }
     const funnel = legacyFunnel(p)
     const entity = json<LegacyEntity>(p.funnel_correlation_person_entity, 'funnel_correlation_person_entity')
     if (!entity?.id) {
@@ -294,6 +303,14 @@ export function registerPersonExportRoutes(app: FastifyInstance, ctx: ApiContext
     const keys: [string, string] = ['funnel_correlation_person_limit', 'funnel_correlation_person_offset']
     return respond(ctx, project, req, reply, p, ids, page, keys)
   }
-  projectRoute(app, 'get', '/persons/funnel/correlation/', opts, correlation)
-  projectRoute(app, 'post', '/persons/funnel/correlation/', opts, correlation)
+  const path = '/persons/funnel/correlation/'
+  projectRoute(app, ctx, { method: 'GET', path, scope: READ, query: LegacyQuery, handler: correlation })
+  projectRoute(app, ctx, {
+    method: 'POST',
+    path,
+    scope: READ,
+    query: LegacyQuery,
+    body: LegacyBody,
+    handler: correlation,
+  })
 }

@@ -4,7 +4,7 @@ import { NotFound, ValidationError } from '../http/errors.ts'
 import { runHogQL, str } from '../queries/insights/actors/hogql.ts'
 import { queryPersons } from '../queries/insights/actors/persons.ts'
 import { PropertiesSchema, propertiesCondition } from '../queries/insights/common/index.ts'
-import { authorize, type ApiContext, projectRoute } from '../http/routes.ts'
+import { type ApiContext, projectRoute } from '../http/routes.ts'
 import { PageQuery, envelope } from '../http/paging.ts'
 import { deletePerson } from './delete.ts'
 import { registerPersonExportRoutes } from './exports.ts'
@@ -15,8 +15,7 @@ import { registerPersonExportRoutes } from './exports.ts'
 const READ = 'person:read'
 const WRITE = 'person:write'
 
-const ProjectParams = z.object({ project_id: z.string() })
-const PersonParams = ProjectParams.extend({ id: z.string() })
+const PersonParams = z.object({ id: z.string() })
 
 const ListQuery = PageQuery.extend({
   search: z
@@ -92,16 +91,16 @@ function valueName(v: string): unknown {
 }
 
 export function registerPersonRoutes(app: FastifyInstance, ctx: ApiContext): void {
-  const ch = ctx.rt.ch
+  // user-written filters: the client with the per-query memory and time limits
+  const ch = ctx.rt.queryCh
 
-  projectRoute(
-    app,
-    'get',
-    '/persons/',
-    { schema: { params: ProjectParams, querystring: ListQuery } },
-    async (req) => {
-      const { project } = await authorize(ctx, req, READ)
-      const q = req.query as ListQuery
+  projectRoute(app, ctx, {
+    method: 'GET',
+    path: '/persons/',
+    scope: READ,
+    query: ListQuery,
+    handler: async (req, _reply, { project }) => {
+      const q = req.query
       const where = listWhere(q)
       const [countRows, results] = await Promise.all([
         runHogQL(ch, `SELECT count() FROM persons AS p WHERE ${where}`, {
@@ -118,16 +117,15 @@ export function registerPersonRoutes(app: FastifyInstance, ctx: ApiContext): voi
       ])
       return envelope(req, q, Number(countRows[0]?.[0] ?? 0), results)
     },
-  )
+  })
 
-  projectRoute(
-    app,
-    'get',
-    '/persons/values/',
-    { schema: { params: ProjectParams, querystring: ValuesQuery } },
-    async (req) => {
-      const { project } = await authorize(ctx, req, READ)
-      const q = req.query as z.infer<typeof ValuesQuery>
+  projectRoute(app, ctx, {
+    method: 'GET',
+    path: '/persons/values/',
+    scope: READ,
+    query: ValuesQuery,
+    handler: async (req, _reply, { project }) => {
+      const q = req.query
       const v = `properties[${str(q.key)}]`
       const filter = q.value ? ` AND ${v} ILIKE ${str(`%${q.value}%`)}` : ''
       const rows = await runHogQL(
@@ -138,17 +136,27 @@ export function registerPersonRoutes(app: FastifyInstance, ctx: ApiContext): voi
       )
       return rows.map(([value, c]) => ({ name: valueName(String(value)), count: Number(c) }))
     },
-  )
+  })
 
   registerPersonExportRoutes(app, ctx)
 
-  projectRoute(app, 'get', '/persons/:id/', { schema: { params: PersonParams } }, async (req) => {
-    const { project } = await authorize(ctx, req, READ)
-    const { id } = req.params as z.infer<typeof PersonParams>
-    if (!UUID.test(id)) throw new NotFound('Person not found.')
-    const [person] = await queryPersons(ch, project.id, `p.id = toUUID(${str(id.toLowerCase())})`, 'LIMIT 1')
-    if (!person) throw new NotFound('Person not found.')
-    return person
+  projectRoute(app, ctx, {
+    method: 'GET',
+    path: '/persons/:id/',
+    scope: READ,
+    params: PersonParams,
+    handler: async (req, _reply, { project }) => {
+      const { id } = req.params
+      if (!UUID.test(id)) throw new NotFound('Person not found.')
+      const [person] = await queryPersons(
+        ch,
+        project.id,
+        `p.id = toUUID(${str(id.toLowerCase())})`,
+        'LIMIT 1',
+      )
+      if (!person) throw new NotFound('Person not found.')
+      return person
+    },
   })
 
   const DeleteQuery = z.object({
@@ -157,19 +165,19 @@ export function registerPersonRoutes(app: FastifyInstance, ctx: ApiContext): voi
       .optional()
       .transform((v) => v === 'true' || v === '1'),
   })
-  projectRoute(
-    app,
-    'delete',
-    '/persons/:id/',
-    { schema: { params: PersonParams, querystring: DeleteQuery } },
-    async (req, reply) => {
-      const { project } = await authorize(ctx, req, WRITE)
-      const { id } = req.params as z.infer<typeof PersonParams>
+  projectRoute(app, ctx, {
+    method: 'DELETE',
+    path: '/persons/:id/',
+    scope: WRITE,
+    params: PersonParams,
+    query: DeleteQuery,
+    handler: async (req, reply, { project }) => {
+      const { id } = req.params
       if (!UUID.test(id)) throw new NotFound('Person not found.')
-      const { delete_events } = req.query as z.infer<typeof DeleteQuery>
+      const { delete_events } = req.query
       const ok = await deletePerson(ch, project.id, id.toLowerCase(), { deleteEvents: delete_events })
       if (!ok) throw new NotFound('Person not found.')
       return reply.code(202).send()
     },
-  )
+  })
 }

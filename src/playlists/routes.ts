@@ -1,11 +1,11 @@
 import type { FastifyInstance } from 'fastify'
 import { z } from 'zod'
 import { NotFound } from '../http/errors.ts'
-import { authorize, type ApiContext, projectRoute } from '../http/routes.ts'
+import { type ApiContext, projectRoute } from '../http/routes.ts'
 import { PageQuery, paginate } from '../http/paging.ts'
 import { PlaylistBody, playlistBody } from './serialize.ts'
 import { userResolver } from '../accounts/user-body.ts'
-import { type Playlist, type PlaylistChanges, PlaylistStore } from './store.ts'
+import { type Playlist, PlaylistStore } from './store.ts'
 import { RecordingSummary, summarizeSessions, unknownRecording } from './recordings.ts'
 
 // Session recording playlists (spec: "Session recording playlists"). Soft delete only: a
@@ -41,8 +41,7 @@ const ListQuery = PageQuery.extend({
 })
 type ListQuery = z.infer<typeof ListQuery>
 
-const ProjectParams = z.object({ project_id: z.string() })
-const PlaylistParams = ProjectParams.extend({ short_id: z.string() })
+const PlaylistParams = z.object({ short_id: z.string() })
 const RecordingParams = PlaylistParams.extend({ session_recording_id: z.string().min(1).max(200) })
 
 const Envelope = <T extends z.ZodTypeAny>(item: T) =>
@@ -104,22 +103,16 @@ export async function registerPlaylistRoutes(app: FastifyInstance, ctx: ApiConte
     return playlistBody(p, (await store.recordings(p.team_id, p.short_id)).length, user)
   }
 
-  projectRoute(
-    app,
-    'get',
-    '/session_recording_playlists/',
-    {
-      schema: {
-        tags: TAGS,
-        summary: 'List playlists (newest change first)',
-        params: ProjectParams,
-        querystring: ListQuery,
-        response: { 200: Envelope(PlaylistBody) },
-      },
-    },
-    async (req) => {
-      const { project } = await authorize(ctx, req, READ)
-      const q = req.query as ListQuery
+  projectRoute(app, ctx, {
+    method: 'GET',
+    path: '/session_recording_playlists/',
+    scope: READ,
+    tags: TAGS,
+    summary: 'List playlists (newest change first)',
+    query: ListQuery,
+    response: { 200: Envelope(PlaylistBody) },
+    handler: async (req, _reply, { project }) => {
+      const q = req.query
       const holding = q.session_recording_id
         ? await store.playlistsHolding(project.id, q.session_recording_id)
         : undefined
@@ -140,99 +133,73 @@ export async function registerPlaylistRoutes(app: FastifyInstance, ctx: ApiConte
         ),
       }
     },
-  )
+  })
 
-  projectRoute(
-    app,
-    'post',
-    '/session_recording_playlists/',
-    {
-      schema: {
-        tags: TAGS,
-        summary: 'Create a playlist',
-        params: ProjectParams,
-        body: Writable,
-        response: { 201: PlaylistBody },
-      },
-    },
-    async (req, reply) => {
-      const { principal, project } = await authorize(ctx, req, WRITE)
-      const p = await store.create(project.id, principal.user.id, req.body as PlaylistChanges)
+  projectRoute(app, ctx, {
+    method: 'POST',
+    path: '/session_recording_playlists/',
+    scope: WRITE,
+    tags: TAGS,
+    summary: 'Create a playlist',
+    body: Writable,
+    response: { 201: PlaylistBody },
+    handler: async (req, reply, { principal, project }) => {
+      const p = await store.create(project.id, principal.user.id, req.body)
       return reply.code(201).send(await body(p))
     },
-  )
+  })
 
-  projectRoute(
-    app,
-    'get',
-    '/session_recording_playlists/:short_id/',
-    {
-      schema: {
-        tags: TAGS,
-        summary: 'Retrieve a playlist by short id',
-        params: PlaylistParams,
-        response: { 200: PlaylistBody },
-      },
-    },
-    async (req) => {
-      const { project } = await authorize(ctx, req, READ)
+  projectRoute(app, ctx, {
+    method: 'GET',
+    path: '/session_recording_playlists/:short_id/',
+    scope: READ,
+    tags: TAGS,
+    summary: 'Retrieve a playlist by short id',
+    params: PlaylistParams,
+    response: { 200: PlaylistBody },
+    handler: async (req, _reply, { project }) => {
       return body(await live(project.id, req.params.short_id))
     },
-  )
+  })
 
-  projectRoute(
-    app,
-    'patch',
-    '/session_recording_playlists/:short_id/',
-    {
-      schema: {
-        tags: TAGS,
-        summary: 'Update a playlist; `deleted: true` soft-deletes it, `deleted: false` restores it',
-        params: PlaylistParams,
-        body: Writable,
-        response: { 200: PlaylistBody },
-      },
-    },
-    async (req) => {
-      const { principal, project } = await authorize(ctx, req, WRITE)
+  projectRoute(app, ctx, {
+    method: 'PATCH',
+    path: '/session_recording_playlists/:short_id/',
+    scope: WRITE,
+    tags: TAGS,
+    summary: 'Update a playlist; `deleted: true` soft-deletes it, `deleted: false` restores it',
+    params: PlaylistParams,
+    body: Writable,
+    response: { 200: PlaylistBody },
+    handler: async (req, _reply, { principal, project }) => {
       const p = await store.update(project.id, req.params.short_id, principal.user.id, req.body)
       if (!p) throw new NotFound('Playlist not found.')
       return body(p)
     },
-  )
+  })
 
-  projectRoute(
-    app,
-    'delete',
-    '/session_recording_playlists/:short_id/',
-    {
-      schema: {
-        tags: TAGS,
-        summary: 'Refused (405, no body): delete with PATCH `deleted: true`',
-        params: PlaylistParams,
-      },
-    },
-    async (req, reply) => {
-      await authorize(ctx, req, WRITE)
+  projectRoute(app, ctx, {
+    method: 'DELETE',
+    path: '/session_recording_playlists/:short_id/',
+    scope: WRITE,
+    tags: TAGS,
+    summary: 'Refused (405, no body): delete with PATCH `deleted: true`',
+    params: PlaylistParams,
+    handler: async (req, reply) => {
       return reply.code(405).header('allow', 'GET, PATCH').send()
     },
-  )
+  })
 
-  projectRoute(
-    app,
-    'get',
-    '/session_recording_playlists/:short_id/recordings/',
-    {
-      schema: {
-        tags: TAGS,
-        summary: "The playlist's recordings, most recently added first, with what the events tell of each",
-        params: PlaylistParams,
-        querystring: PageQuery,
-        response: { 200: RecordingsEnvelope },
-      },
-    },
-    async (req) => {
-      const { project } = await authorize(ctx, req, READ)
+  projectRoute(app, ctx, {
+    method: 'GET',
+    path: '/session_recording_playlists/:short_id/recordings/',
+    scope: READ,
+    tags: TAGS,
+    summary: "The playlist's recordings, most recently added first, with what the events tell of each",
+    params: PlaylistParams,
+    query: PageQuery,
+    response: { 200: RecordingsEnvelope },
+    handler: async (req, _reply, { project }) => {
       const p = await live(project.id, req.params.short_id)
       const page = paginate(req, req.query, await store.recordings(project.id, p.short_id))
       const known = await summarizeSessions(
@@ -249,47 +216,37 @@ export async function registerPlaylistRoutes(app: FastifyInstance, ctx: ApiConte
         has_next: page.next !== null,
       }
     },
-  )
+  })
 
-  projectRoute(
-    app,
-    'post',
-    '/session_recording_playlists/:short_id/recordings/:session_recording_id/',
-    {
-      schema: {
-        tags: TAGS,
-        summary: 'Add a recording (any $session_id) to the playlist; idempotent',
-        params: RecordingParams,
-        response: { 200: Success },
-      },
-    },
-    async (req) => {
-      const { principal, project } = await authorize(ctx, req, WRITE)
+  projectRoute(app, ctx, {
+    method: 'POST',
+    path: '/session_recording_playlists/:short_id/recordings/:session_recording_id/',
+    scope: WRITE,
+    tags: TAGS,
+    summary: 'Add a recording (any $session_id) to the playlist; idempotent',
+    params: RecordingParams,
+    response: { 200: Success },
+    handler: async (req, _reply, { principal, project }) => {
       const p = await live(project.id, req.params.short_id)
       await store.addRecording(project.id, p.short_id, req.params.session_recording_id, principal.user.id)
       return { success: true }
     },
-  )
+  })
 
-  projectRoute(
-    app,
-    'delete',
-    '/session_recording_playlists/:short_id/recordings/:session_recording_id/',
-    {
-      schema: {
-        tags: TAGS,
-        summary: 'Remove a recording from the playlist',
-        params: RecordingParams,
-        response: { 200: Success },
-      },
-    },
-    async (req) => {
-      const { project } = await authorize(ctx, req, WRITE)
+  projectRoute(app, ctx, {
+    method: 'DELETE',
+    path: '/session_recording_playlists/:short_id/recordings/:session_recording_id/',
+    scope: WRITE,
+    tags: TAGS,
+    summary: 'Remove a recording from the playlist',
+    params: RecordingParams,
+    response: { 200: Success },
+    handler: async (req, _reply, { project }) => {
       const p = await live(project.id, req.params.short_id)
       if (!(await store.removeRecording(project.id, p.short_id, req.params.session_recording_id))) {
         throw new NotFound('Recording is not in this playlist.')
       }
       return { success: true }
     },
-  )
+  })
 }

@@ -6,7 +6,7 @@ import { fetchPluginLogs } from './log-query.ts'
 import { PluginLogWriter } from './log-writer.ts'
 import { PluginConfigStore } from './config-store.ts'
 import { LOG_SOURCES, LOG_TYPES, type LogType, type PluginConfig } from './types.ts'
-import { authorize, type ApiContext, projectRoute } from '../http/routes.ts'
+import { type ApiContext, projectRoute } from '../http/routes.ts'
 import { envelope, PageQuery, paginate } from '../http/paging.ts'
 
 // Plugin configs (the per-project pipeline steps, src/plugins/) and their log
@@ -36,8 +36,7 @@ const Patch = z.object({
   log_level: z.enum(LOG_TYPES).optional(),
 })
 
-const ProjectParams = z.object({ project_id: z.string() })
-const ConfigParams = ProjectParams.extend({ plugin_config_id: z.string() })
+const ConfigParams = z.object({ plugin_config_id: z.string() })
 
 const TypeFilter = z
   .union([z.string(), z.array(z.string())])
@@ -150,42 +149,30 @@ export async function registerPluginConfigRoutes(app: FastifyInstance, ctx: ApiC
     return c
   }
 
-  projectRoute(
-    app,
-    'get',
-    '/plugin_configs/',
-    {
-      schema: {
-        tags: TAGS,
-        summary: "The project's plugin configs in pipeline order",
-        params: ProjectParams,
-        querystring: PageQuery,
-        response: { 200: Envelope(PluginConfigBody) },
-      },
-    },
-    async (req) => {
-      const { project } = await authorize(ctx, req, READ)
+  projectRoute(app, ctx, {
+    method: 'GET',
+    path: '/plugin_configs/',
+    scope: READ,
+    tags: TAGS,
+    summary: "The project's plugin configs in pipeline order",
+    query: PageQuery,
+    response: { 200: Envelope(PluginConfigBody) },
+    handler: async (req, _reply, { project }) => {
       const page = paginate(req, req.query, await store.list(project.id))
       return { ...page, results: page.results.map(body) }
     },
-  )
+  })
 
-  projectRoute(
-    app,
-    'post',
-    '/plugin_configs/',
-    {
-      schema: {
-        tags: TAGS,
-        summary: 'Add a plugin to the project pipeline',
-        params: ProjectParams,
-        body: Create,
-        response: { 201: PluginConfigBody },
-      },
-    },
-    async (req, reply) => {
-      const { principal, project } = await authorize(ctx, req, WRITE)
-      const input = req.body as z.infer<typeof Create>
+  projectRoute(app, ctx, {
+    method: 'POST',
+    path: '/plugin_configs/',
+    scope: WRITE,
+    tags: TAGS,
+    summary: 'Add a plugin to the project pipeline',
+    body: Create,
+    response: { 201: PluginConfigBody },
+    handler: async (req, reply, { principal, project }) => {
+      const input = req.body
       const plugin = typeof input.plugin === 'number' ? pluginById(input.plugin) : pluginByName(input.plugin)
       if (!plugin) throw new ValidationError(`Unknown plugin ${JSON.stringify(input.plugin)}.`, 'plugin')
       const c = await store.create(project.id, principal.user.id, {
@@ -199,43 +186,33 @@ export async function registerPluginConfigRoutes(app: FastifyInstance, ctx: ApiC
       await system(c, 'INFO', `Plugin config created (${plugin.name}, ${c.enabled ? 'enabled' : 'disabled'})`)
       return reply.code(201).send(body(c))
     },
-  )
+  })
 
-  projectRoute(
-    app,
-    'get',
-    '/plugin_configs/:plugin_config_id/',
-    {
-      schema: {
-        tags: TAGS,
-        summary: 'Retrieve a plugin config',
-        params: ConfigParams,
-        response: { 200: PluginConfigBody },
-      },
-    },
-    async (req) => {
-      const { project } = await authorize(ctx, req, READ)
+  projectRoute(app, ctx, {
+    method: 'GET',
+    path: '/plugin_configs/:plugin_config_id/',
+    scope: READ,
+    tags: TAGS,
+    summary: 'Retrieve a plugin config',
+    params: ConfigParams,
+    response: { 200: PluginConfigBody },
+    handler: async (req, _reply, { project }) => {
       return body(await existing(project.id, req.params.plugin_config_id))
     },
-  )
+  })
 
-  projectRoute(
-    app,
-    'patch',
-    '/plugin_configs/:plugin_config_id/',
-    {
-      schema: {
-        tags: TAGS,
-        summary: 'Change a plugin config; `config` is replaced as a whole',
-        params: ConfigParams,
-        body: Patch,
-        response: { 200: PluginConfigBody },
-      },
-    },
-    async (req) => {
-      const { project } = await authorize(ctx, req, WRITE)
+  projectRoute(app, ctx, {
+    method: 'PATCH',
+    path: '/plugin_configs/:plugin_config_id/',
+    scope: WRITE,
+    tags: TAGS,
+    summary: 'Change a plugin config; `config` is replaced as a whole',
+    params: ConfigParams,
+    body: Patch,
+    response: { 200: PluginConfigBody },
+    handler: async (req, _reply, { project }) => {
       const before = await existing(project.id, req.params.plugin_config_id)
-      const changes = { ...(req.body as z.infer<typeof Patch>) }
+      const changes = { ...req.body }
       if (changes.config) changes.config = validSettings(before.plugin, changes.config)
       const c = await store.update(project.id, before.id, changes)
       if (!c || c.deleted) throw new NotFound('Plugin config not found.')
@@ -246,45 +223,35 @@ export async function registerPluginConfigRoutes(app: FastifyInstance, ctx: ApiC
       }
       return body(c)
     },
-  )
+  })
 
-  projectRoute(
-    app,
-    'delete',
-    '/plugin_configs/:plugin_config_id/',
-    {
-      schema: {
-        tags: TAGS,
-        summary: 'Remove a plugin config from the pipeline (204); its log stays readable',
-        params: ConfigParams,
-      },
-    },
-    async (req, reply) => {
-      const { project } = await authorize(ctx, req, WRITE)
+  projectRoute(app, ctx, {
+    method: 'DELETE',
+    path: '/plugin_configs/:plugin_config_id/',
+    scope: WRITE,
+    tags: TAGS,
+    summary: 'Remove a plugin config from the pipeline (204); its log stays readable',
+    params: ConfigParams,
+    handler: async (req, reply, { project }) => {
       const c = await existing(project.id, req.params.plugin_config_id)
       const gone = await store.update(project.id, c.id, { deleted: true, enabled: false })
       if (gone) await system(gone, 'INFO', 'Plugin config deleted')
       return reply.code(204).send()
     },
-  )
+  })
 
-  projectRoute(
-    app,
-    'get',
-    '/plugin_configs/:plugin_config_id/logs/',
-    {
-      schema: {
-        tags: TAGS,
-        summary: 'Log entries of a plugin config, newest first',
-        params: ConfigParams,
-        querystring: LogsQuery,
-        response: { 200: Envelope(LogEntryBody) },
-      },
-    },
-    async (req) => {
-      const { project } = await authorize(ctx, req, READ)
+  projectRoute(app, ctx, {
+    method: 'GET',
+    path: '/plugin_configs/:plugin_config_id/logs/',
+    scope: READ,
+    tags: TAGS,
+    summary: 'Log entries of a plugin config, newest first',
+    params: ConfigParams,
+    query: LogsQuery,
+    response: { 200: Envelope(LogEntryBody) },
+    handler: async (req, _reply, { project }) => {
       const c = await existing(project.id, req.params.plugin_config_id, true)
-      const q = req.query as z.infer<typeof LogsQuery>
+      const q = req.query
       const { count, results } = await fetchPluginLogs(
         ctx.rt.ch,
         {
@@ -299,5 +266,5 @@ export async function registerPluginConfigRoutes(app: FastifyInstance, ctx: ApiC
       )
       return envelope(req, q, count, results)
     },
-  )
+  })
 }

@@ -1,10 +1,11 @@
 import { createHash } from 'node:crypto'
 import type { KV } from '@nats-io/kv'
 import { BUCKETS } from '../../schema/jetstream.ts'
+import { z } from 'zod'
 import { bucket, type NatsConnection } from '../jetstream/connection.ts'
+import { readDoc } from '../jetstream/kv-document.ts'
 
 const enc = new TextEncoder()
-const dec = new TextDecoder()
 const MAX_ENTRY_BYTES = 900 * 1024
 
 /** Key order does not change a query's meaning, so it does not change its cache key. */
@@ -27,10 +28,8 @@ export function cacheKey(teamId: number, query: unknown, modifiers: unknown): st
   return `cache_${teamId}_${h.slice(0, 40)}`
 }
 
-export interface CachedResult {
-  response: Record<string, unknown>
-  last_refresh: string
-}
+const CachedResultDoc = z.object({ response: z.record(z.string(), z.unknown()), last_refresh: z.string() })
+export type CachedResult = z.infer<typeof CachedResultDoc>
 
 /** Results cache in a JetStream KV bucket (24 h expiry); entries too large for a KV value are not kept. */
 export class ResultCache {
@@ -41,9 +40,7 @@ export class ResultCache {
   }
 
   async get(key: string): Promise<CachedResult | undefined> {
-    const e = await this.kv.get(key.replace(/_/g, '.'))
-    if (!e || e.operation !== 'PUT' || e.value.length === 0) return undefined
-    return JSON.parse(dec.decode(e.value)) as CachedResult
+    return (await readDoc(this.kv, key.replace(/_/g, '.'), CachedResultDoc))?.doc
   }
 
   async put(key: string, entry: CachedResult): Promise<boolean> {

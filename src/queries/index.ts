@@ -4,16 +4,20 @@ import { setMaterializedProperties } from '../hogql/materialized.ts'
 import { loadMaterialized } from '../clickhouse/materialize.ts'
 import { registerQueryRoutes } from './routes.ts'
 import { QueryRunner } from './runner.ts'
-import './insights/index.ts'
-import './insights/funnels/index.ts'
-import './insights/retention/index.ts'
-import './insights/actors/index.ts'
+import './kind-registrations.ts'
 
 export async function registerQueries(app: FastifyInstance, ctx: ApiContext): Promise<void> {
+  const c = ctx.rt.config
   const runner = await QueryRunner.create(ctx.rt, {
-    maxExecutionSeconds: ctx.rt.config.QUERY_MAX_EXECUTION_SECONDS,
-    maxResultRows: ctx.rt.config.QUERY_MAX_RESULT_ROWS,
+    limits: { maxExecutionSeconds: c.QUERY_MAX_EXECUTION_SECONDS, maxResultRows: c.QUERY_MAX_RESULT_ROWS },
+    admission: {
+      total: c.QUERY_MAX_CONCURRENT,
+      perProject: c.QUERY_MAX_CONCURRENT_PER_PROJECT,
+      perKey: c.QUERY_MAX_CONCURRENT_PER_KEY,
+    },
+    compile: { workers: c.QUERY_COMPILE_WORKERS, budgetMs: c.QUERY_COMPILE_TIMEOUT_MS },
   })
+  app.addHook('onClose', () => runner.stop())
   registerQueryRoutes(app, ctx, runner)
   // `burrow materialize` adds columns from another process; queries start using them within this period.
   const refresh = () =>

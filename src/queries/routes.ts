@@ -1,11 +1,10 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { z } from 'zod'
-import type { ApiContext } from '../http/routes.ts'
-import { authorize, projectRoute } from '../http/routes.ts'
+import { type ApiContext, projectRoute } from '../http/routes.ts'
 import type { QueryRunner } from './runner.ts'
 import { QueryIdParams, QueryRequestSchema } from './schema.ts'
 
-const ProjectParams = z.object({ project_id: z.string() })
+/** A query request is JSON of at most this size (HogQL text itself is capped at 100,000 characters). */
+const QUERY_BODY_LIMIT = 1024 * 1024
 
 function wantsEventStream(req: FastifyRequest): boolean {
   return (req.headers.accept ?? '').includes('text/event-stream')
@@ -22,11 +21,13 @@ async function streamStatus(
   await runner.status(teamId, id) // 404 before the stream starts
   reply.hijack()
   const res = reply.raw
+  // The raw response skips fastify's reply: carry over the CORS headers the policy set on it.
+  const cors = Object.entries(reply.getHeaders()).filter(([k]) => /^access-control-|^vary$/i.test(k))
   res.writeHead(200, {
+    ...Object.fromEntries(cors),
     'content-type': 'text/event-stream',
     'cache-control': 'no-cache',
     connection: 'keep-alive',
-    'access-control-allow-origin': req.headers.origin ?? '*',
   })
   const abort = new AbortController()
   req.raw.on('close', () => abort.abort())
@@ -46,44 +47,65 @@ async function streamStatus(
 }
 
 export function registerQueryRoutes(app: FastifyInstance, ctx: ApiContext, runner: QueryRunner): void {
-  projectRoute(
-    app,
-    'post',
-    '/query/',
-    { schema: { params: ProjectParams, body: QueryRequestSchema } },
-    async (req) => {
-      const { project } = await authorize(ctx, req, 'query:read')
-      return runner.run(project, req.body, req.log)
+  projectRoute(app, ctx, {
+    method: 'POST',
+    path: '/query/',
+    scope: 'query:read',
+    body: QueryRequestSchema,
+    bodyLimit: QUERY_BODY_LIMIT,
+    handler: async (req, reply, { project, principal }) => {
+      // A client that gives up on a blocking query stops it in ClickHouse too.
+      const left = new AbortController()
+      const onClose = () => {
+        if (!reply.raw.writableEnded) left.abort()
+      }
+      reply.raw.once('close', onClose)
+      try {
+        return await runner.run(project, req.body, req.log, principal.key.id, left.signal)
+      } finally {
+        reply.raw.off('close', onClose)
+      }
     },
-  )
-
-  projectRoute(app, 'get', '/query/:id/', { schema: { params: QueryIdParams } }, async (req, reply) => {
-    const { project } = await authorize(ctx, req, 'query:read')
-    const { id } = req.params as z.infer<typeof QueryIdParams>
-    if (wantsEventStream(req)) return streamStatus(runner, project.id, id, req, reply)
-    return { query_status: await runner.status(project.id, id) }
   })
 
-  projectRoute(app, 'delete', '/query/:id/', { schema: { params: QueryIdParams } }, async (req, reply) => {
-    const { project } = await authorize(ctx, req, 'query:read')
-    await runner.cancel(project.id, (req.params as z.infer<typeof QueryIdParams>).id)
-    return reply.code(204).send()
+  projectRoute(app, ctx, {
+    method: 'GET',
+    path: '/query/:id/',
+    scope: 'query:read',
+    params: QueryIdParams,
+    handler: async (req, reply, { project }) => {
+      const { id } = req.params
+      if (wantsEventStream(req)) return streamStatus(runner, project.id, id, req, reply)
+      return { query_status: await runner.status(project.id, id) }
+    },
+  })
+
+  projectRoute(app, ctx, {
+    method: 'DELETE',
+    path: '/query/:id/',
+    scope: 'query:read',
+    params: QueryIdParams,
+    handler: async (req, reply, { project }) => {
+      if (await runner.cancel(project.id, req.params.id)) return reply.code(204).send()
+      // ClickHouse has not dropped it yet: it is being killed, and the status says cancelled.
+      return reply
+        .code(202)
+        .send({ detail: 'Cancellation requested; ClickHouse is still stopping the query.' })
+    },
   })
 
   // The spec gives these no scope; they confirm the key may run queries in this project.
-  projectRoute(
-    app,
-    'post',
-    '/query/check_auth_for_async/',
-    { schema: { params: ProjectParams } },
-    async (req, reply) => {
-      await authorize(ctx, req, 'query:read')
-      return reply.code(200).send()
-    },
-  )
+  projectRoute(app, ctx, {
+    method: 'POST',
+    path: '/query/check_auth_for_async/',
+    scope: 'query:read',
+    handler: async (_req, reply) => reply.code(200).send(),
+  })
 
-  projectRoute(app, 'get', '/query/draft_sql/', { schema: { params: ProjectParams } }, async (req, reply) => {
-    await authorize(ctx, req, 'query:read')
-    return reply.code(200).send()
+  projectRoute(app, ctx, {
+    method: 'GET',
+    path: '/query/draft_sql/',
+    scope: 'query:read',
+    handler: async (_req, reply) => reply.code(200).send(),
   })
 }

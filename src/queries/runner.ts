@@ -1,12 +1,15 @@
 import { v4 as uuidv4 } from 'uuid'
 import type { Project } from '../accounts/documents.ts'
-import { NotFound } from '../http/errors.ts'
+import { AppError, NotFound } from '../http/errors.ts'
 import type { Logger } from '../observability/logger.ts'
 import { queryDurationSeconds } from '../observability/metrics.ts'
 import type { Runtime } from '../runtime/types.ts'
 import { sqlString } from '../clickhouse/sql.ts'
+import { sleep } from '../retry/backoff.ts'
 import { cacheKey, FRESHNESS_SECONDS, ResultCache } from './cache.ts'
 import { execute, mapClickHouseError } from './execute.ts'
+import { type AdmissionLimits, QueryAdmission } from './admission.ts'
+import { CompileGate, type CompileGateOptions } from './compile-gate.ts'
 import { type KindCompiled, queryKind } from './kinds.ts'
 import type { QueryRequest, QueryStatus, RefreshMode } from './schema.ts'
 import { newStatus, QueryStatusStore } from './status.ts'
@@ -16,7 +19,37 @@ export interface QueryLimits {
   maxResultRows: number
 }
 
+/** How queries are let in: the limits ClickHouse applies, concurrency caps, the compile workers. */
+export interface RunnerOptions {
+  limits: QueryLimits
+  admission: AdmissionLimits
+  compile: CompileGateOptions
+}
+
+/** How long a cancel waits for ClickHouse to drop the query from system.processes. */
+const CANCEL_WAIT_MS = 10_000
+
+/** ClickHouse stopped the query at QUERY_MAX_MEMORY_BYTES (code 241, MEMORY_LIMIT_EXCEEDED). */
+function memoryLimitError(err: unknown): AppError | undefined {
+  const texts = [err, (err as { cause?: unknown } | null)?.cause].map((e) =>
+    e instanceof Error ? e.message : '',
+  )
+  if (!texts.some((t) => /Code: 241\b|MEMORY_LIMIT_EXCEEDED|Memory limit \(for query\) exceeded/.test(t))) {
+    return undefined
+  }
+  return new AppError(
+    400,
+    'validation_error',
+    'query_memory_limit',
+    'The query needed more memory than the limit and was stopped; narrow its date range or filters.',
+    'query',
+  )
+}
+
 type Response = Record<string, unknown>
+
+/** What a query run logs through: the request's logger (with its request and project ids). */
+export type QueryLog = Pick<Logger, 'debug' | 'info' | 'warn' | 'error'>
 
 /** ClickHouse query ids are global; the team prefix keeps one project's ids from touching another's. */
 export const clickhouseQueryId = (teamId: number, id: string) => `t${teamId}-${id}`
@@ -27,19 +60,37 @@ const ageSeconds = (iso: string) => (Date.now() - Date.parse(iso)) / 1000
 export class QueryRunner {
   private readonly running = new Map<string, AbortController>()
 
+  private readonly limits: QueryLimits
+  private readonly admission: QueryAdmission
+  private readonly gate: CompileGate
+
   private constructor(
     private readonly rt: Runtime,
     readonly statuses: QueryStatusStore,
     private readonly cache: ResultCache,
-    private readonly limits: QueryLimits,
-  ) {}
-
-  static async create(rt: Runtime, limits: QueryLimits) {
-    return new QueryRunner(rt, await QueryStatusStore.open(rt.nc), await ResultCache.open(rt.nc), limits)
+    opts: RunnerOptions,
+  ) {
+    this.limits = opts.limits
+    this.admission = new QueryAdmission(opts.admission)
+    this.gate = new CompileGate(opts.compile)
   }
 
-  async run(project: Project, req: QueryRequest, log: Logger): Promise<Response> {
-    const kind = queryKind(req.query.kind)
+  static async create(rt: Runtime, opts: RunnerOptions) {
+    return new QueryRunner(rt, await QueryStatusStore.open(rt.nc), await ResultCache.open(rt.nc), opts)
+  }
+
+  /**
+   * Answers a query request. `keyId` is the personal API key's, for its concurrency cap; `signal`
+   * aborts when the client goes away, which stops a blocking query in ClickHouse too.
+   */
+  async run(
+    project: Project,
+    req: QueryRequest,
+    log: QueryLog,
+    keyId: string,
+    signal?: AbortSignal,
+  ): Promise<Response> {
+    queryKind(req.query.kind) // an unknown kind is a 400 whatever the cache holds
     let mode: RefreshMode = req.refresh
     if (req.async === true && mode === 'blocking') mode = 'async'
     const key = cacheKey(project.id, req.query, {
@@ -63,17 +114,23 @@ export class QueryRunner {
         return { results: null, is_cached: false, cache_key: key, last_refresh: null, query_status: null }
       }
     }
-    // Compile first: a query that cannot compile is a 400 now, not a failed background job.
-    const compiled = await kind.compile(req.query, project)
-    const id = req.client_query_id ?? uuidv4()
-    const background = mode === 'async' || mode === 'lazy_async' || mode === 'force_async'
-    if (!background) {
-      return this.calculate(project, req, compiled, id, key, log)
+    // A slot is held from compiling until ClickHouse is done (a background run gives it back).
+    const release = this.admission.admit(project.id, keyId)
+    let handedOff = false
+    try {
+      // Compile first: a query that cannot compile is a 400 now, not a failed background job.
+      const compiled = await this.gate.compile(req.query, project)
+      const id = req.client_query_id ?? uuidv4()
+      const background = mode === 'async' || mode === 'lazy_async' || mode === 'force_async'
+      if (!background) return await this.calculate(project, req, compiled, id, key, log, signal)
+      const status = newStatus(project.id, id, new Date())
+      await this.statuses.put(status)
+      handedOff = true
+      void this.runInBackground(project, req, compiled, status, key, log).finally(release)
+      return { query_status: status, cache_key: key, is_cached: false, results: null }
+    } finally {
+      if (!handedOff) release()
     }
-    const status = newStatus(project.id, id, new Date())
-    await this.statuses.put(status)
-    void this.runInBackground(project, req, compiled, status, key, log)
-    return { query_status: status, cache_key: key, is_cached: false, results: null }
   }
 
   private async calculate(
@@ -82,16 +139,29 @@ export class QueryRunner {
     compiled: KindCompiled,
     id: string,
     key: string,
-    log: Logger,
+    log: QueryLog,
     abort?: AbortSignal,
   ): Promise<Response> {
     const kind = queryKind(req.query.kind)
     const t0 = performance.now()
-    const out = await execute(this.rt.ch, compiled, {
-      ...this.limits,
-      queryId: clickhouseQueryId(project.id, id),
-      abort,
-    })
+    // A client that leaves, a cancel or a shutdown stops the query in ClickHouse, not only here.
+    const onAbort = () =>
+      void this.kill(project.id, id).catch((err) => log.warn({ err, query_id: id }, 'kill failed'))
+    abort?.addEventListener('abort', onAbort, { once: true })
+    let out
+    try {
+      if (abort?.aborted)
+        throw new AppError(409, 'invalid_request', 'query_cancelled', 'The query was cancelled.')
+      out = await execute(this.rt.queryCh, compiled, {
+        ...this.limits,
+        queryId: clickhouseQueryId(project.id, id),
+        abort,
+      })
+    } catch (err) {
+      throw memoryLimitError(err) ?? err
+    } finally {
+      abort?.removeEventListener('abort', onAbort)
+    }
     const ms = performance.now() - t0
     queryDurationSeconds.observe({ kind: req.query.kind }, ms / 1000)
     const limit = compiled.paging?.limit ?? compiled.limit ?? null
@@ -132,7 +202,7 @@ export class QueryRunner {
     compiled: KindCompiled,
     initial: QueryStatus,
     key: string,
-    log: Logger,
+    log: QueryLog,
   ): Promise<void> {
     const abort = new AbortController()
     const runKey = `${project.id}.${initial.id}`
@@ -158,7 +228,11 @@ export class QueryRunner {
     } catch (err) {
       clearInterval(progress)
       const mapped = mapClickHouseError(err)
-      if (mapped.status >= 500) log.error({ err, query_id: initial.id }, 'background query failed')
+      if (mapped.status >= 500) {
+        // ClickHouse's message can quote row values: the detail goes to debug only
+        log.error({ query_id: initial.id, code: mapped.code }, 'background query failed')
+        log.debug({ err, query_id: initial.id }, 'background query failure detail')
+      }
       await save({
         ...status,
         complete: true,
@@ -200,12 +274,12 @@ export class QueryRunner {
     return s
   }
 
-  /** Kills the ClickHouse query (whichever process started it) and marks the status cancelled. */
-  async cancel(teamId: number, id: string): Promise<void> {
+  /**
+   * Kills the ClickHouse query (whichever process started it), marks the status cancelled, and
+   * answers whether ClickHouse no longer runs it (checked in system.processes).
+   */
+  async cancel(teamId: number, id: string): Promise<boolean> {
     const s = await this.status(teamId, id)
-    await this.rt.ch.command({
-      query: `KILL QUERY WHERE query_id = ${sqlString(clickhouseQueryId(teamId, id))}`,
-    })
     this.running.get(`${teamId}.${id}`)?.abort()
     if (!s.complete || !s.error) {
       await this.statuses.put({
@@ -217,10 +291,34 @@ export class QueryRunner {
         end_time: new Date().toISOString(),
       })
     }
+    return this.kill(teamId, id)
   }
 
-  /** Waits for this process's background queries (graceful shutdown). */
+  /**
+   * KILL QUERY until system.processes no longer lists the query (a query killed before it reached
+   * ClickHouse, or one slow to notice, is killed again); false if it is still there after the wait.
+   */
+  async kill(teamId: number, id: string, waitMs = CANCEL_WAIT_MS): Promise<boolean> {
+    const queryId = sqlString(clickhouseQueryId(teamId, id))
+    const deadline = Date.now() + waitMs
+    for (let round = 0; ; round++) {
+      if (round % 10 === 0) {
+        await this.rt.ch.command({ query: `KILL QUERY WHERE query_id = ${queryId} ASYNC` })
+      }
+      const rs = await this.rt.ch.query({
+        query: `SELECT count() AS n FROM system.processes WHERE query_id = ${queryId}`,
+        format: 'JSONEachRow',
+      })
+      const [row] = await rs.json<{ n: string | number }>()
+      if (Number(row?.n ?? 0) === 0) return true
+      if (Date.now() >= deadline) return false
+      await sleep(100)
+    }
+  }
+
+  /** Stops this process's background queries, in ClickHouse too (graceful shutdown). */
   async stop(): Promise<void> {
     for (const a of this.running.values()) a.abort()
+    await this.gate.close()
   }
 }

@@ -46,7 +46,6 @@ export const QueryRequestSchema = z.object({
 export type QueryRequest = z.infer<typeof QueryRequestSchema>
 
 export const QueryIdParams = z.object({
-  project_id: z.string(),
   id: z.string().regex(/^[A-Za-z0-9_-]{1,128}$/, 'is not a query id'),
 })
 

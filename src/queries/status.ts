@@ -1,10 +1,10 @@
 import type { KV, KvWatchEntry } from '@nats-io/kv'
 import { BUCKETS } from '../../schema/jetstream.ts'
 import { bucket, type NatsConnection } from '../jetstream/connection.ts'
+import { decodeDoc, isLive, readDoc } from '../jetstream/kv-document.ts'
 import { type QueryStatus, QueryStatusSchema } from './schema.ts'
 
 const enc = new TextEncoder()
-const dec = new TextDecoder()
 
 /** KV values are limited by the server's max payload; larger results are left out of the status. */
 const MAX_STATUS_BYTES = 900 * 1024
@@ -27,9 +27,7 @@ export class QueryStatusStore {
   }
 
   async get(teamId: number, id: string): Promise<QueryStatus | undefined> {
-    const e = await this.kv.get(this.key(teamId, id))
-    if (!e || e.operation !== 'PUT' || e.value.length === 0) return undefined
-    return QueryStatusSchema.parse(JSON.parse(dec.decode(e.value)))
+    return (await readDoc(this.kv, this.key(teamId, id), QueryStatusSchema))?.doc
   }
 
   async put(status: QueryStatus): Promise<void> {
@@ -53,8 +51,7 @@ export class QueryStatusStore {
     signal.addEventListener('abort', stop, { once: true })
     try {
       for await (const e of iter as AsyncIterable<KvWatchEntry>) {
-        if (e.operation !== 'PUT' || e.value.length === 0) continue
-        yield QueryStatusSchema.parse(JSON.parse(dec.decode(e.value)))
+        if (isLive(e)) yield decodeDoc(e, QueryStatusSchema)
       }
     } finally {
       signal.removeEventListener('abort', stop)

@@ -10,12 +10,14 @@ import { registerPlaylistRoutes } from '../playlists/routes.ts'
 import { registerPluginConfigRoutes } from '../plugins/config-routes.ts'
 import { registerProjectRoutes } from '../accounts/project-routes.ts'
 import { registerSdkRoutes } from '../remote-config/api.ts'
+import { registerKeyRoutes } from '../accounts/key-routes.ts'
 
 /** Each part of the management/query API adds its routes through one of these. */
 type RouteModule = (app: FastifyInstance, ctx: ApiContext) => void | Promise<void>
 
 const ROUTE_MODULES: RouteModule[] = [
   registerProjectRoutes,
+  registerKeyRoutes,
   registerQueries,
   registerFlagRoutes,
   registerPlaylistRoutes,
@@ -28,7 +30,7 @@ export const apiComponent: Component = {
   name: 'api',
   roles: ['api'],
   async start(rt, app) {
-    await registerOpenApi(app as unknown as FastifyInstance)
+    await registerOpenApi(app)
     const ctx: ApiContext = { rt, limiter: new RateLimiter(rt.config.API_RATE_LIMIT_PER_MINUTE) }
     await app.register(async (scope) => {
       for (const m of ROUTE_MODULES) await m(scope as unknown as FastifyInstance, ctx)

@@ -11,6 +11,7 @@ import type { Logger } from '../observability/logger.ts'
 import { setConsumerLagSource } from '../observability/metrics.ts'
 import { defaultWebhooks } from '../plugins/pipeline.ts'
 import { type Stack, startStack } from '../stack/index.ts'
+import { clickhouseClient } from '../clickhouse/client.ts'
 import { migrateClickHouse } from '../clickhouse/migrate.ts'
 import { logLimits } from '../clickhouse/retention.ts'
 
@@ -50,13 +51,24 @@ export async function startBurrow(
     cleanups.push(() => ch.close())
     const accounts = await AccountStore.open(nc)
     const { credentials, created } = await ensureDefaults(accounts, config.DATA_DIR)
-    const runtime: Runtime = { config, log, nc, ch, accounts }
+    const queryCh = clickhouseClient(stack.clickhouseUrl, config.CLICKHOUSE_DATABASE, {
+      max_memory_usage: String(config.QUERY_MAX_MEMORY_BYTES),
+      max_execution_time: config.QUERY_MAX_EXECUTION_SECONDS,
+    })
+    cleanups.push(() => queryCh.close())
+    const runtime: Runtime = { config, log, nc, ch, queryCh, accounts }
     defaultWebhooks.allowPrivate = config.WEBHOOK_ALLOW_PRIVATE_NETWORKS
 
     const app = createHttpServer({
       log,
       bodyLimit: config.CAPTURE_MAX_BODY_BYTES,
       trustProxy: config.TRUSTED_PROXIES,
+      cors: { publicOrigins: config.CORS_PUBLIC_ORIGINS, apiOrigins: config.CORS_API_ORIGINS },
+      timeouts: {
+        requestMs: config.HTTP_REQUEST_TIMEOUT_MS,
+        headersMs: config.HTTP_HEADERS_TIMEOUT_MS,
+        idleMs: config.HTTP_IDLE_TIMEOUT_MS,
+      },
     })
     registerHealth(app, {
       nats: async () => {

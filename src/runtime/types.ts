@@ -13,6 +13,11 @@ export interface Runtime {
   log: Logger
   nc: NatsConnection
   ch: ClickHouseClient
+  /**
+   * For queries users write (HogQL, insights, person lists): every query it sends carries
+   * ClickHouse's per-query memory and time limits (QUERY_MAX_MEMORY_BYTES, QUERY_MAX_EXECUTION_SECONDS).
+   */
+  queryCh: ClickHouseClient
   accounts: AccountStore
 }
 

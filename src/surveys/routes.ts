@@ -8,7 +8,7 @@ import type { StoredFlag } from '../flags/stored-definition.ts'
 import { requireScope } from '../http/auth.ts'
 import { NotFound, ValidationError } from '../http/errors.ts'
 import { PageQuery, paginate } from '../http/paging.ts'
-import { type ApiContext, authorize, projectRoute } from '../http/routes.ts'
+import { type ApiContext, projectRoute } from '../http/routes.ts'
 import type { StoredSurvey } from './document.ts'
 import {
   createSurveyFlag,
@@ -120,21 +120,15 @@ export async function registerSurveyRoutes(app: FastifyInstance, ctx: ApiContext
     checkSurvey(next, input)
   }
 
-  projectRoute(
-    app,
-    'get',
-    '/surveys/',
-    {
-      schema: {
-        tags: TAGS,
-        summary: 'List surveys (newest first)',
-        params: ProjectParams,
-        querystring: ListQuery,
-      },
-    },
-    async (req) => {
-      const { project } = await authorize(ctx, req, READ)
-      const q = req.query as z.infer<typeof ListQuery>
+  projectRoute(app, ctx, {
+    method: 'GET',
+    path: '/surveys/',
+    scope: READ,
+    tags: TAGS,
+    summary: 'List surveys (newest first)',
+    query: ListQuery,
+    handler: async (req, _reply, { project }) => {
+      const q = req.query
       const ids = q.ids ? new Set(q.ids.split(',').map((s) => s.trim().toLowerCase())) : undefined
       const search = q.search?.toLowerCase()
       const all = (await store.list(project.id)).filter(
@@ -154,16 +148,17 @@ export async function registerSurveyRoutes(app: FastifyInstance, ctx: ApiContext
         ),
       }
     },
-  )
+  })
 
-  projectRoute(
-    app,
-    'post',
-    '/surveys/',
-    { schema: { tags: TAGS, summary: 'Create a survey', params: ProjectParams, body: SurveyInput } },
-    async (req, reply) => {
-      const { principal, project } = await authorize(ctx, req, WRITE)
-      const input = req.body as SurveyInput
+  projectRoute(app, ctx, {
+    method: 'POST',
+    path: '/surveys/',
+    scope: WRITE,
+    tags: TAGS,
+    summary: 'Create a survey',
+    body: SurveyInput,
+    handler: async (req, reply, { principal, project }) => {
+      const input = req.body
       if (!input.name) throw new ValidationError('This field is required.', 'name', 'required')
       if (!input.type) throw new ValidationError('This field is required.', 'type', 'required')
       if (input.targeting_flag_filters || input.targeting_flag_id != null) requireScope(principal, FLAG_WRITE)
@@ -237,37 +232,33 @@ export async function registerSurveyRoutes(app: FastifyInstance, ctx: ApiContext
       const user = userResolver(ctx.rt.accounts)
       return reply.code(201).send(surveyBody(next, lookup(project.id, written), await user(next.created_by)))
     },
-  )
+  })
 
-  projectRoute(
-    app,
-    'get',
-    '/surveys/:id/',
-    { schema: { tags: TAGS, summary: 'Retrieve a survey', params: SurveyParams } },
-    async (req) => {
-      const { project } = await authorize(ctx, req, READ)
-      const s = await store.get(project.id, (req.params as z.infer<typeof SurveyParams>).id)
+  projectRoute(app, ctx, {
+    method: 'GET',
+    path: '/surveys/:id/',
+    scope: READ,
+    tags: TAGS,
+    summary: 'Retrieve a survey',
+    params: SurveyParams,
+    handler: async (req, _reply, { project }) => {
+      const s = await store.get(project.id, req.params.id)
       if (!s) throw new NotFound()
       return surveyBody(s, lookup(project.id), await userResolver(ctx.rt.accounts)(s.created_by))
     },
-  )
+  })
 
-  projectRoute(
-    app,
-    'patch',
-    '/surveys/:id/',
-    {
-      schema: {
-        tags: TAGS,
-        summary: 'Update a survey; start_date/end_date launch and stop it',
-        params: SurveyParams,
-        body: SurveyInput,
-      },
-    },
-    async (req) => {
-      const { principal, project } = await authorize(ctx, req, WRITE)
-      const id = (req.params as z.infer<typeof SurveyParams>).id
-      const input = req.body as SurveyInput
+  projectRoute(app, ctx, {
+    method: 'PATCH',
+    path: '/surveys/:id/',
+    scope: WRITE,
+    tags: TAGS,
+    summary: 'Update a survey; start_date/end_date launch and stop it',
+    params: SurveyParams,
+    body: SurveyInput,
+    handler: async (req, _reply, { principal, project }) => {
+      const id = req.params.id
+      const input = req.body
       const current = await store.get(project.id, id)
       if (!current) throw new NotFound()
       if (input.targeting_flag_filters || input.targeting_flag_id != null || input.remove_targeting_flag) {
@@ -327,16 +318,17 @@ export async function registerSurveyRoutes(app: FastifyInstance, ctx: ApiContext
       const user = userResolver(ctx.rt.accounts)
       return surveyBody(done.after, lookup(project.id, written), await user(done.after.created_by))
     },
-  )
+  })
 
-  projectRoute(
-    app,
-    'delete',
-    '/surveys/:id/',
-    { schema: { tags: TAGS, summary: 'Delete a survey and the flags it owns', params: SurveyParams } },
-    async (req, reply) => {
-      const { principal, project } = await authorize(ctx, req, WRITE)
-      const id = (req.params as z.infer<typeof SurveyParams>).id
+  projectRoute(app, ctx, {
+    method: 'DELETE',
+    path: '/surveys/:id/',
+    scope: WRITE,
+    tags: TAGS,
+    summary: 'Delete a survey and the flags it owns',
+    params: SurveyParams,
+    handler: async (req, reply, { principal, project }) => {
+      const id = req.params.id
       const current = await store.get(project.id, id)
       if (!current) throw new NotFound()
       if (current.targeting_flag_id !== null) requireScope(principal, FLAG_WRITE)
@@ -346,5 +338,5 @@ export async function registerSurveyRoutes(app: FastifyInstance, ctx: ApiContext
       }
       return reply.code(204).send()
     },
-  )
+  })
 }

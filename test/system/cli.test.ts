@@ -6,45 +6,89 @@ import { runBurrow, spawnBurrow } from '../harness/cli.ts'
 import { stack, tempDir } from '../harness/index.ts'
 
 describe('burrow start on the shared servers', () => {
-  it('creates the default credentials once, serves /_health, reuses them and exits 0 on SIGTERM', async () => {
-    const s = stack()
-    const dataDir = tempDir()
-    const port = String(await freePort())
-    const env = {
-      NATS_URL: s.natsUrl,
-      CLICKHOUSE_URL: s.clickhouseUrl,
-      CLICKHOUSE_DATABASE: s.database,
-      DATA_DIR: dataDir,
-      PORT: port,
-    }
-    const first = spawnBurrow(['start'], env)
-    await first.waitFor(/Burrow listening on/)
-    const printed = first.output()
-    expect(printed).toMatch(/project API key:\s+phc_/)
-    expect(printed).toMatch(/personal API key:\s+phx_/)
-    const file = join(dataDir, 'local-credentials.json')
-    expect(statSync(file).mode & 0o777).toBe(0o600)
-    const creds = JSON.parse(readFileSync(file, 'utf8'))
-    expect(Object.keys(creds).sort()).toEqual(['personal_api_key', 'project_api_key', 'project_id'])
-    expect(printed).toContain(creds.personal_api_key)
+  // Each CLI run boots tsx: on a loaded machine the runs below take minutes together.
+  it(
+    'creates the default credentials once, serves /_health, reuses them and exits 0 on SIGTERM',
+    { timeout: 240_000 },
+    async () => {
+      const s = stack()
+      const dataDir = tempDir()
+      const port = String(await freePort())
+      const env = {
+        NATS_URL: s.natsUrl,
+        CLICKHOUSE_URL: s.clickhouseUrl,
+        CLICKHOUSE_DATABASE: s.database,
+        DATA_DIR: dataDir,
+        PORT: port,
+        // everything pino would write, to check that no key reaches the log
+        LOG_LEVEL: 'debug',
+      }
+      const first = spawnBurrow(['start'], env)
+      await first.waitFor(/Burrow listening on/)
+      const printed = first.output()
+      expect(printed).toMatch(/project API key:\s+phc_/)
+      expect(printed).toMatch(/personal API key:\s+phx_/)
+      const file = join(dataDir, 'local-credentials.json')
+      expect(statSync(file).mode & 0o777).toBe(0o600)
+      const creds = JSON.parse(readFileSync(file, 'utf8'))
+      expect(Object.keys(creds).sort()).toEqual(['personal_api_key', 'project_api_key', 'project_id'])
+      expect(printed).toContain(creds.personal_api_key)
 
-    const health = await fetch(`http://127.0.0.1:${port}/_health`)
-    expect(health.status).toBe(200)
-    expect(await health.json()).toMatchObject({
-      status: 'ok',
-      dependencies: { nats: { status: 'ok' }, clickhouse: { status: 'ok' } },
-    })
+      const health = await fetch(`http://127.0.0.1:${port}/_health`)
+      expect(health.status).toBe(200)
+      expect(await health.json()).toMatchObject({
+        status: 'ok',
+        dependencies: { nats: { status: 'ok' }, clickhouse: { status: 'ok' } },
+      })
 
-    first.child.kill('SIGTERM')
-    expect(await first.exited).toBe(0)
+      // Requests that carry the key in the query string and in a malformed header.
+      const base = `http://127.0.0.1:${port}`
+      expect((await fetch(`${base}/api/projects/?personal_api_key=${creds.personal_api_key}`)).status).toBe(
+        200,
+      )
+      const malformed = { authorization: `Token ${creds.personal_api_key}` }
+      expect((await fetch(`${base}/api/projects/`, { headers: malformed })).status).toBe(401)
 
-    const second = spawnBurrow(['start'], env)
-    await second.waitFor(/Burrow listening on/)
-    expect(second.output()).not.toMatch(/personal API key/)
-    expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual(creds)
-    second.child.kill('SIGINT')
-    expect(await second.exited).toBe(0)
-  })
+      // `keys list` shows each key's id and mask, never the key; `keys revoke` ends one at once.
+      const made = await runBurrow(
+        ['keys', 'create', '--scopes', 'project:read', '--label', 'to revoke'],
+        env,
+      )
+      const doomed = /^(phx_\S+)$/m.exec(made.output)![1]!
+      const bearer = { authorization: `Bearer ${doomed}` }
+      expect((await fetch(`${base}/api/projects/`, { headers: bearer })).status).toBe(200)
+      const listed = await runBurrow(['keys', 'list'], env)
+      expect(listed.code).toBe(0)
+      expect(listed.output).not.toContain(doomed)
+      expect(listed.output).not.toContain(creds.personal_api_key)
+      expect(listed.output).toContain('local default')
+      const row = listed.output.split('\n').find((l) => l.includes('to revoke'))
+      expect(row).toContain(doomed.slice(0, 8))
+      const keyId = row!.split('\t')[0]!
+      expect((await runBurrow(['keys', 'revoke', keyId], env)).code).toBe(0)
+      expect((await fetch(`${base}/api/projects/`, { headers: bearer })).status).toBe(401)
+      expect((await runBurrow(['keys', 'revoke', keyId], env)).code).toBe(1)
+      expect((await runBurrow(['keys', 'list'], env)).output).not.toContain('to revoke')
+
+      first.child.kill('SIGTERM')
+      expect(await first.exited).toBe(0)
+      // The banner prints the keys on stdout for the person starting Burrow; no log line holds them.
+      const logLines = first
+        .output()
+        .split('\n')
+        .filter((l) => l.startsWith('{'))
+      expect(logLines.length).toBeGreaterThan(3)
+      expect(logLines.filter((l) => l.includes(creds.personal_api_key))).toEqual([])
+      expect(logLines.filter((l) => l.includes('phx_'))).toEqual([])
+
+      const second = spawnBurrow(['start'], env)
+      await second.waitFor(/Burrow listening on/)
+      expect(second.output()).not.toMatch(/personal API key/)
+      expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual(creds)
+      second.child.kill('SIGINT')
+      expect(await second.exited).toBe(0)
+    },
+  )
 
   it('stops start-up with a message naming a wrong variable', async () => {
     const r = await runBurrow(['start'], { PORT: 'abc', DATA_DIR: tempDir() })
@@ -52,11 +96,13 @@ describe('burrow start on the shared servers', () => {
     expect(r.output).toMatch(/invalid PORT/)
   })
 
-  it('answers --help for every command', async () => {
+  it('answers --help for every command', { timeout: 240_000 }, async () => {
     for (const args of [
       ['--help'],
       ['start', '--help'],
       ['keys', 'create', '--help'],
+      ['keys', 'list', '--help'],
+      ['keys', 'revoke', '--help'],
       ['projects', '--help'],
     ]) {
       const r = await runBurrow(args, {})

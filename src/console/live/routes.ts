@@ -1,6 +1,7 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyReply } from 'fastify'
+import type { Project } from '../../accounts/documents.ts'
 import { z } from 'zod'
-import { type ApiContext, authorize, PROJECT_PREFIXES } from '../../http/routes.ts'
+import { type ApiContext, projectRoute } from '../../http/routes.ts'
 import type { LiveHub, TailSink } from './hub.ts'
 
 // The console's live endpoints. They answer what the public API has no endpoint for yet (events
@@ -12,7 +13,6 @@ const SCOPE = 'query:read'
 const STATS_EVERY_MS = 1000
 const KEEP_ALIVE_MS = 15_000
 
-const Params = z.object({ project_id: z.string() })
 const TailQuery = z.object({
   event: z.string().max(200).optional(),
   distinct_id: z.string().max(200).optional(),
@@ -20,14 +20,12 @@ const TailQuery = z.object({
 })
 
 async function streamLive(
-  ctx: ApiContext,
   hub: LiveHub,
   open: Set<() => void>,
-  req: FastifyRequest,
+  project: Project,
+  q: z.infer<typeof TailQuery>,
   reply: FastifyReply,
 ) {
-  const { project } = await authorize(ctx, req, SCOPE)
-  const q = req.query as z.infer<typeof TailQuery>
   const first = await hub.stats(project.id)
   reply.hijack()
   const res = reply.raw
@@ -85,15 +83,19 @@ async function streamLive(
 export function registerLiveRoutes(app: FastifyInstance, ctx: ApiContext, hub: LiveHub): void {
   // Streams still open, so shutdown can end them before the server waits for connections.
   const open = new Set<() => void>()
-  for (const prefix of PROJECT_PREFIXES) {
-    app.get(`${prefix}/live/stats/`, { schema: { params: Params } }, async (req) => {
-      const { project } = await authorize(ctx, req, SCOPE)
-      return hub.stats(project.id)
-    })
-    app.get(`${prefix}/live/events/`, { schema: { params: Params, querystring: TailQuery } }, (req, reply) =>
-      streamLive(ctx, hub, open, req, reply),
-    )
-  }
+  projectRoute(app, ctx, {
+    method: 'GET',
+    path: '/live/stats/',
+    scope: SCOPE,
+    handler: async (_req, _reply, { project }) => hub.stats(project.id),
+  })
+  projectRoute(app, ctx, {
+    method: 'GET',
+    path: '/live/events/',
+    scope: SCOPE,
+    query: TailQuery,
+    handler: (req, reply, { project }) => streamLive(hub, open, project, req.query, reply),
+  })
   // Open streams would keep the server from closing: end them first.
   app.addHook('preClose', async () => {
     for (const close of [...open]) close()

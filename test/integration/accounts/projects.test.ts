@@ -31,13 +31,38 @@ describe('personal API keys and projects', () => {
     expect(r.body.detail).toContain('project:read')
   })
 
-  it('lists only the projects a key may reach, with a paginated envelope', async () => {
-    const key = await createTestKey(['project:read'], [mine.id])
-    const r = await api(burrow.url, key)('GET', '/api/projects/')
+  it('lists the organization’s projects with a paginated envelope', async () => {
+    const key = await createTestKey(['project:read'])
+    const r = await api(burrow.url, key)('GET', '/api/projects/?limit=1000')
     expect(r.status).toBe(200)
-    expect(r.body).toMatchObject({ count: 1, next: null, previous: null })
-    expect(r.body.results.map((p: Project) => p.id)).toEqual([mine.id])
-    expect((await api(burrow.url, key)('GET', `/api/projects/${other.id}/`)).status).toBe(404)
+    expect(r.body).toMatchObject({ next: null, previous: null })
+    const ids = r.body.results.map((p: Project) => p.id)
+    expect(ids).toEqual(expect.arrayContaining([mine.id, other.id]))
+    expect(r.body.count).toBe(ids.length)
+  })
+
+  it('gives a key limited to some projects those projects only, and nothing of the organization', async () => {
+    const key = await createTestKey(['project:write'], [mine.id])
+    const call = api(burrow.url, key)
+    // PostHog (posthog/permissions.py): such a key works on project-based endpoints only.
+    const refusal = {
+      type: 'authentication_error',
+      code: 'permission_denied',
+      detail: 'API keys with scoped projects are only supported on project-based endpoints.',
+      attr: null,
+    }
+    const list = await call('GET', '/api/projects/')
+    expect(list.status).toBe(403)
+    expect(list.body).toEqual(refusal)
+    const create = await call('POST', '/api/projects/', { name: 'sneaky' })
+    expect(create.status).toBe(403)
+    expect(create.body).toEqual(refusal)
+    const all = await api(burrow.url, await createTestKey(['project:read']))(
+      'GET',
+      '/api/projects/?limit=1000',
+    )
+    expect(all.body.results.map((p: Project) => p.name)).not.toContain('sneaky')
+    expect((await call('GET', `/api/projects/${other.id}/`)).status).toBe(404)
     expect((await api(burrow.url, key)('GET', '/api/projects/99999999/')).status).toBe(404)
     expect((await api(burrow.url, key)('GET', `/api/projects/${mine.id}/`)).body).toMatchObject({
       id: mine.id,

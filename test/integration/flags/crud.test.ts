@@ -253,10 +253,18 @@ describe('feature flag definitions API', () => {
     expect(
       (await api(burrow.url, noScope)('GET', `/flags/definitions?token=${fresh.api_token}`)).status,
     ).toBe(403)
+    // Another project's valid token and an invalid one get the same answer: no token oracle.
     const elsewhere = await createTestKey(['feature_flag:read'], [other.id])
-    expect(
-      (await api(burrow.url, elsewhere)('GET', `/flags/definitions?token=${fresh.api_token}`)).status,
-    ).toBe(403)
+    const notYours = await api(burrow.url, elsewhere)('GET', `/flags/definitions?token=${fresh.api_token}`)
+    const notValid = await api(burrow.url, elsewhere)('GET', '/flags/definitions?token=phc_nope')
+    expect(notYours.status).toBe(401)
+    expect(notYours.text).toBe(notValid.text)
+    expect(notYours.body).toEqual({
+      type: 'authentication_error',
+      code: 'invalid_api_key',
+      detail: 'Project API key invalid.',
+      attr: null,
+    })
   })
 
   it('summarizes usage from $feature_flag_called events and $feature/ properties', async () => {

@@ -3,7 +3,9 @@ import LZString from 'lz-string'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Project } from '../../../src/accounts/documents.ts'
 import type { RunningBurrow } from '../../../src/runtime/start.ts'
-import { api, clickhouse, createTestKey, createTestProject } from '../../harness/index.ts'
+import { flagDefinitionSchema } from '../../../src/flags/definition.ts'
+import { FlagStore } from '../../../src/flags/definition-store.ts'
+import { api, clickhouse, createTestKey, createTestProject, nats } from '../../harness/index.ts'
 import {
   DECIDE_REMOTE_CONFIG,
   flagInput,
@@ -413,15 +415,24 @@ describe('error isolation', () => {
   it('leaves out a flag that cannot be evaluated and flags the response', async () => {
     const project = await projectWith('flags errors', [
       flagInput('err-good', always()),
-      flagInput(
-        'err-bad-regex',
-        always([{ key: 'email', operator: 'regex', value: '(unclosed', type: 'person' }]),
-      ),
       flagInput('err-variant', {
         ...always(),
         multivariate: { variants: [{ key: 'only', rollout_percentage: 100 }] },
       }),
     ])
+    // The API refuses such a pattern now; a flag stored before that rule is written directly.
+    const badRegex = flagInput(
+      'err-bad-regex',
+      always([{ key: 'email', operator: 'regex', value: '(unclosed', type: 'person' }]),
+    )
+    const refused = await call('POST', `/api/projects/${project.id}/feature_flags/`, badRegex)
+    expect(refused.status).toBe(400)
+    expect(refused.body).toMatchObject({
+      type: 'validation_error',
+      attr: 'filters.groups.0.properties.0.value',
+    })
+    const stored = flagDefinitionSchema.omit({ id: true, version: true }).parse(badRegex)
+    await (await FlagStore.open(await nats())).create(project.id, stored, null)
     const body = {
       api_key: project.api_token,
       distinct_id: 'err-user',
@@ -433,5 +444,23 @@ describe('error isolation', () => {
     const v2 = await post(burrow.url, '/flags?v=2', body)
     expect(v2.body.errorsWhileComputingFlags).toBe(true)
     expect(Object.keys(v2.body.flags).sort()).toEqual(['err-good', 'err-variant'])
+  })
+})
+
+describe('regexes in linear time', () => {
+  it('answers ^(a+)+$ against a…a! at once while /_health keeps answering', async () => {
+    const project = await projectWith('flags redos', [
+      flagInput('redos', always([{ key: 'email', operator: 'regex', value: '^(a+)+$', type: 'person' }])),
+    ])
+    // A backtracking engine needs 2^n steps here: 31 characters took 41 s (issue 22).
+    const email = `${'a'.repeat(9_999)}!`
+    const body = { api_key: project.api_token, distinct_id: 'redos-user', person_properties: { email } }
+    const evaluations = Array.from({ length: 5 }, () => post(burrow.url, '/flags?v=2', body))
+    const health = await fetch(`${burrow.url}/_health`)
+    expect(health.status).toBe(200)
+    for (const r of await Promise.all(evaluations)) {
+      expect(r.status).toBe(200)
+      expect(r.body.flags.redos).toMatchObject({ enabled: false })
+    }
   })
 })

@@ -5,6 +5,7 @@ import { clickhouseQueryId } from '../../../src/queries/runner.ts'
 import type { RunningBurrow } from '../../../src/runtime/start.ts'
 import { api, clickhouse, createTestKey, createTestProject, startTestBurrow } from '../../harness/index.ts'
 import { insertEvents } from '../hogql/fixtures.ts'
+import { running as runningIn, until } from './processes.ts'
 
 let burrow: RunningBurrow
 let project: Project
@@ -29,23 +30,7 @@ beforeAll(async () => {
   )
 })
 
-async function running(queryId: string): Promise<boolean> {
-  const rs = await ch().query({
-    query: `SELECT count() AS n FROM system.processes WHERE query_id = '${queryId}'`,
-    format: 'JSONEachRow',
-  })
-  const [row] = await rs.json<{ n: string }>()
-  return Number(row?.n) > 0
-}
-
-async function until(check: () => Promise<boolean>, timeoutMs = 20_000): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs
-  while (Date.now() < deadline) {
-    if (await check()) return true
-    await new Promise((r) => setTimeout(r, 100))
-  }
-  return false
-}
+const running = (queryId: string) => runningIn(ch(), queryId)
 
 describe('DELETE /query/{id}/', () => {
   it('streams progress, kills the long-running query in ClickHouse, marks it cancelled and answers 204', async () => {

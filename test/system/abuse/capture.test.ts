@@ -5,7 +5,9 @@ import { gzipSync } from 'node:zlib'
 import LZString from 'lz-string'
 import { v4 as uuidv4 } from 'uuid'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { clickhouse } from '../../harness/index.ts'
+import { flagDefinitionSchema } from '../../../src/flags/definition.ts'
+import { FlagStore } from '../../../src/flags/definition-store.ts'
+import { clickhouse, nats } from '../../harness/index.ts'
 import type { BurrowProcess } from '../reliability/helpers.ts'
 import {
   type Answer,
@@ -266,28 +268,31 @@ describe('capture, /decide, /flags: seeded fuzzing', () => {
       400,
     )
     expectError(await post('/decide/?v=3', '{"token":'), 400)
-    // A flag whose regex does not compile: docs/flags.md says the flag is left out and
-    // errorsWhileComputingFlags is true; the request still succeeds.
+    // A flag whose regex does not compile is refused when written (docs/flags.md)…
     const key = `bad-regex-${run}`
+    const definition = {
+      key,
+      filters: {
+        groups: [
+          {
+            properties: [{ key: 'email', type: 'person', operator: 'regex', value: '([a-z' }],
+            rollout_percentage: 100,
+          },
+        ],
+      },
+    }
     const created = await send(
       b.url,
       'POST',
       `/api/projects/${b.projectId}/feature_flags/`,
-      JSON.stringify({
-        key,
-        filters: {
-          groups: [
-            {
-              properties: [{ key: 'email', type: 'person', operator: 'regex', value: '([a-z' }],
-              rollout_percentage: 100,
-            },
-          ],
-        },
-      }),
+      JSON.stringify(definition),
       { ...json, authorization: `Bearer ${b.personalKey}` },
     )
-    // Accepted: docs/flags.md does not list an uncompilable pattern among the refused definitions.
-    expect(created.status, created.text).toBe(201)
+    expectError(created, 400)
+    expect(created.json.attr).toBe('filters.groups.0.properties.0.value')
+    // …and one stored before that rule is left out, errorsWhileComputingFlags true, the request 200.
+    const stored = flagDefinitionSchema.omit({ id: true, version: true }).parse(definition)
+    await (await FlagStore.open(await nats())).create(b.projectId, stored, null)
     {
       let answer: Answer | undefined
       for (let i = 0; i < 50; i++) {

@@ -164,7 +164,7 @@ describe('propertyFilterSchema', () => {
     expect(ok({ operator: 'is_date_after', value: 20240101 })).toBe(false)
   })
 
-  it('does not compile regexes at definition time', () => {
+  it('reads stored filters without compiling their regexes (a bad one fails only its flag)', () => {
     expect(ok({ operator: 'regex', value: '(unclosed' })).toBe(true)
   })
 
@@ -194,5 +194,19 @@ describe('create and patch schemas', () => {
     expect(flagPatchSchema.parse({ filters: { groups: [] } })).toEqual({
       filters: { groups: [], payloads: {} },
     })
+  })
+
+  it('refuses a regex RE2 cannot compile when a flag is written, naming where it is', () => {
+    const withRegex = (value: string) => ({
+      key: 'rx',
+      filters: { groups: [{ properties: [{ key: 'email', operator: 'regex', value }] }] },
+    })
+    for (const bad of ['(unclosed', '?*', 'a(?=b)', '(x)\\1']) {
+      const created = flagCreateSchema.safeParse(withRegex(bad))
+      expect(created.success, bad).toBe(false)
+      expect(created.error?.issues[0]?.path, bad).toEqual(['filters', 'groups', 0, 'properties', 0, 'value'])
+      expect(flagPatchSchema.safeParse({ filters: withRegex(bad).filters }).success, bad).toBe(false)
+    }
+    expect(flagCreateSchema.safeParse(withRegex('^user-\\d*7@(?i)CORP')).success).toBe(true)
   })
 })

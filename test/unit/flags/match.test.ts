@@ -118,6 +118,41 @@ describe('regex', () => {
     expect(check('regex', '^abc', 'ABCd')).toBe(false)
   })
 
+  it('matches PostHog’s regex test cases (posthog/test/test_feature_flag.py)', () => {
+    for (const v of ['value.com', 'value2.com']) expect(check('regex', '\\.com$', v), v).toBe(true)
+    for (const v of ['.com343tfvalue5', 'Alakazam', 123, 'valuecom', 'value\\com'])
+      expect(check('regex', '\\.com$', v), String(v)).toBe(false)
+    for (const v of ['3', 323, 'val3']) expect(check('regex', '3', v), String(v)).toBe(true)
+    expect(check('regex', '3', 'three')).toBe(false)
+    expect(() => check('regex', '?*', 'value')).toThrow(FlagMatchError)
+  })
+
+  it('takes inline flags anywhere, as Rust’s regex crate does', () => {
+    expect(check('regex', 'x(?i)ABC', 'xabc')).toBe(true)
+    expect(check('regex', '(?s)a.b', 'a\nb')).toBe(true)
+    expect(check('regex', 'a.b', 'a\nb')).toBe(false)
+  })
+
+  it('refuses what an RE2-class engine cannot run in linear time: lookaround, backreferences', () => {
+    expect(() => check('regex', 'foo(?=bar)', 'foobar')).toThrow(FlagMatchError)
+    expect(() => check('regex', '(?<!x)y', 'y')).toThrow(FlagMatchError)
+    expect(() => check('regex', '(a)\\1', 'aa')).toThrow(FlagMatchError)
+  })
+
+  it('answers a catastrophic-backtracking pattern at once (a backtracking engine never would)', () => {
+    // ^(a+)+$ against a…a! doubles its work per character in JavaScript's RegExp: 31 characters
+    // took 41 s. RE2 is linear, so the longest value matched (10,000 characters) finishes.
+    const evil = `${'a'.repeat(9_999)}!`
+    expect(check('regex', '^(a+)+$', evil)).toBe(false)
+    expect(check('not_regex', '^(a+)+$', evil)).toBe(true)
+    expect(check('regex', '^(a|aa)+$', 'a'.repeat(10_000))).toBe(true)
+  })
+
+  it('does not match values longer than 10,000 characters: the flag fails instead', () => {
+    expect(() => check('regex', 'a', 'a'.repeat(10_001))).toThrow(FlagMatchError)
+    expect(() => check('not_regex', 'a', 'a'.repeat(10_001))).toThrow(FlagMatchError)
+  })
+
   it('throws on an invalid pattern, whether or not the property is present', () => {
     expect(() => check('regex', '(unclosed', 'x')).toThrow(FlagMatchError)
     expect(() => check('not_regex', '(unclosed', 'x')).toThrow(FlagMatchError)

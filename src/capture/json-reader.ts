@@ -1,0 +1,201 @@
+import { setImmediate as nextTurn } from 'node:timers/promises'
+import { ValidationError } from '../http/errors.ts'
+import { MAX_JSON_DEPTH, nestsDeeperThan } from '../http/json-depth.ts'
+import { EventTooLarge, TooManyEvents } from './limits.ts'
+
+// JSON.parse of a big capture body holds the event loop for as long as it runs (10 MB: ~0.3 s on a
+// small machine, and a gzip body inflates to five times the body limit), so every other request —
+// /_health included — waits. Bodies above a threshold are read here instead: a pass over the text
+// finds where each member and each batch item starts and ends (minding strings and nesting), each
+// is parsed on its own by the native parser, and the work gives way to other requests every few
+// milliseconds. The result is what JSON.parse gives; invalid JSON is refused the same way.
+
+/** A batch item whose text alone exceeds the per-event limit: dropped unread as too large. */
+export const OVERSIZE = Symbol('oversize event')
+
+export interface ReadLimits {
+  /** more items in a batch than this refuses the request (413) */
+  maxEvents: number
+  /** a batch item longer than this is not parsed (OVERSIZE); another member this long is a 413 */
+  maxEventChars: number
+  /** bodies shorter than this are parsed in one go */
+  incrementalFrom: number
+  /** how long to work before letting other requests run */
+  sliceMs?: number
+}
+
+const invalid = () => new ValidationError('Body is not valid JSON.', null, 'invalid_payload')
+const tooDeep = () =>
+  new ValidationError(`Body nests deeper than ${MAX_JSON_DEPTH} levels.`, null, 'invalid_payload')
+
+const QUOTE = 0x22
+const BACKSLASH = 0x5c
+const COMMA = 0x2c
+const COLON = 0x3a
+const OPEN_BRACE = 0x7b
+const CLOSE_BRACE = 0x7d
+const OPEN_BRACKET = 0x5b
+const CLOSE_BRACKET = 0x5d
+
+/** Lets other requests run once this stretch of work has taken `sliceMs`. */
+export class Slicer {
+  private last = performance.now()
+  constructor(private readonly sliceMs: number) {}
+  async maybeYield(): Promise<void> {
+    if (performance.now() - this.last < this.sliceMs) return
+    await nextTurn()
+    this.last = performance.now()
+  }
+}
+
+interface Member {
+  /** the key of an object member; undefined for array items */
+  key: string | undefined
+  start: number
+  end: number
+}
+
+/** The index after the string whose opening quote is at `i`. */
+function stringEnd(text: string, i: number): number {
+  for (let j = i + 1; j < text.length; j++) {
+    const c = text.charCodeAt(j)
+    if (c === BACKSLASH) j++
+    else if (c === QUOTE) return j + 1
+  }
+  throw invalid()
+}
+
+function parseSpan(text: string, start: number, end: number): unknown {
+  try {
+    return JSON.parse(text.slice(start, end))
+  } catch {
+    throw invalid()
+  }
+}
+
+/**
+ * Walks the array or object opening at `open`, `depth` deep, to its closing bracket; calls
+ * `onMember` with each item's (or member value's) span. Returns the index after the close.
+ */
+async function walk(
+  text: string,
+  open: number,
+  depth: number,
+  slicer: Slicer,
+  onMember: (m: Member) => Promise<void>,
+): Promise<number> {
+  const isObject = text.charCodeAt(open) === OPEN_BRACE
+  let level = depth
+  let memberStart = open + 1
+  let valueStart = isObject ? -1 : open + 1
+  let key: string | undefined
+  let count = 0
+  let steps = 0
+  const flush = async (end: number, closing: boolean) => {
+    // `[]` and `{}` have no members; any other blank member is a syntax error
+    if (closing && count === 0 && text.slice(open + 1, end).trim() === '') return
+    if (valueStart < 0) throw invalid()
+    count++
+    await onMember({ key, start: valueStart, end })
+  }
+  for (let i = open + 1; i < text.length; i++) {
+    if (++steps === 65_536) {
+      steps = 0
+      await slicer.maybeYield()
+    }
+    const c = text.charCodeAt(i)
+    if (c === QUOTE) {
+      i = stringEnd(text, i) - 1
+    } else if (c === OPEN_BRACE || c === OPEN_BRACKET) {
+      if (++level > MAX_JSON_DEPTH) throw tooDeep()
+    } else if (c === CLOSE_BRACE || c === CLOSE_BRACKET) {
+      if (level > depth) {
+        level--
+        continue
+      }
+      if (c !== (isObject ? CLOSE_BRACE : CLOSE_BRACKET)) throw invalid()
+      await flush(i, true)
+      return i + 1
+    } else if (level === depth && c === COLON) {
+      if (!isObject || valueStart >= 0) throw invalid()
+      const k = parseSpan(text, memberStart, i)
+      if (typeof k !== 'string') throw invalid()
+      key = k
+      valueStart = i + 1
+    } else if (level === depth && c === COMMA) {
+      await flush(i, false)
+      memberStart = i + 1
+      valueStart = isObject ? -1 : i + 1
+      key = undefined
+    }
+  }
+  throw invalid()
+}
+
+/** JSON.parse of `text`, with the nesting limit every capture body has. */
+export function parseWhole(text: string): unknown {
+  let value: unknown
+  try {
+    value = JSON.parse(text)
+  } catch {
+    throw invalid()
+  }
+  if (nestsDeeperThan(value, MAX_JSON_DEPTH)) throw tooDeep()
+  return value
+}
+
+/**
+ * Parses a capture body: a small one at once, a big one member by member (an array of events, or
+ * an object whose `batch` is one read item by item), giving way to other requests as it goes.
+ * Items beyond `maxEvents` refuse the request before they are parsed.
+ */
+export async function readCaptureJson(text: string, limits: ReadLimits): Promise<unknown> {
+  if (text.length < limits.incrementalFrom) return parseWhole(text)
+  const first = text.search(/\S/)
+  const opener = first < 0 ? -1 : text.charCodeAt(first)
+  if (opener !== OPEN_BRACKET && opener !== OPEN_BRACE) return parseWhole(text)
+  const slicer = new Slicer(limits.sliceMs ?? 10)
+
+  const readItems = async (open: number, depth: number) => {
+    const items: unknown[] = []
+    const end = await walk(text, open, depth, slicer, async (m) => {
+      if (items.length >= limits.maxEvents) throw new TooManyEvents(limits.maxEvents)
+      if (m.end - m.start > limits.maxEventChars) items.push(OVERSIZE)
+      else items.push(parseSpan(text, m.start, m.end))
+      await slicer.maybeYield()
+    })
+    return { items, end }
+  }
+  const nothingAfter = (from: number, to = text.length) => {
+    if (text.slice(from, to).trim() !== '') throw invalid()
+  }
+
+  if (opener === OPEN_BRACKET) {
+    const { items, end } = await readItems(first, 1)
+    nothingAfter(end)
+    return items
+  }
+  const members: Member[] = []
+  nothingAfter(await walk(text, first, 1, slicer, async (m) => void members.push(m)))
+  // Later duplicates win, as in JSON.parse.
+  const out: Record<string, unknown> = {}
+  for (const m of members) {
+    const at = m.start + text.slice(m.start, m.end).search(/\S/)
+    if (m.key === 'batch' && text.charCodeAt(at) === OPEN_BRACKET) {
+      const { items, end } = await readItems(at, 2)
+      nothingAfter(end, m.end)
+      out.batch = items
+      continue
+    }
+    if (m.end - m.start > limits.maxEventChars) throw new EventTooLarge(limits.maxEventChars)
+    // an own property even for `__proto__`, as JSON.parse makes it
+    Object.defineProperty(out, m.key!, {
+      value: parseSpan(text, m.start, m.end),
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    })
+    await slicer.maybeYield()
+  }
+  return out
+}

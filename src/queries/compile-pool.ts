@@ -1,0 +1,152 @@
+import { createRequire } from 'node:module'
+import { dirname, join } from 'node:path'
+import { pathToFileURL } from 'node:url'
+import { Worker } from 'node:worker_threads'
+import type { Project } from '../accounts/documents.ts'
+import { HogQLError } from '../hogql/errors.ts'
+import { materializedProperties } from '../hogql/materialized.ts'
+import { ZodError } from 'zod'
+import { AppError } from '../http/errors.ts'
+import type { CompileAnswer, CompileFailure, CompileJob } from './compile-worker.ts'
+import { QueryTooComplex } from './hogql-bounds.ts'
+import type { KindCompiled } from './kinds.ts'
+
+// Worker threads that parse and compile queries. The grammar's parser runs synchronously and
+// some texts take seconds (a 73 KB query: 8 s), which on the main thread would stall /_health and
+// every other request; here it stalls only its worker, and a job over its time budget has its
+// worker terminated (and replaced) and the query refused. The compiled query comes back by
+// structured clone: a kind's compiled plan must be plain data (objects, arrays, Dates), which every
+// kind's is today; a function or class instance in it would not survive the trip.
+
+interface Pending {
+  job: CompileJob
+  budgetMs: number
+  resolve(value: unknown): void
+  reject(err: unknown): void
+}
+
+interface Slot {
+  worker: Worker
+  ready: boolean
+  current?: { pending: Pending; timer: NodeJS.Timeout }
+}
+
+/** The worker module runs TypeScript through tsx, as the main process does (bin/burrow.js). */
+function workerUrl(): URL {
+  const tsxApi = join(
+    dirname(createRequire(import.meta.url).resolve('tsx/package.json')),
+    'dist/esm/api/index.mjs',
+  )
+  const entry = new URL('./compile-worker.ts', import.meta.url).href
+  const boot = `import { register } from ${JSON.stringify(pathToFileURL(tsxApi).href)}; register(); await import(${JSON.stringify(entry)})`
+  return new URL(`data:text/javascript,${encodeURIComponent(boot)}`)
+}
+
+/** The compile's error as the class it was thrown as, so it maps to the same HTTP answer. */
+function rebuild(f: CompileFailure): Error {
+  if ('hogql' in f)
+    return new HogQLError(f.hogql.code, f.hogql.message, { start: f.hogql.start, end: f.hogql.end })
+  if ('app' in f) {
+    const { status, type, code, detail, attr, extra } = f.app
+    return new AppError(status, type, code, detail, attr, {}, extra)
+  }
+  if ('zod' in f) return new ZodError(f.zod)
+  return new Error(`compiling the query failed: ${f.failed}`)
+}
+
+export class CompilePool {
+  private readonly slots: Slot[] = []
+  private readonly queue: Pending[] = []
+  private nextId = 1
+  private closed = false
+  private readonly url = workerUrl()
+
+  constructor(
+    size: number,
+    private readonly budgetMs: number,
+  ) {
+    for (let i = 0; i < size; i++) this.slots.push(this.spawn())
+  }
+
+  /** Compiles `query` in a worker within the time budget; throws what the compile threw. */
+  compile(query: { kind: string }, project: Project): Promise<KindCompiled> {
+    if (this.closed) return Promise.reject(new Error('the compile pool is closed'))
+    const job: CompileJob = { id: this.nextId++, query, project, materialized: [...materializedProperties()] }
+    return new Promise((resolve, reject) => {
+      this.queue.push({ job, budgetMs: this.budgetMs, resolve: resolve as (v: unknown) => void, reject })
+      this.dispatch()
+    })
+  }
+
+  async close(): Promise<void> {
+    this.closed = true
+    for (const p of this.queue.splice(0)) p.reject(new Error('the compile pool is closed'))
+    await Promise.all(this.slots.map((s) => s.worker.terminate()))
+  }
+
+  private spawn(): Slot {
+    const slot: Slot = { worker: new Worker(this.url), ready: false }
+    slot.worker.unref()
+    slot.worker.on('message', (m: CompileAnswer) => this.answer(slot, m))
+    slot.worker.on('error', (err) => this.lost(slot, err))
+    slot.worker.on('exit', () => this.lost(slot, new Error('compile worker exited')))
+    return slot
+  }
+
+  private dispatch(): void {
+    for (const slot of this.slots) {
+      if (!slot.ready || slot.current || this.queue.length === 0) continue
+      const pending = this.queue.shift()!
+      const timer = setTimeout(() => this.overBudget(slot), pending.budgetMs)
+      slot.current = { pending, timer }
+      slot.worker.postMessage(pending.job)
+    }
+  }
+
+  private answer(slot: Slot, m: CompileAnswer): void {
+    if ('ready' in m) {
+      slot.ready = true
+      return this.dispatch()
+    }
+    const current = slot.current
+    if (!current || current.pending.job.id !== m.id) return
+    clearTimeout(current.timer)
+    slot.current = undefined
+    if ('ok' in m) current.pending.resolve(m.ok)
+    else current.pending.reject(rebuild(m))
+    this.dispatch()
+  }
+
+  /** The job ran past its budget: its worker is stopped mid-parse and replaced. */
+  private overBudget(slot: Slot): void {
+    const current = slot.current
+    if (!current) return
+    slot.current = undefined
+    current.pending.reject(
+      new QueryTooComplex(
+        `The query could not be parsed within ${current.pending.budgetMs} ms; simplify it.`,
+      ),
+    )
+    this.replace(slot)
+  }
+
+  private lost(slot: Slot, err: Error): void {
+    if (this.closed || !this.slots.includes(slot)) return
+    const current = slot.current
+    slot.current = undefined
+    if (current) {
+      clearTimeout(current.timer)
+      current.pending.reject(err)
+    }
+    this.replace(slot)
+  }
+
+  private replace(slot: Slot): void {
+    const i = this.slots.indexOf(slot)
+    if (i < 0) return
+    slot.worker.removeAllListeners()
+    void slot.worker.terminate()
+    if (this.closed) return
+    this.slots[i] = this.spawn()
+  }
+}

@@ -1,0 +1,61 @@
+// Runs in a worker thread (compile-pool.ts): compiles a query of any kind away from the event
+// loop that answers every other request. Nothing is shared with the main thread but messages.
+import { parentPort } from 'node:worker_threads'
+import { ZodError } from 'zod'
+import type { Project } from '../accounts/documents.ts'
+import { AppError } from '../http/errors.ts'
+import { HogQLError } from '../hogql/errors.ts'
+import { setMaterializedProperties } from '../hogql/materialized.ts'
+import { getParser } from '../hogql/parse.ts'
+import { queryKind } from './kinds.ts'
+import './kind-registrations.ts'
+
+/** A job the pool sends. */
+export interface CompileJob {
+  id: number
+  query: { kind: string }
+  project: Project
+  materialized: [string, string][]
+}
+
+/** A compile error as plain data, to be rebuilt as the same class on the main thread. */
+export type CompileFailure =
+  | { hogql: { code: HogQLError['code']; message: string; start?: number; end?: number } }
+  | {
+      app: Pick<AppError, 'status' | 'type' | 'code' | 'detail' | 'attr' | 'extra'>
+    }
+  | { zod: ZodError['issues'] }
+  | { failed: string }
+
+/** What the worker answers. */
+export type CompileAnswer =
+  ({ id: number; ok: unknown } | ({ id: number } & CompileFailure)) | { ready: true }
+
+const port = parentPort
+if (!port) throw new Error('compile-worker.ts runs only as a worker thread')
+
+function failure(err: unknown): CompileFailure {
+  if (err instanceof HogQLError)
+    return { hogql: { code: err.code, message: err.message, start: err.start, end: err.end } }
+  if (err instanceof AppError) {
+    const { status, type, code, detail, attr, extra } = err
+    return { app: { status, type, code, detail, attr, extra } }
+  }
+  if (err instanceof ZodError) return { zod: err.issues }
+  return { failed: err instanceof Error ? err.message : String(err) }
+}
+
+port.on('message', (job: CompileJob) => {
+  setMaterializedProperties(new Map(job.materialized))
+  // the kind's own compile, exactly as the main thread would run it
+  Promise.resolve()
+    .then(() => queryKind(job.query.kind).compile(job.query, job.project))
+    .then(
+      (ok) => port.postMessage({ id: job.id, ok } satisfies CompileAnswer),
+      (err: unknown) => port.postMessage({ id: job.id, ...failure(err) } satisfies CompileAnswer),
+    )
+})
+
+// Instantiating the WebAssembly parser takes a moment: do it before saying ready, so no job's
+// time budget pays for it.
+void getParser().then(() => port.postMessage({ ready: true } satisfies CompileAnswer))

@@ -1,0 +1,79 @@
+import { beforeAll, describe, expect, it } from 'vitest'
+import type { RunningBurrow } from '../../../src/runtime/start.ts'
+import { createTestKey, startTestBurrow } from '../../harness/index.ts'
+
+// Keys are bearer tokens, so no answer may allow credentials; SDK endpoints allow the configured
+// origins (any by default), the management API none unless configured.
+
+const preflight = (url: string, origin: string) =>
+  fetch(url, { method: 'OPTIONS', headers: { origin, 'access-control-request-method': 'POST' } })
+
+describe('CORS by default', () => {
+  let burrow: RunningBurrow
+  let key: string
+  beforeAll(async () => {
+    burrow = await startTestBurrow()
+    key = await createTestKey(['*'])
+  })
+
+  it('lets any page call the SDK endpoints, without credentials', async () => {
+    for (const path of ['/i/v0/e/', '/batch/', '/decide/', '/flags/']) {
+      const res = await preflight(`${burrow.url}${path}`, 'https://shop.example')
+      expect(res.status, path).toBe(204)
+      expect(res.headers.get('access-control-allow-origin'), path).toBe('https://shop.example')
+      expect(res.headers.get('access-control-allow-credentials'), path).toBeNull()
+    }
+    const res = await fetch(`${burrow.url}/decide/?v=3`, {
+      method: 'POST',
+      headers: { origin: 'https://shop.example', 'content-type': 'application/json' },
+      body: JSON.stringify({ api_key: 'phc_unknown', distinct_id: 'x' }),
+    })
+    expect(res.headers.get('access-control-allow-origin')).toBe('https://shop.example')
+    expect(res.headers.get('access-control-allow-credentials')).toBeNull()
+  })
+
+  it('gives pages of other sites nothing on the management and query API', async () => {
+    const res = await fetch(`${burrow.url}/api/projects/`, {
+      headers: { origin: 'https://evil.example', authorization: `Bearer ${key}` },
+    })
+    expect(res.status).toBe(200)
+    expect(res.headers.get('access-control-allow-origin')).toBeNull()
+    expect(res.headers.get('access-control-allow-credentials')).toBeNull()
+    for (const path of ['/api/projects/', '/api/projects/1/query/', '/flags/definitions']) {
+      const pre = await preflight(`${burrow.url}${path}`, 'https://evil.example')
+      expect(pre.headers.get('access-control-allow-origin'), path).toBeNull()
+      expect(pre.status, path).toBe(404)
+    }
+  })
+})
+
+describe('CORS with configured origins', () => {
+  let burrow: RunningBurrow
+  let key: string
+  beforeAll(async () => {
+    burrow = await startTestBurrow({
+      CORS_PUBLIC_ORIGINS: 'https://shop.example',
+      CORS_API_ORIGINS: 'https://console.example, https://admin.example',
+    })
+    key = await createTestKey(['*'])
+  })
+
+  it('allows exactly the listed origins on each side', async () => {
+    const api = (origin: string) =>
+      fetch(`${burrow.url}/api/projects/`, { headers: { origin, authorization: `Bearer ${key}` } })
+    expect((await api('https://console.example')).headers.get('access-control-allow-origin')).toBe(
+      'https://console.example',
+    )
+    expect((await api('https://admin.example')).headers.get('access-control-allow-origin')).toBe(
+      'https://admin.example',
+    )
+    expect((await api('https://shop.example')).headers.get('access-control-allow-origin')).toBeNull()
+    const capture = (origin: string) => preflight(`${burrow.url}/e/`, origin)
+    expect((await capture('https://shop.example')).headers.get('access-control-allow-origin')).toBe(
+      'https://shop.example',
+    )
+    expect((await capture('https://console.example')).headers.get('access-control-allow-origin')).toBeNull()
+    const withKey = await api('https://console.example')
+    expect(withKey.headers.get('access-control-allow-credentials')).toBeNull()
+  })
+})
