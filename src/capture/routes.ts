@@ -11,7 +11,7 @@ import { type DropReason, normalizeEvent, parseEnvelope } from './normalize.ts'
 import type { OverflowDetector } from './overflow.ts'
 import type { EventPublisher } from './publisher.ts'
 
-export const CAPTURE_PATHS = ['/i/v0/e', '/batch', '/e', '/capture', '/track', '/engage', '/s'] as const
+export const CAPTURE_PATHS = ['/i/v0/e', '/batch', '/e', '/capture', '/track', '/engage'] as const
 
 const CaptureQuery = z
   .object({

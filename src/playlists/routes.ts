@@ -6,7 +6,7 @@ import { PageQuery, paginate } from '../http/paging.ts'
 import { PlaylistBody, playlistBody } from './serialize.ts'
 import { userResolver } from '../accounts/user-body.ts'
 import { type Playlist, type PlaylistChanges, PlaylistStore } from './store.ts'
-import { RecordingSummary, summarizeSessions, unknownRecording } from './recordings.ts'
+import { RecordingSummary, summarizeSessions, unknownRecording, watchedCount } from './recordings.ts'
 
 // Session recording playlists (spec: "Session recording playlists"). Soft delete only: a
 // playlist with `deleted: true` vanishes from list and retrieve, and PATCH can bring it back.
@@ -100,8 +100,9 @@ export async function registerPlaylistRoutes(app: FastifyInstance, ctx: ApiConte
     return p
   }
 
-  async function body(p: Playlist, user = users()) {
-    return playlistBody(p, (await store.recordings(p.team_id, p.short_id)).length, user)
+  async function body(p: Playlist, userId: number, user = users()) {
+    const ids = (await store.recordings(p.team_id, p.short_id)).map((i) => i.session_id)
+    return playlistBody(p, ids.length, user, await watchedCount(ctx.rt, p.team_id, userId, ids))
   }
 
   projectRoute(
@@ -118,12 +119,12 @@ export async function registerPlaylistRoutes(app: FastifyInstance, ctx: ApiConte
       },
     },
     async (req) => {
-      const { project } = await authorize(ctx, req, READ)
+      const { principal, project } = await authorize(ctx, req, READ)
       const q = req.query as ListQuery
       const holding = q.session_recording_id
         ? await store.playlistsHolding(project.id, q.session_recording_id)
         : undefined
-      const [all, counts] = await Promise.all([store.list(project.id), store.recordingCounts(project.id)])
+      const [all, pinned] = await Promise.all([store.list(project.id), store.pinned(project.id)])
       const page = paginate(
         req,
         q,
@@ -136,7 +137,15 @@ export async function registerPlaylistRoutes(app: FastifyInstance, ctx: ApiConte
       return {
         ...page,
         results: await Promise.all(
-          page.results.map((p) => playlistBody(p, counts.get(p.short_id) ?? 0, user)),
+          page.results.map(async (p) => {
+            const ids = pinned.filter((i) => i.short_id === p.short_id).map((i) => i.session_id)
+            return playlistBody(
+              p,
+              ids.length,
+              user,
+              await watchedCount(ctx.rt, project.id, principal.user.id, ids),
+            )
+          }),
         ),
       }
     },
@@ -158,7 +167,7 @@ export async function registerPlaylistRoutes(app: FastifyInstance, ctx: ApiConte
     async (req, reply) => {
       const { principal, project } = await authorize(ctx, req, WRITE)
       const p = await store.create(project.id, principal.user.id, req.body as PlaylistChanges)
-      return reply.code(201).send(await body(p))
+      return reply.code(201).send(await body(p, principal.user.id))
     },
   )
 
@@ -175,8 +184,8 @@ export async function registerPlaylistRoutes(app: FastifyInstance, ctx: ApiConte
       },
     },
     async (req) => {
-      const { project } = await authorize(ctx, req, READ)
-      return body(await live(project.id, req.params.short_id))
+      const { principal, project } = await authorize(ctx, req, READ)
+      return body(await live(project.id, req.params.short_id), principal.user.id)
     },
   )
 
@@ -197,7 +206,7 @@ export async function registerPlaylistRoutes(app: FastifyInstance, ctx: ApiConte
       const { principal, project } = await authorize(ctx, req, WRITE)
       const p = await store.update(project.id, req.params.short_id, principal.user.id, req.body)
       if (!p) throw new NotFound('Playlist not found.')
-      return body(p)
+      return body(p, principal.user.id)
     },
   )
 
@@ -225,19 +234,21 @@ export async function registerPlaylistRoutes(app: FastifyInstance, ctx: ApiConte
     {
       schema: {
         tags: TAGS,
-        summary: "The playlist's recordings, most recently added first, with what the events tell of each",
+        summary:
+          "The playlist's recordings, most recently added first, as the session_recordings API shows them",
         params: PlaylistParams,
         querystring: PageQuery,
         response: { 200: RecordingsEnvelope },
       },
     },
     async (req) => {
-      const { project } = await authorize(ctx, req, READ)
+      const { principal, project } = await authorize(ctx, req, READ)
       const p = await live(project.id, req.params.short_id)
       const page = paginate(req, req.query, await store.recordings(project.id, p.short_id))
       const known = await summarizeSessions(
-        ctx.rt.ch,
+        ctx.rt,
         project.id,
+        principal.user.id,
         page.results.map((i) => i.session_id),
       )
       return {

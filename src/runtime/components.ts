@@ -5,6 +5,7 @@ import { flagsComponent } from '../flags/index.ts'
 import { projectorComponent } from '../projectors/index.ts'
 import type { Component } from './types.ts'
 import { retentionComponent } from '../clickhouse/retention.ts'
+import { recordingsComponent } from '../recordings/index.ts'
 
 export const COMPONENTS: Component[] = [
   captureComponent,
@@ -12,4 +13,5 @@ export const COMPONENTS: Component[] = [
   apiComponent,
   projectorComponent,
   retentionComponent,
+  recordingsComponent,
 ]
