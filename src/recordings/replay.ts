@@ -1,14 +1,14 @@
 import { AckPolicy, DeliverPolicy, jetstream, type JsMsg } from '@nats-io/jetstream'
 import type { KV } from '@nats-io/kv'
 import { type ClickHouseClient, selectRows } from '../clickhouse/client.ts'
-import { manager, type NatsConnection } from '../jetstream/connection.ts'
+import { connectNats, manager, type NatsConnection } from '../jetstream/connection.ts'
 import type { Logger } from '../observability/logger.ts'
 import { PlaylistStore } from '../playlists/store.ts'
 import { PAUSE_KEY, pausedKey } from '../projectors/control.ts'
 import { projectRecordings, type RecordingLogMessage } from './projection.ts'
 import { RECORDINGS_DURABLE, writeWatermark } from './projector.ts'
-import { expireRecordings } from './retention.ts'
-import { RECORDINGS_STREAM, recordingsBucket } from './stream.ts'
+import { expireRecordings, mutationsDone } from './retention.ts'
+import { ensureRecordingsLog, RECORDINGS_STREAM, recordingsBucket } from './stream.ts'
 import {
   LIVE_RECORDING_TABLES,
   RECORDING_TABLE_KINDS,
@@ -163,7 +163,10 @@ export async function replayRecordings(o: RecordingsReplayOptions): Promise<Reco
         })
       }
     }
+    // retention (of every project: the tables swapped in are the live ones) before the swap, so
+    // the new tables never show a recording the live ones had already expired
     await expireRecordings(o.ch, await PlaylistStore.open(o.nc), o.retentionDays, Date.now(), tables, o.log)
+    await mutationsDone(o.ch, [tables.snapshots, tables.summary])
     const old = suffixedRecordingTables(`_old_${state.id}`)
     await o.ch.command({
       query: `RENAME TABLE ${RECORDING_TABLE_KINDS.map(
@@ -214,7 +217,14 @@ async function pauseProjector(
 /** `burrow replay`'s recordings part: times in --from/--to apply; a sequence names EVENTS, so it skips. */
 export async function replayRecordingsCommand(
   args: { project?: string; from?: string; to?: string },
-  env: { nc: NatsConnection; ch: ClickHouseClient; log: Logger; batchSize: number; retentionDays: number },
+  env: {
+    natsUrl: string
+    ch: ClickHouseClient
+    log: Logger
+    PROJECTOR_BATCH_SIZE: number
+    RECORDINGS_RETENTION_DAYS: number
+    RECORDINGS_LOG_MAX_AGE_DAYS: number
+  },
 ): Promise<RecordingsReplayResult | { skipped: string }> {
   const isSeq = (s?: string) => s !== undefined && /^\d+$/.test(s)
   if (isSeq(args.from) || isSeq(args.to)) {
@@ -223,12 +233,24 @@ export async function replayRecordingsCommand(
     }
   }
   const time = (s?: string) => (s === undefined ? undefined : new Date(Date.parse(s)))
-  return replayRecordings({
-    ...env,
-    project: args.project === undefined ? undefined : Number(args.project),
-    from: time(args.from),
-    to: time(args.to),
-    progress: (p) =>
-      process.stderr.write(`recordings replay ${p.phase}: seq ${p.position}/${p.end}, ${p.chunks} chunks\n`),
-  })
+  const nc = await connectNats(env.natsUrl, 'burrow-replay-recordings')
+  try {
+    await ensureRecordingsLog(nc, { maxAgeDays: env.RECORDINGS_LOG_MAX_AGE_DAYS })
+    return await replayRecordings({
+      nc,
+      ch: env.ch,
+      log: env.log,
+      retentionDays: env.RECORDINGS_RETENTION_DAYS,
+      batchSize: env.PROJECTOR_BATCH_SIZE,
+      project: args.project === undefined ? undefined : Number(args.project),
+      from: time(args.from),
+      to: time(args.to),
+      progress: (p) =>
+        process.stderr.write(
+          `recordings replay ${p.phase}: seq ${p.position}/${p.end}, ${p.chunks} chunks\n`,
+        ),
+    })
+  } finally {
+    await nc.drain()
+  }
 }

@@ -8,7 +8,6 @@ import { selectRows } from '../../../src/clickhouse/client.ts'
 import { connectNats, type NatsConnection } from '../../../src/jetstream/connection.ts'
 import { createLogger } from '../../../src/observability/logger.ts'
 import { SimulatedCrash } from '../../../src/projectors/index.ts'
-import { snapshotMessages } from '../../../src/recordings/ingest.ts'
 import { startRecordingsProjector } from '../../../src/recordings/projector.ts'
 import { ensureRecordingsLog } from '../../../src/recordings/stream.ts'
 import {
@@ -17,7 +16,7 @@ import {
   suffixedRecordingTables,
 } from '../../../src/recordings/tables.ts'
 import { clickhouse, nats, stack, uniqueTeamId } from '../../harness/index.ts'
-import { rr } from './helpers.ts'
+import { chunkMessages, rr } from './helpers.ts'
 
 const id = randomBytes(4).toString('hex')
 const stream = `RTEST_${id}`
@@ -39,31 +38,9 @@ afterAll(async () => {
   for (const k of RECORDING_TABLE_KINDS) await ch.command({ query: `DROP TABLE IF EXISTS ${tables[k]}` })
 })
 
-/** The messages capture would write for one request (one click per chunk), received at `at`. */
-async function request(team: number, session: string, at: string, t: number) {
-  const { messages } = await snapshotMessages(
-    [
-      {
-        event: '$snapshot',
-        distinct_id: 'u',
-        properties: {
-          $session_id: session,
-          $window_id: 'w',
-          $snapshot_data: [rr.full(t), rr.click(t + 1000)],
-        },
-      },
-    ],
-    {
-      teamId: team,
-      nowMs: Date.parse(at),
-      ip: null,
-      sentAt: undefined,
-      partitions: 1,
-      maxMessageBytes: 1 << 20,
-    },
-  )
-  return messages
-}
+/** One request's messages (a full snapshot and a click), received at `at`, events a minute earlier. */
+const request = (team: number, session: string, at: string, t: number) =>
+  chunkMessages(team, session, at, [rr.full(t), rr.click(t + 1000)])
 
 async function publish(msgs: { payload: Buffer; msgId: string }[], suffix = '') {
   const js = jetstream(nc)

@@ -1,6 +1,7 @@
 // rrweb events and /s/ requests as posthog-js sends them, for the recordings tests.
 import { gzipSync } from 'node:zlib'
 import { v7 as uuidv7 } from 'uuid'
+import { snapshotMessages } from '../../../src/recordings/ingest.ts'
 
 export const rr = {
   meta: (t: number, href: string) => ({ type: 4, timestamp: t, data: { href, width: 1280, height: 720 } }),
@@ -83,3 +84,31 @@ export async function until<T>(
 /** The JSON lines of a blob_v2 response as [window_id, event] pairs. */
 export const jsonl = (text: string): [string, { type: number; timestamp: number }][] =>
   text.length ? text.split('\n').map((l) => JSON.parse(l)) : []
+
+/** The RECORDINGS messages capture writes for one request of `events`, received at `at`. */
+export async function chunkMessages(
+  team: number,
+  session: string,
+  at: string,
+  events: object[],
+  distinctId = 'u',
+) {
+  const { messages } = await snapshotMessages(
+    [
+      {
+        event: '$snapshot',
+        distinct_id: distinctId,
+        properties: { $session_id: session, $window_id: 'w', $snapshot_data: events },
+      },
+    ],
+    {
+      teamId: team,
+      nowMs: Date.parse(at),
+      ip: null,
+      sentAt: undefined,
+      partitions: 1,
+      maxMessageBytes: 1 << 20,
+    },
+  )
+  return messages
+}
