@@ -94,6 +94,8 @@ describe('posthog-js session replay in headless Chromium', () => {
     })
     let sessionId: string
     let distinctId: string
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the API body
+    let rec: any
     try {
       const tab = await browser.newPage({
         userAgent:
@@ -121,22 +123,20 @@ describe('posthog-js session replay in headless Chromium', () => {
       await tab.keyboard.type('hello burrow', { delay: 40 })
       await tab.click('#go')
       await tab.evaluate(() => console.error('something broke'))
-      // the recorder flushes its buffer every couple of seconds
-      await tab.waitForTimeout(4000)
+      // the recorder flushes its buffer every couple of seconds; the page stays open until it has
+      rec = await until(
+        async () => {
+          const r = await call('GET', `/api/projects/${project.id}/session_recordings/${sessionId}/`)
+          return r.status === 200 && r.body.click_count >= 3 && r.body.console_error_count >= 1
+            ? r.body
+            : undefined
+        },
+        45_000,
+        'the recording with its clicks',
+      )
     } finally {
       await browser.close()
     }
-
-    const rec = await until(
-      async () => {
-        const r = await call('GET', `/api/projects/${project.id}/session_recordings/${sessionId}/`)
-        return r.status === 200 && r.body.click_count >= 2 && r.body.console_error_count >= 1
-          ? r.body
-          : undefined
-      },
-      30_000,
-      'the recording with both clicks',
-    )
     const listed = await call('GET', `/api/projects/${project.id}/session_recordings/`)
     expect(listed.body.results.map((r: { id: string }) => r.id)).toContain(sessionId)
     expect(rec.distinct_id).toBe(distinctId)
