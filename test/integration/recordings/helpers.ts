@@ -112,3 +112,82 @@ export async function chunkMessages(
   )
   return messages
 }
+
+/** An rrweb DOM of `n` elements (a document with a body of nested divs with text). */
+function dom(n: number) {
+  let id = 3
+  const children = Array.from({ length: n }, (_, i) => ({
+    type: 2,
+    tagName: 'div',
+    attributes: { class: `row row-${i % 7}`, 'data-i': String(i) },
+    childNodes: [
+      { type: 3, textContent: `item ${i} of the list, some words to make it look like a page`, id: id++ },
+    ],
+    id: id++,
+  }))
+  return {
+    node: {
+      type: 0,
+      childNodes: [{ type: 2, tagName: 'body', attributes: {}, childNodes: children, id: 2 }],
+      id: 1,
+    },
+    initialOffset: { top: 0, left: 0 },
+  }
+}
+
+/**
+ * `minutes` of generated activity as posthog-js would send it, one request per 2 s: a full
+ * snapshot at the start and every 5 minutes, mouse movement every second, a DOM mutation every
+ * second, a click every 7 s, typing every 3 s, a console line every 30 s. Returns the requests'
+ * events and the totals a summary of them must show.
+ */
+export function generatedSession(t0: number, minutes: number) {
+  const requests: object[][] = []
+  let clicks = 0
+  let keys = 0
+  for (let s = 0; s < minutes * 60; s += 2) {
+    const events: object[] = []
+    for (const sec of [s, s + 1]) {
+      const t = t0 + sec * 1000
+      if (sec % 300 === 0)
+        events.push(rr.meta(t, 'https://shop.example/checkout'), { ...rr.full(t), data: dom(1500) })
+      events.push({
+        type: 3,
+        timestamp: t + 100,
+        data: {
+          source: 1,
+          positions: Array.from({ length: 10 }, (_, i) => ({
+            x: sec + i,
+            y: i * 3,
+            id: 5,
+            timeOffset: -i * 50,
+          })),
+        },
+      })
+      events.push({
+        type: 3,
+        timestamp: t + 200,
+        data: {
+          source: 0,
+          adds: [
+            { parentId: 2, nextId: null, node: { type: 3, textContent: `tick ${sec}`, id: 100000 + sec } },
+          ],
+          removes: [],
+          texts: [],
+          attributes: [],
+        },
+      })
+      if (sec % 7 === 0) {
+        events.push(rr.click(t + 300))
+        clicks++
+      }
+      if (sec % 3 === 0) {
+        events.push(rr.input(t + 400))
+        keys++
+      }
+      if (sec % 30 === 0) events.push(rr.console(t + 500, 'log', `at ${sec}`))
+    }
+    requests.push(events)
+  }
+  return { requests, clicks, keys, events: requests.reduce((n, r) => n + r.length, 0) }
+}
