@@ -114,7 +114,7 @@ export async function chunkMessages(
 }
 
 /** An rrweb DOM of `n` elements (a document with a body of nested divs with text). */
-function dom(n: number) {
+export function dom(n: number) {
   let id = 3
   const children = Array.from({ length: n }, (_, i) => ({
     type: 2,
