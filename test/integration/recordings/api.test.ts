@@ -6,7 +6,7 @@ import { beforeAll, describe, expect, it } from 'vitest'
 import type { Project } from '../../../src/accounts/documents.ts'
 import type { RunningBurrow } from '../../../src/runtime/start.ts'
 import { api, clickhouse, createTestKey, createTestProject, startTestBurrow } from '../../harness/index.ts'
-import { jsonl, postSnapshots, rr, until } from './helpers.ts'
+import { eventCount, jsonl, postSnapshots, rr, until } from './helpers.ts'
 
 let burrow: RunningBurrow
 let project: Project
@@ -91,13 +91,7 @@ beforeAll(async () => {
     'two recordings',
   )
   await until(
-    async () => {
-      const r = await ch.query({
-        query: `SELECT count() AS n FROM events WHERE team_id = ${project.id} AND event = '$pageview'`,
-        format: 'JSONEachRow',
-      })
-      return Number((await r.json<{ n: string }>())[0]!.n) > 0 ? true : undefined
-    },
+    async () => ((await eventCount(ch, project.id, '$pageview')) > 0 ? true : undefined),
     30_000,
     'the $pageview',
   )
@@ -286,11 +280,7 @@ describe('one recording', () => {
 
 describe('capture of snapshots', () => {
   it('never writes $snapshot rows to events', async () => {
-    const r = await ch.query({
-      query: `SELECT count() AS n FROM events WHERE team_id = ${project.id} AND event = '$snapshot'`,
-      format: 'JSONEachRow',
-    })
-    expect(Number((await r.json<{ n: string }>())[0]!.n)).toBe(0)
+    expect(await eventCount(ch, project.id, '$snapshot')).toBe(0)
   })
 
   it('answers 401 for an unknown token, 400 for a corrupt body, 200 (dropped) for items that are not snapshots', async () => {

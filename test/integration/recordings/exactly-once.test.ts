@@ -8,7 +8,10 @@ import { selectRows } from '../../../src/clickhouse/client.ts'
 import { connectNats, type NatsConnection } from '../../../src/jetstream/connection.ts'
 import { createLogger } from '../../../src/observability/logger.ts'
 import { SimulatedCrash } from '../../../src/projectors/index.ts'
-import { startRecordingsProjector } from '../../../src/recordings/projector.ts'
+import {
+  type RecordingsProjectorOptions,
+  startRecordingsProjector,
+} from '../../../src/recordings/projector.ts'
 import { ensureRecordingsLog } from '../../../src/recordings/stream.ts'
 import {
   LIVE_RECORDING_TABLES,
@@ -69,7 +72,7 @@ async function idle(durable: string) {
   throw new Error('recordings projector not idle')
 }
 
-const projector = (durable: string, team: number, extra: object = {}) =>
+const projector = (durable: string, team: number, extra: Partial<RecordingsProjectorOptions> = {}) =>
   startRecordingsProjector({
     nc,
     ch,
@@ -122,18 +125,8 @@ describe('the recordings projector, exactly once', () => {
       let crashed = false
       const table = step === 'snapshots' ? tables.snapshots : tables.summary
       const month = step === 'snapshots' ? 'toYYYYMM(received_at) = 202401' : 'toYYYYMM(day) = 202402'
-      const a = await startRecordingsProjector({
+      const a = await projector(durable, team, {
         nc: own,
-        ch,
-        log: createLogger('silent'),
-        batchSize: 50,
-        maxWaitMs: 300,
-        ackWaitMs: 5000,
-        stream,
-        filterSubject: `${prefix}.>`,
-        durable,
-        tables,
-        teams: new Set([team]),
         afterStep: async (s) => {
           if (s !== step || crashed) return
           crashed = true

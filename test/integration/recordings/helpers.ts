@@ -1,6 +1,7 @@
 // rrweb events and /s/ requests as posthog-js sends them, for the recordings tests.
 import { gzipSync } from 'node:zlib'
 import { v7 as uuidv7 } from 'uuid'
+import type { ClickHouseClient } from '../../../src/clickhouse/client.ts'
 import { snapshotMessages } from '../../../src/recordings/ingest.ts'
 
 export const rr = {
@@ -190,4 +191,13 @@ export function generatedSession(t0: number, minutes: number) {
     requests.push(events)
   }
   return { requests, clicks, keys, events: requests.reduce((n, r) => n + r.length, 0) }
+}
+
+/** Rows of `event` the team has in the events table. */
+export async function eventCount(ch: ClickHouseClient, team: number, event: string): Promise<number> {
+  const r = await ch.query({
+    query: `SELECT count() AS n FROM events WHERE team_id = ${team} AND event = '${event.replace(/'/g, "\\'")}'`,
+    format: 'JSONEachRow',
+  })
+  return Number((await r.json<{ n: string }>())[0]!.n)
 }

@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Project } from '../../../src/accounts/documents.ts'
 import type { RunningBurrow } from '../../../src/runtime/start.ts'
 import { api, clickhouse, createTestKey, createTestProject, startTestBurrow } from '../../harness/index.ts'
-import { jsonl, until } from './helpers.ts'
+import { eventCount, jsonl, until } from './helpers.ts'
 
 const require = createRequire(import.meta.url)
 const CHROMIUM = '/usr/bin/chromium'
@@ -184,20 +184,10 @@ describe('posthog-js session replay in headless Chromium', () => {
 
     // snapshots never become events; the analytics events of the page did arrive
     await until(
-      async () => {
-        const r = await ch.query({
-          query: `SELECT count() AS n FROM events WHERE team_id = ${project.id} AND event = '$pageview'`,
-          format: 'JSONEachRow',
-        })
-        return Number((await r.json<{ n: string }>())[0]!.n) > 0 ? true : undefined
-      },
+      async () => ((await eventCount(ch, project.id, '$pageview')) > 0 ? true : undefined),
       30_000,
       'the $pageview',
     )
-    const snaps = await ch.query({
-      query: `SELECT count() AS n FROM events WHERE team_id = ${project.id} AND event = '$snapshot'`,
-      format: 'JSONEachRow',
-    })
-    expect(Number((await snaps.json<{ n: string }>())[0]!.n)).toBe(0)
+    expect(await eventCount(ch, project.id, '$snapshot')).toBe(0)
   })
 })
