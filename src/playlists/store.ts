@@ -156,14 +156,4 @@ export class PlaylistStore {
       }
     })
   }
-
-  /** Number of recordings per playlist short id, for one team, with one key listing. */
-  async recordingCounts(team: number): Promise<Map<string, number>> {
-    const counts = new Map<string, number>()
-    for (const k of await listKeys(this.kv, `r.${team}.*.*`)) {
-      const short = k.split('.')[2] ?? ''
-      counts.set(short, (counts.get(short) ?? 0) + 1)
-    }
-    return counts
-  }
 }
