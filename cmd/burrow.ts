@@ -8,6 +8,7 @@ import { createLogger, type Logger } from '../src/observability/logger.ts'
 import { startBurrow } from '../src/runtime/start.ts'
 import { pingClickHouse } from '../src/stack/clickhouse-server.ts'
 import { replayCommand } from '../src/projectors/replay-command.ts'
+import { replayRecordingsCommand } from '../src/recordings/replay.ts'
 import { readStackFile, startStack } from '../src/stack/index.ts'
 import { type Binary, ensureBinaries } from '../src/stack/install.ts'
 import { loadMaterialized, materializeProperty } from '../src/clickhouse/materialize.ts'
@@ -277,7 +278,8 @@ program
       const { client } = await migrateClickHouse(clickhouseUrl, cfg.CLICKHOUSE_DATABASE, log)
       try {
         const r = await replayCommand(opts, { natsUrl, ch: client, log, batchSize: cfg.PROJECTOR_BATCH_SIZE })
-        console.log(JSON.stringify(r, null, 2))
+        const recordings = await replayRecordingsCommand(opts, { ...cfg, natsUrl, ch: client, log })
+        console.log(JSON.stringify({ ...r, recordings }, null, 2))
       } finally {
         await client.close()
       }

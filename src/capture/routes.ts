@@ -18,7 +18,7 @@ const INCREMENTAL_FROM_CHARS = 256 * 1024
 /** How long capture works on one request before letting others run. */
 const SLICE_MS = 10
 
-export const CAPTURE_PATHS = ['/i/v0/e', '/batch', '/e', '/capture', '/track', '/engage', '/s'] as const
+export const CAPTURE_PATHS = ['/i/v0/e', '/batch', '/e', '/capture', '/track', '/engage'] as const
 
 const CaptureQuery = z
   .object({

@@ -82,6 +82,15 @@ export const EnvSchema = z.object({
   EVENTS_RETENTION_DAYS: z.coerce.number().int().min(0).default(0),
   PLUGIN_LOG_RETENTION_DAYS: z.coerce.number().int().min(0).default(0),
   RETENTION_INTERVAL_SECONDS: z.coerce.number().int().min(1).default(3600),
+  // Session recordings (docs/recordings.md): days kept (recordings in a playlist are kept), the /s/ body
+  // limit (PostHog's 25 MB), and how long the RECORDINGS stream keeps the log (0 = forever).
+  RECORDINGS_RETENTION_DAYS: z.coerce.number().int().min(0).default(30),
+  RECORDINGS_MAX_BODY_BYTES: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(25 * 1024 * 1024),
+  RECORDINGS_LOG_MAX_AGE_DAYS: z.coerce.number().min(0).default(0),
 })
 
 export type Config = z.infer<typeof EnvSchema>

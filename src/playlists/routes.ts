@@ -6,7 +6,7 @@ import { PageQuery, paginate } from '../http/paging.ts'
 import { PlaylistBody, playlistBody } from './serialize.ts'
 import { userResolver } from '../accounts/user-body.ts'
 import { type Playlist, PlaylistStore } from './store.ts'
-import { RecordingSummary, summarizeSessions, unknownRecording } from './recordings.ts'
+import { RecordingSummary, summarizeSessions, unknownRecording, watchedCount } from './recordings.ts'
 
 // Session recording playlists (spec: "Session recording playlists"). Soft delete only: a
 // playlist with `deleted: true` vanishes from list and retrieve, and PATCH can bring it back.
@@ -99,8 +99,9 @@ export async function registerPlaylistRoutes(app: FastifyInstance, ctx: ApiConte
     return p
   }
 
-  async function body(p: Playlist, user = users()) {
-    return playlistBody(p, (await store.recordings(p.team_id, p.short_id)).length, user)
+  async function body(p: Playlist, userId: number, user = users()) {
+    const ids = (await store.recordings(p.team_id, p.short_id)).map((i) => i.session_id)
+    return playlistBody(p, ids.length, user, await watchedCount(ctx.rt, p.team_id, userId, ids))
   }
 
   projectRoute(app, ctx, {
@@ -111,12 +112,12 @@ export async function registerPlaylistRoutes(app: FastifyInstance, ctx: ApiConte
     summary: 'List playlists (newest change first)',
     query: ListQuery,
     response: { 200: Envelope(PlaylistBody) },
-    handler: async (req, _reply, { project }) => {
+    handler: async (req, _reply, { principal, project }) => {
       const q = req.query
       const holding = q.session_recording_id
         ? await store.playlistsHolding(project.id, q.session_recording_id)
         : undefined
-      const [all, counts] = await Promise.all([store.list(project.id), store.recordingCounts(project.id)])
+      const [all, pinned] = await Promise.all([store.list(project.id), store.pinned(project.id)])
       const page = paginate(
         req,
         q,
@@ -129,7 +130,15 @@ export async function registerPlaylistRoutes(app: FastifyInstance, ctx: ApiConte
       return {
         ...page,
         results: await Promise.all(
-          page.results.map((p) => playlistBody(p, counts.get(p.short_id) ?? 0, user)),
+          page.results.map(async (p) => {
+            const ids = pinned.filter((i) => i.short_id === p.short_id).map((i) => i.session_id)
+            return playlistBody(
+              p,
+              ids.length,
+              user,
+              await watchedCount(ctx.rt, project.id, principal.user.id, ids),
+            )
+          }),
         ),
       }
     },
@@ -145,7 +154,7 @@ export async function registerPlaylistRoutes(app: FastifyInstance, ctx: ApiConte
     response: { 201: PlaylistBody },
     handler: async (req, reply, { principal, project }) => {
       const p = await store.create(project.id, principal.user.id, req.body)
-      return reply.code(201).send(await body(p))
+      return reply.code(201).send(await body(p, principal.user.id))
     },
   })
 
@@ -157,8 +166,8 @@ export async function registerPlaylistRoutes(app: FastifyInstance, ctx: ApiConte
     summary: 'Retrieve a playlist by short id',
     params: PlaylistParams,
     response: { 200: PlaylistBody },
-    handler: async (req, _reply, { project }) => {
-      return body(await live(project.id, req.params.short_id))
+    handler: async (req, _reply, { principal, project }) => {
+      return body(await live(project.id, req.params.short_id), principal.user.id)
     },
   })
 
@@ -174,7 +183,7 @@ export async function registerPlaylistRoutes(app: FastifyInstance, ctx: ApiConte
     handler: async (req, _reply, { principal, project }) => {
       const p = await store.update(project.id, req.params.short_id, principal.user.id, req.body)
       if (!p) throw new NotFound('Playlist not found.')
-      return body(p)
+      return body(p, principal.user.id)
     },
   })
 
@@ -195,16 +204,17 @@ export async function registerPlaylistRoutes(app: FastifyInstance, ctx: ApiConte
     path: '/session_recording_playlists/:short_id/recordings/',
     scope: READ,
     tags: TAGS,
-    summary: "The playlist's recordings, most recently added first, with what the events tell of each",
+    summary: "The playlist's recordings, most recently added first, with as the session_recordings API shows them",
     params: PlaylistParams,
     query: PageQuery,
     response: { 200: RecordingsEnvelope },
-    handler: async (req, _reply, { project }) => {
+    handler: async (req, _reply, { principal, project }) => {
       const p = await live(project.id, req.params.short_id)
       const page = paginate(req, req.query, await store.recordings(project.id, p.short_id))
       const known = await summarizeSessions(
-        ctx.rt.ch,
+        ctx.rt,
         project.id,
+        principal.user.id,
         page.results.map((i) => i.session_id),
       )
       return {

@@ -24,16 +24,19 @@ export const PlaylistBody = z.object({
 export type PlaylistBody = z.infer<typeof PlaylistBody>
 
 /**
- * `collection` counts the recordings pinned to the playlist. Saved-filter counts (PostHog's
- * `saved_filters`) need a background job evaluating the filters, which Burrow does not run, so
- * that entry is left out rather than filled with made-up numbers. Views are not tracked: 0 watched.
+ * `collection` counts the recordings pinned to the playlist and how many of them the requesting user
+ * has viewed. Saved-filter counts (PostHog's `saved_filters`) need a background job evaluating the
+ * filters, which Burrow does not run, so that entry is left out rather than filled with made-up numbers.
  */
-export const recordingsCounts = (pinned: number) => ({ collection: { count: pinned, watched_count: 0 } })
+export const recordingsCounts = (pinned: number, watched = 0) => ({
+  collection: { count: pinned, watched_count: watched },
+})
 
 export async function playlistBody(
   p: Playlist,
   pinnedCount: number,
   user: (id: number | null) => Promise<UserBasic | null>,
+  watchedCount = 0,
 ): Promise<PlaylistBody> {
   return {
     id: p.id,
@@ -48,6 +51,6 @@ export async function playlistBody(
     filters: p.filters ?? null,
     last_modified_at: p.last_modified_at,
     last_modified_by: await user(p.last_modified_by),
-    recordings_counts: recordingsCounts(pinnedCount),
+    recordings_counts: recordingsCounts(pinnedCount, watchedCount),
   }
 }

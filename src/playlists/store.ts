@@ -144,13 +144,16 @@ export class PlaylistStore {
     return new Set((await listKeys(this.kv, `r.${team}.*.${suffix}`)).map((k) => k.split('.')[2] ?? ''))
   }
 
-  /** Number of recordings per playlist short id, for one team, with one key listing. */
-  async recordingCounts(team: number): Promise<Map<string, number>> {
-    const counts = new Map<string, number>()
-    for (const k of await listKeys(this.kv, `r.${team}.*.*`)) {
-      const short = k.split('.')[2] ?? ''
-      counts.set(short, (counts.get(short) ?? 0) + 1)
-    }
-    return counts
+  /** Every pinned recording (of one team, or of all), read from the key names alone. */
+  async pinned(team?: number): Promise<{ team_id: number; short_id: string; session_id: string }[]> {
+    const keys = await listKeys(this.kv, team === undefined ? 'r.>' : `r.${team}.*.*`)
+    return keys.map((k) => {
+      const [, t, short, id] = k.split('.')
+      return {
+        team_id: Number(t),
+        short_id: short ?? '',
+        session_id: id === '=' ? '' : Buffer.from(id ?? '', 'base64url').toString(),
+      }
+    })
   }
 }

@@ -7,6 +7,7 @@ import type { Component } from './types.ts'
 import { retentionComponent } from '../clickhouse/retention.ts'
 import { sdkComponent } from '../remote-config/component.ts'
 import { consoleComponent } from '../console/index.ts'
+import { recordingsComponent } from '../recordings/index.ts'
 
 export const COMPONENTS: Component[] = [
   captureComponent,
@@ -16,4 +17,5 @@ export const COMPONENTS: Component[] = [
   retentionComponent,
   sdkComponent,
   consoleComponent,
+  recordingsComponent,
 ]

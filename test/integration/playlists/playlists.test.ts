@@ -1,8 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import { v4 as uuidv4 } from 'uuid'
 import { beforeAll, describe, expect, it } from 'vitest'
-import { clickhouse } from '../../harness/index.ts'
 import { type Env, managementEnv, secondUser } from '../../harness/management.ts'
+import { postSnapshots, rr, until } from '../recordings/helpers.ts'
 
 let env: Env
 let base: string
@@ -287,38 +287,32 @@ describe('concurrent PATCHes', () => {
 describe('playlist recordings', () => {
   const sessionA = `session-${uuidv4()}`
   const sessionB = `session-${uuidv4()}`
+  // recent, so that no retention pass of the test run removes it
+  const t0 = Math.floor((Date.now() - 3_600_000) / 1000) * 1000
 
   beforeAll(async () => {
-    const ch = clickhouse()
-    const row = (uuid: string, iso: string, distinct: string) => ({
-      team_id: env.project.id,
-      uuid,
-      event: '$pageview',
-      distinct_id: distinct,
-      timestamp: iso.slice(0, 19).replace('T', ' '),
-      timestamp_ms: Date.parse(iso),
-      session_id: sessionA,
-      _seq: 1,
-    })
-    const dup = uuidv4()
-    await ch.insert({
-      table: 'events',
-      format: 'JSONEachRow',
-      values: [
-        row(uuidv4(), '2024-05-01T10:00:30.000Z', 'user-b'),
-        row(dup, '2024-05-01T10:00:00.250Z', 'user-a'),
-        row(uuidv4(), '2024-05-01T10:02:00.500Z', 'user-a'),
-      ],
-    })
-    // A not yet merged second copy of an event must not count twice.
-    await ch.insert({
-      table: 'events',
-      format: 'JSONEachRow',
-      values: [row(dup, '2024-05-01T10:00:00.250Z', 'user-a')],
-    })
+    // a real recording of session A, sent as posthog-js sends it (two requests, one per window)
+    const post = (window: string, events: object[]) =>
+      postSnapshots(env.burrow.url, env.project.api_token, [
+        { session: sessionA, window, distinctId: 'user-a', events },
+      ])
+    expect(
+      (await post('w1', [rr.meta(t0 + 250, 'https://x.io/'), rr.full(t0 + 250), rr.click(t0 + 30_000)]))
+        .status,
+    ).toBe(200)
+    expect((await post('w2', [rr.full(t0 + 60_000), rr.click(t0 + 120_500)])).status).toBe(200)
+    await until(
+      async () =>
+        (await env.call('GET', `/api/environments/${env.project.id}/session_recordings/${sessionA}/`))
+          .status === 200
+          ? true
+          : undefined,
+      30_000,
+      'the recording',
+    )
   })
 
-  it('adds, lists (with what events tell) and removes recordings', async () => {
+  it('adds, lists (as the recordings API shows them) and removes recordings', async () => {
     const p = (await env.call('POST', base, { name: 'collection' })).body
     const add = await env.call('POST', `${base}${p.short_id}/recordings/${sessionA}/`)
     expect(add.status).toBe(200)
@@ -343,15 +337,16 @@ describe('playlist recordings', () => {
       start_time: null,
       end_time: null,
       recording_duration: 0,
-      event_count: 0,
+      click_count: 0,
     })
     expect(a).toMatchObject({
       id: sessionA,
       distinct_id: 'user-a',
-      start_time: '2024-05-01T10:00:00.250Z',
-      end_time: '2024-05-01T10:02:00.500Z',
+      start_time: new Date(t0 + 250).toISOString(),
+      end_time: new Date(t0 + 120_500).toISOString(),
       recording_duration: 120,
-      event_count: 3,
+      click_count: 2,
+      start_url: 'https://x.io/',
     })
     expect(a.added_at < b.added_at).toBe(true)
 
