@@ -2,6 +2,7 @@
 // schema/clickhouse/. Adding a table (e.g. feature-flag usage) is an entry here, not a printer change.
 
 // How a virtual table is read. Every relation is printed with the team guard by the printer.
+/** How a virtual table is read from the physical tables. */
 export type RelationDef =
   // A plain team-guarded scan of one table (events: the hot path, printed as a bare table so that
   // WHERE conditions on timestamp reach the partition key).
@@ -10,6 +11,7 @@ export type RelationDef =
   // GROUP BY key subquery with argMax(column, version) for each column the query uses.
   | { kind: 'latest'; table: string; key: string[]; version: string; deleted?: string }
 
+/** What a field of a virtual table reads. */
 export type FieldDef =
   // A column of the relation. `ms` names an epoch-milliseconds twin of a DateTime column: selected
   // timestamps come back with millisecond precision from it (18.16 has no DateTime64).
@@ -22,6 +24,7 @@ export type FieldDef =
   // on this table, `to` a field of the joined table; they must be equal.
   | { kind: 'join'; table: string; from: string; to: string }
 
+/** One virtual table: its relation, its fields and what `*` shows. */
 export interface TableDef {
   name: string
   relation: RelationDef
@@ -38,6 +41,7 @@ const groupColumns: Record<string, FieldDef> = Object.fromEntries(
   [0, 1, 2, 3, 4].map((i) => [`$group_${i}`, { kind: 'column', column: `$group_${i}`, type: 'String' }]),
 )
 
+/** Every virtual table by name (internal ones start with `__`). */
 export const TABLES: Record<string, TableDef> = {
   events: {
     name: 'events',
@@ -152,19 +156,20 @@ export const TABLES: Record<string, TableDef> = {
   },
 }
 
-// Tables a user may name in FROM / JOIN.
+/** Tables a user may name in FROM / JOIN. */
 export function userTable(name: string): TableDef | undefined {
   if (name.startsWith('__')) return undefined
   return Object.hasOwn(TABLES, name) ? TABLES[name] : undefined
 }
 
+/** A field of `table`; `internal` also finds hidden ones. */
 export function lookupField(table: TableDef, name: string, internal: boolean): FieldDef | undefined {
   if (Object.hasOwn(table.fields, name)) return table.fields[name]
   if (internal && table.hidden && Object.hasOwn(table.hidden, name)) return table.hidden[name]
   return undefined
 }
 
-// Every physical table the schema can print; the unit tests check each gets a team guard.
+/** Every physical table the schema can print; the unit tests check each gets a team guard. */
 export function physicalTables(): string[] {
   return [...new Set(Object.values(TABLES).map((t) => t.relation.table))]
 }

@@ -1,0 +1,231 @@
+import { hasAggregate, mentionsLevelNames, sourcesOf } from './analysis.ts'
+import { quoteIdentifier } from './escape.ts'
+import { type Expr, outputItems, type Select, type Source } from './ir.ts'
+import type { Level, PrintContext } from './print-context.ts'
+
+// What a SELECT level reads: tables (each with the team guard), subqueries and joins, printed so
+// that 18.16 and current releases run them the same way:
+// - a SELECT level holds at most one JOIN: longer chains nest, and WHERE conditions on the first
+//   table move into the innermost level so partition pruning still applies;
+// - 18.16 mishandles INNER joins that match nothing when the left side is itself a join (it returns
+//   unmatched rows, or crashes when the select list holds a NULL), so inner joins print as left
+//   joins that keep only rows where the right side's marker column is set.
+
+/** Names every source's alias may not reuse in a level's select list besides its columns. */
+export const MATCHED = '_matched'
+
+const SIMPLE_NAME = /^[A-Za-z_$][A-Za-z0-9_$]*$/
+const SAFE_JOIN_FOR_PUSHDOWN = new Set([
+  'INNER JOIN',
+  'LEFT JOIN',
+  'ANY LEFT JOIN',
+  'ANY INNER JOIN',
+  'CROSS JOIN',
+])
+const INNER_AS_LEFT = new Set(['INNER JOIN', 'ANY INNER JOIN'])
+const JOIN_KEYWORD: Record<string, string> = {
+  'INNER JOIN': 'ALL LEFT JOIN',
+  'LEFT JOIN': 'ALL LEFT JOIN',
+  'ANY LEFT JOIN': 'ANY LEFT JOIN',
+  'ANY INNER JOIN': 'ANY LEFT JOIN',
+  'CROSS JOIN': 'CROSS JOIN',
+}
+
+/** Whether `name` can be printed as an alias without quoting concerns (the printer quotes anyway). */
+export function isSimpleName(name: string): boolean {
+  return SIMPLE_NAME.test(name)
+}
+
+/** Gives each source of a level a unique printed alias (lazy joins are named after their parent). */
+export function assignSourceAliases(srcs: Source[]): void {
+  const taken = new Set<string>()
+  for (const src of srcs) {
+    let base: string
+    if (src.parent) base = `${src.parent.printAlias}_${src.lazyField!.replace(/^_+/, '')}`
+    else if (src.name && SIMPLE_NAME.test(src.name)) base = src.name
+    else base = src.kind === 'table' ? src.table!.name.replace(/^_+/, '') : '_q'
+    let alias = base
+    for (let n = 2; taken.has(alias); n++) alias = `${base}_${n}`
+    taken.add(alias)
+    src.printAlias = alias
+  }
+}
+
+/** The name a source's column has in its printed relation. */
+export function colName(src: Source, column: string): string {
+  if (src.kind === 'query') {
+    const item = outputItems(src.query!).find((i) => i.name === column)
+    if (!item?.printAlias) throw new Error(`printer: subquery column ${column} printed before its source`)
+    return item.printAlias
+  }
+  return column
+}
+
+/** The team guard's condition, `team_id = <team>`. */
+export function guardOf(p: PrintContext): string {
+  return `team_id = ${p.opts.teamId}`
+}
+
+/**
+ * A source as a FROM/JOIN relation. `base`: the relation opens a FROM clause, so a physical table
+ * can be scanned directly with the guard (returned) going into WHERE; elsewhere every relation is
+ * a self-contained guarded subquery.
+ */
+export function relation(
+  p: PrintContext,
+  src: Source,
+  base: boolean,
+  marked = false,
+): { sql: string; guard?: string } {
+  const alias = quoteIdentifier(src.printAlias!)
+  const marker = marked ? [`1 AS ${quoteIdentifier(MATCHED)}`] : []
+  const guard = guardOf(p)
+  if (src.kind === 'query') {
+    const sub = p.query(src.query!, false)
+    if (marked) return { sql: `(SELECT *, ${marker[0]} FROM (${sub})) AS ${alias}` }
+    return { sql: `(${sub}) AS ${alias}` }
+  }
+  const rel = src.table!.relation
+  const cols = [...src.used].sort()
+  if (rel.kind === 'physical') {
+    if (base) return { sql: `${quoteIdentifier(rel.table)} AS ${alias}`, guard: `${alias}.${guard}` }
+    const list = [...cols.map(quoteIdentifier), ...marker]
+    return {
+      sql: `(SELECT ${list.join(', ') || '1'} FROM ${quoteIdentifier(rel.table)} WHERE ${guard}) AS ${alias}`,
+    }
+  }
+  // Newest version per key; argMax keeps every column of the same (newest) row.
+  const keys = rel.key.map(quoteIdentifier)
+  const list = [
+    ...rel.key.filter((k) => cols.includes(k) || cols.length === 0).map(quoteIdentifier),
+    ...cols
+      .filter((c) => !rel.key.includes(c))
+      .map((c) => `argMax(${quoteIdentifier(c)}, ${quoteIdentifier(rel.version)}) AS ${quoteIdentifier(c)}`),
+  ]
+  if (!list.length) list.push(keys[0]!)
+  list.push(...marker)
+  let sql = `SELECT ${list.join(', ')} FROM ${quoteIdentifier(rel.table)} WHERE ${guard} GROUP BY ${keys.join(', ')}`
+  if (rel.deleted)
+    sql += ` HAVING argMax(${quoteIdentifier(rel.deleted)}, ${quoteIdentifier(rel.version)}) = 0`
+  return { sql: `(${sql}) AS ${alias}` }
+}
+
+/** `JOIN <relation> ON ...`, and the marker filter an inner join printed as a left join needs. */
+export function joinClause(p: PrintContext, src: Source, level: Level): { sql: string; filter?: string } {
+  const kw = JOIN_KEYWORD[src.joinType!]
+  if (!kw) throw new Error(`printer: unknown join type ${src.joinType}`)
+  const marked = INNER_AS_LEFT.has(src.joinType!)
+  const rel = relation(p, src, false, marked).sql
+  if (src.joinType === 'CROSS JOIN') return { sql: `${kw} ${rel}` }
+  const sql = `${kw} ${rel} ON ${p.expr(src.on!, level)}`
+  if (!marked) return { sql }
+  return { sql, filter: `${quoteIdentifier(src.printAlias!)}.${quoteIdentifier(MATCHED)} = 1` }
+}
+
+/** The FROM clause of a level with more than one JOIN, nested; what stays for the outer WHERE. */
+export interface NestedJoins {
+  from: string
+  where?: Expr
+  columnNames: Set<string>
+  filters: string[]
+}
+
+/**
+ * FROM a JOIN b JOIN c ... becomes FROM (SELECT ... FROM a JOIN b) AS _j1 JOIN c ...: one JOIN per
+ * level. Each inner level exposes the columns later levels use, renamed <alias>__<column>.
+ */
+export function nestJoins(p: PrintContext, s: Select, outer: Level): NestedJoins {
+  const srcs = s.sources
+  const exposed = new Map<Source, Map<string, string>>()
+  const expose = (src: Source, column: string) => `${src.printAlias}__${colName(src, column)}`
+
+  // Conditions on the first table alone can run before the joins when no join can bring back
+  // rows of the first table that the condition removed.
+  const conjuncts = !s.where ? [] : s.where.k === 'and' ? s.where.items : [s.where]
+  const canPush = srcs.slice(1).every((x) => SAFE_JOIN_FOR_PUSHDOWN.has(x.joinType!))
+  const pushed = canPush ? conjuncts.filter((c) => pushable(c, srcs[0]!)) : []
+  const kept = conjuncts.filter((c) => !pushed.includes(c))
+
+  let innerSql = ''
+  let innerAlias = ''
+  // Join keys computed from earlier tables (person_id through its override, say) are computed one
+  // level down and joined on as plain columns: 18.16 cannot use expression keys in RIGHT/FULL joins.
+  let keys = new Map<Expr, string>()
+  for (let k = 1; k < srcs.length; k++) {
+    const alias = innerAlias
+    const pre = new Map(
+      [...keys].map(([e, name]) => [e, `${quoteIdentifier(alias)}.${quoteIdentifier(name)}`]),
+    )
+    const level: Level = {
+      formatted: new Set(),
+      pre,
+      ref: (src, column) => {
+        if (srcs.indexOf(src) === k || (k === 1 && src === srcs[0])) {
+          return `${quoteIdentifier(src.printAlias!)}.${quoteIdentifier(colName(src, column))}`
+        }
+        const name = exposed.get(src)?.get(column)
+        if (!name) throw new Error('printer: column not exposed by the nested join')
+        return `${quoteIdentifier(alias)}.${quoteIdentifier(name)}`
+      },
+    }
+    let from: string
+    let levelGuard: string | undefined
+    if (k === 1) {
+      const base = relation(p, srcs[0]!, true)
+      from = `FROM ${base.sql}`
+      levelGuard = base.guard
+    } else {
+      from = `FROM (${innerSql}) AS ${quoteIdentifier(innerAlias)}`
+    }
+    const join = joinClause(p, srcs[k]!, level)
+    from += ` ${join.sql}`
+    if (k === srcs.length - 1) {
+      outer.ref = level.ref
+      const columnNames = new Set<string>()
+      for (const m of exposed.values()) for (const n of m.values()) columnNames.add(n)
+      for (const c of srcs[k]!.used) columnNames.add(colName(srcs[k]!, c))
+      return { from: ` ${from}`, where: andOf(kept), columnNames, filters: join.filter ? [join.filter] : [] }
+    }
+    const cols: string[] = []
+    for (let i = 0; i <= k; i++) {
+      const src = srcs[i]!
+      const m = new Map<string, string>()
+      for (const c of src.used) {
+        const name = expose(src, c)
+        cols.push(`${level.ref(src, c)} AS ${quoteIdentifier(name)}`)
+        m.set(c, name)
+      }
+      exposed.set(src, m)
+    }
+    keys = new Map()
+    const next = srcs[k + 1]!
+    const earlier = new Set(srcs.slice(0, k + 1))
+    for (const [i, c] of (next.on?.k === 'and' ? next.on.items : next.on ? [next.on] : []).entries()) {
+      if (c.k !== 'op') continue
+      for (const side of [c.left, c.right]) {
+        const used = sourcesOf(side)
+        if (side.k === 'col' || !used.size || ![...used].every((x) => earlier.has(x))) continue
+        const name = `_key${k + 1}_${i}`
+        cols.push(`${p.expr(side, level)} AS ${quoteIdentifier(name)}`)
+        keys.set(side, name)
+      }
+    }
+    const conds = [levelGuard, join.filter, ...(k === 1 ? pushed.map((x) => p.expr(x, level)) : [])].filter(
+      Boolean,
+    )
+    innerSql = `SELECT ${cols.join(', ') || '1'} ${from}${conds.length ? ` WHERE ${conds.join(' AND ')}` : ''}`
+    innerAlias = `_j${k}`
+  }
+  throw new Error('printer: unreachable')
+}
+
+function andOf(items: Expr[]): Expr | undefined {
+  if (!items.length) return undefined
+  return items.length === 1 ? items[0] : { k: 'and', items, type: 'UInt8' }
+}
+
+function pushable(e: Expr, first: Source): boolean {
+  if (hasAggregate(e) || mentionsLevelNames(e)) return false
+  const srcs = sourcesOf(e)
+  return srcs.size > 0 && [...srcs].every((x) => x === first)
+}
