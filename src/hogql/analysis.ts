@@ -55,9 +55,12 @@ class LevelNameFinder extends ExprVisitor {
   protected override visitLambda(): void {
     this.hit()
   }
+  protected override visitWindow(): void {
+    this.hit()
+  }
 }
 
-/** Whether `e` names something that exists only at its own level: a select item, a lambda or ARRAY JOIN name. */
+/** Whether `e` names something that exists only at its own level: a select item, a lambda or ARRAY JOIN name, a window. */
 export function mentionsLevelNames(e: Expr): boolean {
   const v = new LevelNameFinder()
   v.visit(e)
@@ -81,4 +84,44 @@ export function boundNames(s: Select): string[] {
   v.visitSelect(s)
   for (const a of s.arrayJoin?.items ?? []) v.names.push(a.alias)
   return v.names
+}
+
+class RowReferenceFinder extends ExprVisitor {
+  found = false
+  private hit(): void {
+    this.found = true
+    this.stop = true
+  }
+  protected override visitCol(): void {
+    this.hit()
+  }
+  protected override visitProp(): void {
+    this.hit()
+  }
+  protected override visitItem(): void {
+    this.hit()
+  }
+  protected override visitIdent(): void {
+    this.hit()
+  }
+  protected override visitLambda(): void {
+    this.hit()
+  }
+  protected override visitSubquery(): void {
+    this.hit()
+  }
+  protected override visitCall(e: Extract<Expr, { k: 'call' }>): void {
+    if (e.fn.agg) this.hit()
+    else super.visitCall(e)
+  }
+  protected override visitWindow(): void {
+    this.hit()
+  }
+}
+
+/** Whether `e` is the same for every row: it reads no column, name, subquery or aggregate. */
+export function isConstant(e: Expr): boolean {
+  const v = new RowReferenceFinder()
+  v.visit(e)
+  return !v.found
 }

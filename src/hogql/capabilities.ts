@@ -29,6 +29,8 @@ export interface Feature {
 export const FEATURES = {
   /** `OVER (...)` and `WINDOW w AS (...)`: experimental from 21.3, general from 21.9. */
   windowFunctions: { name: 'window functions (OVER / WINDOW)', since: '21.9' },
+  /** accurateCastOrNull and toUUIDOrNull: PostHog's exact conversion forms. */
+  accurateCastOrNull: { name: 'accurateCastOrNull', since: '21.1' },
   /** Current releases refuse `JOIN (SELECT ...)` without an alias (joined_subquery_requires_alias = 1). */
   joinedSubqueryAlias: { name: 'an alias on every joined subquery', since: '20.3' },
 } as const satisfies Record<string, Feature>
@@ -39,6 +41,8 @@ export interface Capabilities {
   version: string
   /** `OVER` / `WINDOW` print as they are written (they have no portable form). */
   windowFunctions: boolean
+  /** Conversions print as PostHog prints them (accurateCastOrNull, toUUIDOrNull). */
+  accurateCastOrNull: boolean
   /** The server refuses a joined subquery without an alias (Burrow aliases every one regardless). */
   joinedSubqueryNeedsAlias: boolean
 }
@@ -66,6 +70,7 @@ export function capabilitiesOf(version: string): Capabilities {
   return {
     version,
     windowFunctions: atLeast(v, FEATURES.windowFunctions.since),
+    accurateCastOrNull: atLeast(v, FEATURES.accurateCastOrNull.since),
     joinedSubqueryNeedsAlias: atLeast(v, FEATURES.joinedSubqueryAlias.since),
   }
 }
@@ -77,6 +82,7 @@ export function capabilitiesOf(version: string): Capabilities {
 export const PORTABLE: Capabilities = {
   version: 'portable',
   windowFunctions: false,
+  accurateCastOrNull: false,
   joinedSubqueryNeedsAlias: true,
 }
 

@@ -1,3 +1,5 @@
+import type { Capabilities } from './capabilities.ts'
+
 // The vocabulary of the function allow-list (functions.ts): what a function definition says and the
 // type predicates the resolver and the coercion rules share.
 
@@ -5,6 +7,7 @@
 export interface FnCtx {
   tz: string
   argTypes: string[]
+  capabilities: Capabilities
 }
 
 /** Prints a call from its printed arguments (and parameters, for parametric aggregates). */
@@ -45,7 +48,9 @@ export function isDateType(t: string | undefined): boolean {
 
 /** `DateTime` as the project's zone shows it; other types unchanged. */
 export function withTimeZone(type: string, tz: string): string {
-  return type === 'DateTime' ? `DateTime('${tz.replace(/'/g, '')}')` : type
+  const zoned = `DateTime('${tz.replace(/'/g, '')}')`
+  if (type === 'DateTime') return zoned
+  return type === 'Nullable(DateTime)' ? `Nullable(${zoned})` : type
 }
 
 /** The type of the first argument (functions that return what they are given). */

@@ -17,6 +17,9 @@ const caseWithExpression: FnPrinter = (a) => {
   return `multiIf(${[...parts, elseValue].join(', ')})`
 }
 
+// arraySort([f,] a, b, ...) sorts `a` (by f's values when a lambda comes first): its type is a's.
+const sortedArray = (t: string[]): string => t.find((x) => x.startsWith('Array(')) ?? 'Unknown'
+
 /** Scalar functions by HogQL name. */
 export const SCALAR_FUNCTIONS: Record<string, FnDef> = {
   // logic and comparison (operators arrive as nodes; these are for people who call them by name)
@@ -132,8 +135,8 @@ export const SCALAR_FUNCTIONS: Record<string, FnDef> = {
   arrayFirstIndex: fixed('arrayFirstIndex', 2, INF, 'UInt32'),
   arrayCount: fixed('arrayCount', 1, INF, 'UInt32'),
   arraySum: fixed('arraySum', 1, INF),
-  arraySort: fixed('arraySort', 1, INF, (t) => t[t.length - 1] ?? 'Unknown'),
-  arrayReverseSort: fixed('arrayReverseSort', 1, INF, (t) => t[t.length - 1] ?? 'Unknown'),
+  arraySort: fixed('arraySort', 1, INF, sortedArray),
+  arrayReverseSort: fixed('arrayReverseSort', 1, INF, sortedArray),
   arrayReverse: fixed('arrayReverse', 1, 1, first),
   arrayDistinct: fixed('arrayDistinct', 1, 1, first),
   arrayConcat: fixed('arrayConcat', 1, INF, first),

@@ -1,6 +1,5 @@
 import { escapeString } from './escape.ts'
 import {
-  call,
   type FnDef,
   type FnPrinter,
   first,
@@ -58,15 +57,34 @@ const startOfWeek: FnPrinter = (a) => {
   throw new Error('toStartOfWeek supports modes 0-3')
 }
 
-// Selected HogQL type-conversion semantics: string inputs that do not parse give NULL.
-const toIntP: FnPrinter = (a, _p, ctx) =>
-  isNumericType(ctx.argTypes[0]) ? `toInt64(${a[0]})` : `toInt64OrNull(toString(${a[0]}))`
-const toFloatP: FnPrinter = (a, _p, ctx) =>
-  isNumericType(ctx.argTypes[0]) ? `toFloat64(${a[0]})` : `toFloat64OrNull(toString(${a[0]}))`
+// Conversions follow PostHog's mapping (posthog/hogql/functions/mapping.py): a value that does not
+// convert gives NULL, never an error. Servers with accurateCastOrNull (21.1+) get PostHog's exact
+// form; 18.16 gets *OrNull parsing of the value's text, which never throws either (it differs only
+// on inputs that are neither numbers nor strings, e.g. a Date: NULL where PostHog gives days).
+// Nothing here trusts the inferred argument type to choose a throwing form: inference can be wrong
+// (an Unknown type means "any"), and a wrong guess would turn a conversion into an error.
+const castOrNull =
+  (type: 'Int64' | 'Float64'): FnPrinter =>
+  (a, _p, ctx) =>
+    ctx.capabilities.accurateCastOrNull
+      ? `accurateCastOrNull(${a[0]}, '${type}')`
+      : `to${type}OrNull(toString(${a[0]}))`
+const toIntP = castOrNull('Int64')
+const toFloatP = castOrNull('Float64')
 const toDateP: FnPrinter = (a, _p, ctx) => {
   const t = ctx.argTypes[0]
   if (isDateTimeType(t) || isDateType(t)) return `toDate(${a[0]})`
   return `toDateOrNull(toString(${a[0]}))`
+}
+const UUID_TEXT = "'^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}$'"
+// 18.16 has no toUUIDOrNull, and evaluates both branches of if(): toUUID only ever sees valid text.
+const toUUIDP: FnPrinter = (a, _p, ctx) => {
+  // A literal in UUID form (printed by us, so no quote can hide in it) converts as it is.
+  if (/^'[0-9A-Fa-f]{8}(-[0-9A-Fa-f]{4}){3}-[0-9A-Fa-f]{12}'$/.test(a[0]!)) return `toUUID(${a[0]})`
+  if (ctx.capabilities.accurateCastOrNull) return `toUUIDOrNull(toString(${a[0]}))`
+  const text = `toString(${a[0]})`
+  const valid = `match(${text}, ${UUID_TEXT})`
+  return `if(${valid}, toUUID(if(${valid}, ${text}, '00000000-0000-0000-0000-000000000000')), NULL)`
 }
 const toDateTimeP: FnPrinter = (a, _p, ctx) => {
   const t = ctx.argTypes[0]
@@ -83,9 +101,20 @@ export const TIME_FUNCTIONS: Record<string, FnDef> = {
   toString: fixed('toString', 1, 1, 'String'),
   toInt: { min: 1, max: 1, print: toIntP, ret: 'Nullable(Int64)' },
   toFloat: { min: 1, max: 1, print: toFloatP, ret: 'Nullable(Float64)' },
-  toDate: { min: 1, max: 1, print: toDateP, ret: 'Date' },
-  toDateTime: { min: 1, max: 2, print: toDateTimeP, ret: dateTimeRet },
-  toUUID: { min: 1, max: 1, print: call('toUUID'), ret: 'UUID' },
+  toDate: {
+    min: 1,
+    max: 1,
+    print: toDateP,
+    ret: (t) => (isDateTimeType(t[0]) || isDateType(t[0]) ? 'Date' : 'Nullable(Date)'),
+  },
+  toDateTime: {
+    min: 1,
+    max: 2,
+    print: toDateTimeP,
+    ret: (t) =>
+      isDateTimeType(t[0]) || isNumericType(t[0]) || isDateType(t[0]) ? 'DateTime' : 'Nullable(DateTime)',
+  },
+  toUUID: { min: 1, max: 1, print: toUUIDP, ret: 'Nullable(UUID)' },
   toUnixTimestamp: fixed('toUnixTimestamp', 1, 1, 'UInt32'),
   fromUnixTimestamp: {
     min: 1,

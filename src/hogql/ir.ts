@@ -24,6 +24,21 @@ export type Expr =
   | { k: 'subquery'; query: Query; type: string }
   // Fixed SQL around printed children: `parts` interleave with `args` (parts.length = args.length + 1).
   | { k: 'template'; parts: string[]; args: Expr[]; type: string }
+  // A window function: `name(params)(args) OVER (spec)` or `OVER <named window>`.
+  | { k: 'window'; name: string; args: Expr[]; params?: Expr[]; over: WindowSpec | string; type: string }
+
+/** One edge of a window frame: CURRENT ROW, or n (undefined: UNBOUNDED) PRECEDING / FOLLOWING. */
+export interface FrameBound {
+  kind: 'CURRENT ROW' | 'PRECEDING' | 'FOLLOWING'
+  n?: number
+}
+
+/** What `OVER (...)` says: partitions, their order and the frame. */
+export interface WindowSpec {
+  partitionBy: Expr[]
+  orderBy: OrderItem[]
+  frame?: { method: 'ROWS' | 'RANGE'; start: FrameBound; end?: FrameBound }
+}
 
 /** One relation of a FROM clause: a virtual table, a subquery or a lazy join hanging off another. */
 export interface Source {
@@ -75,6 +90,8 @@ export interface Select {
   limit?: number
   offset?: number
   limitBy?: { n: number; offset?: number; exprs: Expr[] }
+  /** `WINDOW name AS (...)` definitions, for servers with window functions. */
+  windows?: Record<string, WindowSpec>
   aggregating: boolean
 }
 

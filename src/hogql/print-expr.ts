@@ -1,6 +1,6 @@
 import { HogQLError } from './errors.ts'
 import { escapeIdentifier, escapeNumber, escapeString } from './escape.ts'
-import type { Expr } from './ir.ts'
+import type { Expr, FrameBound, WindowSpec } from './ir.ts'
 import type { Level, PrintContext } from './print-context.ts'
 import { quoteIdentifier } from './escape.ts'
 
@@ -37,7 +37,11 @@ export function printExpr(p: PrintContext, e: Expr, level: Level): string {
         return `${print}${e.params ? `(${params.join(', ')})` : ''}(${args.join(', ')})`
       }
       try {
-        return print(args, params, { tz: p.opts.tz, argTypes: e.args.map((a) => a.type) })
+        return print(args, params, {
+          tz: p.opts.tz,
+          argTypes: e.args.map((a) => a.type),
+          capabilities: p.opts.capabilities,
+        })
       } catch (err) {
         throw new HogQLError('bad_argument', `${e.name}: ${(err as Error).message}`, e.span)
       }
@@ -79,7 +83,35 @@ export function printExpr(p: PrintContext, e: Expr, level: Level): string {
       })
       return out
     }
+    case 'window': {
+      const params = e.params ? `(${e.params.map((x) => p.expr(x, level)).join(', ')})` : ''
+      const args = e.args.map((a) => p.expr(a, level)).join(', ')
+      const over = typeof e.over === 'string' ? escapeIdentifier(e.over) : `(${windowSpec(p, e.over, level)})`
+      return `${e.name}${params}(${args}) OVER ${over}`
+    }
   }
+}
+
+/** The inside of `OVER (...)` / `WINDOW w AS (...)`. */
+export function windowSpec(p: PrintContext, w: WindowSpec, level: Level): string {
+  const parts: string[] = []
+  if (w.partitionBy.length)
+    parts.push(`PARTITION BY ${w.partitionBy.map((x) => p.expr(x, level)).join(', ')}`)
+  if (w.orderBy.length) {
+    parts.push(
+      `ORDER BY ${w.orderBy.map((o) => `${p.expr(o.expr, level)} ${o.desc ? 'DESC' : 'ASC'}`).join(', ')}`,
+    )
+  }
+  if (w.frame) {
+    const end = w.frame.end ?? { kind: 'CURRENT ROW' as const }
+    parts.push(`${w.frame.method} BETWEEN ${frameBound(w.frame.start)} AND ${frameBound(end)}`)
+  }
+  return parts.join(' ')
+}
+
+function frameBound(b: FrameBound): string {
+  if (b.kind === 'CURRENT ROW') return 'CURRENT ROW'
+  return `${b.n === undefined ? 'UNBOUNDED' : escapeNumber(b.n)} ${b.kind}`
 }
 
 /**

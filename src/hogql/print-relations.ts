@@ -1,5 +1,6 @@
-import { hasAggregate, mentionsLevelNames, sourcesOf } from './analysis.ts'
+import { hasAggregate, isConstant, mentionsLevelNames, sourcesOf } from './analysis.ts'
 import { quoteIdentifier } from './escape.ts'
+import { guardedTable } from './guard.ts'
 import { type Expr, outputItems, type Select, type Source } from './ir.ts'
 import type { Level, PrintContext } from './print-context.ts'
 
@@ -61,38 +62,30 @@ export function colName(src: Source, column: string): string {
   return column
 }
 
-/** The team guard's condition, `team_id = <team>`. */
-export function guardOf(p: PrintContext): string {
-  return `team_id = ${p.opts.teamId}`
-}
-
 /**
- * A source as a FROM/JOIN relation. `base`: the relation opens a FROM clause, so a physical table
- * can be scanned directly with the guard (returned) going into WHERE; elsewhere every relation is
- * a self-contained guarded subquery.
+ * A source as a FROM/JOIN relation, always a parenthesised, aliased subquery: a table is a guarded
+ * read (guard.ts) of the columns the query uses, with `pushed` (conditions guardable() accepted on
+ * this source) inside it; a query source is its printed query. `marked` adds the inner-join marker.
  */
-export function relation(
-  p: PrintContext,
-  src: Source,
-  base: boolean,
-  marked = false,
-): { sql: string; guard?: string } {
+export function relation(p: PrintContext, src: Source, marked = false, pushed: Expr[] = []): string {
   const alias = quoteIdentifier(src.printAlias!)
   const marker = marked ? [`1 AS ${quoteIdentifier(MATCHED)}`] : []
-  const guard = guardOf(p)
   if (src.kind === 'query') {
     const sub = p.query(src.query!, false)
-    if (marked) return { sql: `(SELECT *, ${marker[0]} FROM (${sub})) AS ${alias}` }
-    return { sql: `(${sub}) AS ${alias}` }
+    if (marked) return `(SELECT *, ${marker[0]} FROM (${sub})) AS ${alias}`
+    return `(${sub}) AS ${alias}`
   }
   const rel = src.table!.relation
   const cols = [...src.used].sort()
-  if (rel.kind === 'physical') {
-    if (base) return { sql: `${quoteIdentifier(rel.table)} AS ${alias}`, guard: `${alias}.${guard}` }
+  const team = p.opts.teamId
+  const inside = pushed.length ? `WHERE ${pushed.map((e) => p.expr(e, BARE)).join(' AND ')}` : ''
+  if (rel.kind === 'derived') {
     const list = [...cols.map(quoteIdentifier), ...marker]
-    return {
-      sql: `(SELECT ${list.join(', ') || '1'} FROM ${quoteIdentifier(rel.table)} WHERE ${guard}) AS ${alias}`,
-    }
+    return `(SELECT ${list.join(', ') || '1'} FROM (${rel.sql(team)}) AS ${quoteIdentifier('_d')}) AS ${alias}`
+  }
+  if (rel.kind === 'physical') {
+    const list = [...cols.map(quoteIdentifier), ...marker]
+    return `${guardedTable(quoteIdentifier(rel.table), team, list.join(', ') || '1', inside)} AS ${alias}`
   }
   // Newest version per key; argMax keeps every column of the same (newest) row.
   const keys = rel.key.map(quoteIdentifier)
@@ -104,10 +97,50 @@ export function relation(
   ]
   if (!list.length) list.push(keys[0]!)
   list.push(...marker)
-  let sql = `SELECT ${list.join(', ')} FROM ${quoteIdentifier(rel.table)} WHERE ${guard} GROUP BY ${keys.join(', ')}`
+  let tail = `${inside ? `${inside} ` : ''}GROUP BY ${keys.join(', ')}`
   if (rel.deleted)
-    sql += ` HAVING argMax(${quoteIdentifier(rel.deleted)}, ${quoteIdentifier(rel.version)}) = 0`
-  return { sql: `(${sql}) AS ${alias}` }
+    tail += ` HAVING argMax(${quoteIdentifier(rel.deleted)}, ${quoteIdentifier(rel.version)}) = 0`
+  return `${guardedTable(quoteIdentifier(rel.table), team, list.join(', '), tail)} AS ${alias}`
+}
+
+// Inside a guarded read the table is unaliased: its columns are named bare.
+const BARE: Level = { ref: (_src, column) => quoteIdentifier(column), formatted: new Set() }
+
+const COMPARISONS = new Set(['=', '!=', '<', '<=', '>', '>='])
+
+/**
+ * Whether `e`, a condition of the level's WHERE, may go inside the guarded read of `base`: it
+ * compares `base`'s own columns with constants (through AND / OR / NOT), which cannot fail or
+ * depend on any other column, so evaluating it on rows of other projects (should the server move it
+ * ahead of the guard) neither errs nor tells anything. Versioned tables take conditions on their key
+ * only (other columns are their newest values, known after the GROUP BY).
+ */
+export function guardable(e: Expr, base: Source): boolean {
+  if (base.kind !== 'table') return false
+  const rel = base.table!.relation
+  if (rel.kind === 'derived') return false
+  const column = (x: Expr): boolean =>
+    x.k === 'col' && x.src === base && (rel.kind === 'physical' || rel.key.includes(x.column))
+  // 18.16's index analysis fails on Nullable constants ("not of fixed size"): those stay outside.
+  const constant = (x: Expr): boolean =>
+    isConstant(x) && !/^Nullable/.test(x.type) && !(x.k === 'const' && x.value === null)
+  switch (e.k) {
+    case 'and':
+    case 'or':
+      return e.items.length > 0 && e.items.every((i) => guardable(i, base))
+    case 'not':
+      return guardable(e.expr, base)
+    case 'op':
+      if (e.op === 'IN' || e.op === 'NOT IN') {
+        return column(e.left) && e.right.k === 'tuple' && e.right.items.every(constant)
+      }
+      return (
+        COMPARISONS.has(e.op) &&
+        ((column(e.left) && constant(e.right)) || (constant(e.left) && column(e.right)))
+      )
+    default:
+      return false
+  }
 }
 
 /** `JOIN <relation> ON ...`, and the marker filter an inner join printed as a left join needs. */
@@ -115,7 +148,7 @@ export function joinClause(p: PrintContext, src: Source, level: Level): { sql: s
   const kw = JOIN_KEYWORD[src.joinType!]
   if (!kw) throw new Error(`printer: unknown join type ${src.joinType}`)
   const marked = INNER_AS_LEFT.has(src.joinType!)
-  const rel = relation(p, src, false, marked).sql
+  const rel = relation(p, src, marked)
   if (src.joinType === 'CROSS JOIN') return { sql: `${kw} ${rel}` }
   const sql = `${kw} ${rel} ON ${p.expr(src.on!, level)}`
   if (!marked) return { sql }
@@ -134,16 +167,14 @@ export interface NestedJoins {
  * FROM a JOIN b JOIN c ... becomes FROM (SELECT ... FROM a JOIN b) AS _j1 JOIN c ...: one JOIN per
  * level. Each inner level exposes the columns later levels use, renamed <alias>__<column>.
  */
-export function nestJoins(p: PrintContext, s: Select, outer: Level): NestedJoins {
+export function nestJoins(p: PrintContext, s: Select, outer: Level, split: GuardSplit): NestedJoins {
   const srcs = s.sources
   const exposed = new Map<Source, Map<string, string>>()
   const expose = (src: Source, column: string) => `${src.printAlias}__${colName(src, column)}`
 
-  // Conditions on the first table alone can run before the joins when no join can bring back
-  // rows of the first table that the condition removed.
-  const conjuncts = !s.where ? [] : s.where.k === 'and' ? s.where.items : [s.where]
-  const canPush = srcs.slice(1).every((x) => SAFE_JOIN_FOR_PUSHDOWN.has(x.joinType!))
-  const pushed = canPush ? conjuncts.filter((c) => pushable(c, srcs[0]!)) : []
+  // Other conditions on the first table alone run in the innermost level, before the later joins.
+  const conjuncts = conjunctsOf(split.where)
+  const pushed = canPushBelowJoins(s) ? conjuncts.filter((c) => pushable(c, srcs[0]!)) : []
   const kept = conjuncts.filter((c) => !pushed.includes(c))
 
   let innerSql = ''
@@ -169,11 +200,8 @@ export function nestJoins(p: PrintContext, s: Select, outer: Level): NestedJoins
       },
     }
     let from: string
-    let levelGuard: string | undefined
     if (k === 1) {
-      const base = relation(p, srcs[0]!, true)
-      from = `FROM ${base.sql}`
-      levelGuard = base.guard
+      from = `FROM ${relation(p, srcs[0]!, false, split.inside)}`
     } else {
       from = `FROM (${innerSql}) AS ${quoteIdentifier(innerAlias)}`
     }
@@ -210,13 +238,37 @@ export function nestJoins(p: PrintContext, s: Select, outer: Level): NestedJoins
         keys.set(side, name)
       }
     }
-    const conds = [levelGuard, join.filter, ...(k === 1 ? pushed.map((x) => p.expr(x, level)) : [])].filter(
-      Boolean,
-    )
+    const conds = [join.filter, ...(k === 1 ? pushed.map((x) => p.expr(x, level)) : [])].filter(Boolean)
     innerSql = `SELECT ${cols.join(', ') || '1'} ${from}${conds.length ? ` WHERE ${conds.join(' AND ')}` : ''}`
     innerAlias = `_j${k}`
   }
   throw new Error('printer: unreachable')
+}
+
+/** A level's WHERE, split into what goes inside the first source's guarded read and the rest. */
+export interface GuardSplit {
+  inside: Expr[]
+  where?: Expr
+}
+
+/**
+ * Moves the WHERE conditions guardable() accepts into the first source's guarded read, when no
+ * join can bring back rows of the first source that the condition removed.
+ */
+export function splitForGuard(s: Select): GuardSplit {
+  const conjuncts = conjunctsOf(s.where)
+  const base = s.sources[0]
+  if (!base || !canPushBelowJoins(s)) return { inside: [], where: s.where }
+  const inside = conjuncts.filter((c) => guardable(c, base))
+  return { inside, where: andOf(conjuncts.filter((c) => !inside.includes(c))) }
+}
+
+function conjunctsOf(e: Expr | undefined): Expr[] {
+  return !e ? [] : e.k === 'and' ? e.items : [e]
+}
+
+function canPushBelowJoins(s: Select): boolean {
+  return s.sources.slice(1).every((x) => SAFE_JOIN_FOR_PUSHDOWN.has(x.joinType!))
 }
 
 function andOf(items: Expr[]): Expr | undefined {

@@ -2,7 +2,7 @@ import { boundNames } from './analysis.ts'
 import { escapeIdentifier, escapeString, quoteIdentifier } from './escape.ts'
 import { type Expr, firstSelect, type Query, type Select, type SelectItem } from './ir.ts'
 import type { Level, PrintContext, PrintOptions } from './print-context.ts'
-import { msColumn, msText, printExpr } from './print-expr.ts'
+import { msColumn, msText, printExpr, windowSpec } from './print-expr.ts'
 import {
   assignSourceAliases,
   colName,
@@ -11,6 +11,7 @@ import {
   MATCHED,
   nestJoins,
   relation,
+  splitForGuard,
 } from './print-relations.ts'
 
 // Prints the resolved IR as ClickHouse SQL that runs on 18.16 and on current releases. This file
@@ -63,8 +64,8 @@ export class Printer implements PrintContext {
     const level: Level = { ref: () => '', formatted }
 
     let from = ''
-    let guard: string | undefined
-    let where = s.where
+    const split = splitForGuard(s)
+    let where = split.where
     const joinFilters: string[] = []
     let columnNames: Set<string>
 
@@ -72,11 +73,7 @@ export class Printer implements PrintContext {
       const [s0, s1] = srcs
       level.ref = (src, column) =>
         `${quoteIdentifier(src.printAlias!)}.${quoteIdentifier(colName(src, column))}`
-      if (s0) {
-        const base = relation(this, s0, true)
-        from = ` FROM ${base.sql}`
-        guard = base.guard
-      }
+      if (s0) from = ` FROM ${relation(this, s0, false, split.inside)}`
       if (s1) {
         const join = joinClause(this, s1, level)
         from += ` ${join.sql}`
@@ -84,7 +81,7 @@ export class Printer implements PrintContext {
       }
       columnNames = new Set(srcs.flatMap((src) => [...src.used].map((c) => colName(src, c))))
     } else {
-      const nested = nestJoins(this, s, level)
+      const nested = nestJoins(this, s, level, split)
       from = nested.from
       where = nested.where
       joinFilters.push(...nested.filters)
@@ -135,12 +132,18 @@ export class Printer implements PrintContext {
       const list = s.arrayJoin.items.map((a) => `${this.expr(a.expr, level)} AS ${escapeIdentifier(a.alias)}`)
       sql += ` ${s.arrayJoin.left ? 'LEFT ' : ''}ARRAY JOIN ${list.join(', ')}`
     }
-    const conds = [guard, ...joinFilters, where && this.expr(where, level)].filter((c): c is string => !!c)
+    const conds = [...joinFilters, where && this.expr(where, level)].filter((c): c is string => !!c)
     if (conds.length) sql += ` WHERE ${conds.join(' AND ')}`
     if (s.groupBy) sql += ` GROUP BY ${s.groupBy.map((g) => this.expr(g, level)).join(', ')}`
     else if (distinctAsGroupBy)
       sql += ` GROUP BY ${s.items.map((i) => quoteIdentifier(i.printAlias!)).join(', ')}`
     if (s.having) sql += ` HAVING ${this.expr(s.having, level)}`
+    if (s.windows) {
+      const defs = Object.entries(s.windows).map(
+        ([n, w]) => `${escapeIdentifier(n)} AS (${windowSpec(this, w, level)})`,
+      )
+      sql += ` WINDOW ${defs.join(', ')}`
+    }
     if (s.orderBy) {
       const key = (e: Expr): string => {
         // Timestamps order by their milliseconds twin: exact, where seconds would leave ties.

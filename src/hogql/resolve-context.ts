@@ -43,6 +43,8 @@ export interface Scope {
   /** Set while resolving a schema expression field: names resolve on this source only. */
   internal?: Select['sources'][number]
   cteColumnsResolving: Set<string>
+  /** Names of this level's `WINDOW name AS (...)` definitions. */
+  windows: Set<string>
 }
 
 /** What the resolver's parts ask of each other; implemented once, by Resolver. */

@@ -11,6 +11,7 @@ import {
 } from './functions.ts'
 import { type Expr, outputItems } from './ir.ts'
 import type { Resolution, Scope } from './resolve-context.ts'
+import { resolveWindowFunction } from './resolve-windows.ts'
 
 // Expressions: every AST expression node becomes an IR expression with a (best effort) ClickHouse
 // type; functions are checked against the allow-list and their arity here.
@@ -136,7 +137,7 @@ export function resolveExpr(r: Resolution, node: Node, scope: Scope): Expr {
       return { k: 'subquery', query, type: first?.expr.type ?? 'Unknown' }
     }
     case 'WindowFunction':
-      throw new HogQLError('not_supported', 'Window functions are not supported', span(node))
+      return resolveWindowFunction(r, node, scope)
     default:
       throw new HogQLError('not_supported', `Unsupported expression: ${node.node}`, span(node))
   }

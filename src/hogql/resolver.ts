@@ -16,6 +16,7 @@ import type { AliasSlot, CteEntry, Resolution, ResolveOptions, Scope } from './r
 import { constInt, positional, resolveExpr } from './resolve-expr.ts'
 import { asterisk, tryField } from './resolve-fields.ts'
 import { resolveJoins } from './resolve-joins.ts'
+import { requireWindows, resolveWindowSpec } from './resolve-windows.ts'
 
 // Name resolution: turns the parser's AST into the IR, binding every name and checking every
 // function against the allow-list. Semantics follow HogQL: select aliases are visible in all
@@ -102,12 +103,9 @@ export class Resolver implements Resolution {
   }
 
   private select(node: SelectQueryNode, outerCtes: Map<string, CteEntry>): Select {
-    for (const [key, label] of [
-      ['qualify', 'QUALIFY'],
-      ['window_exprs', 'WINDOW'],
-    ] as const) {
-      if (node[key]) throw new HogQLError('not_supported', `${label} is not supported`, span(node))
-    }
+    if (node.qualify) throw new HogQLError('not_supported', 'QUALIFY is not supported', span(node))
+    const windowNodes = Object.entries(node.window_exprs ?? {})
+    if (windowNodes.length) requireWindows(this, node)
     if (node.limit_with_ties)
       throw new HogQLError('not_supported', 'LIMIT ... WITH TIES is not supported', span(node))
 
@@ -130,6 +128,7 @@ export class Resolver implements Resolution {
       arrayJoinAliases: new Set(),
       lambdas: [],
       cteColumnsResolving: new Set(),
+      windows: new Set(windowNodes.map(([name]) => name)),
     }
 
     if (node.select_from) resolveJoins(this, node.select_from, scope)
@@ -178,6 +177,11 @@ export class Resolver implements Resolution {
     if (where.length > 1) select.where = { k: 'and', items: where, type: 'UInt8' }
     if (node.group_by?.length) select.groupBy = node.group_by.map((n) => positional(this, n, scope))
     if (node.having) select.having = this.expr(node.having, scope)
+    if (windowNodes.length) {
+      select.windows = Object.fromEntries(
+        windowNodes.map(([name, w]) => [name, resolveWindowSpec(this, w, scope)]),
+      )
+    }
     if (node.order_by?.length) {
       select.orderBy = node.order_by.map((o): OrderItem => ({
         expr: positional(this, o.expr, scope),

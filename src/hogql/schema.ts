@@ -1,15 +1,20 @@
+import { flagUsageSQL } from './flag-usage.ts'
+
 // Burrow's virtual schema: what HogQL users see, and how each name reaches the physical tables in
 // schema/clickhouse/. Adding a table (e.g. feature-flag usage) is an entry here, not a printer change.
 
 // How a virtual table is read. Every relation is printed with the team guard by the printer.
-/** How a virtual table is read from the physical tables. */
+/** How a virtual table is read from the physical tables (always through the team guard, guard.ts). */
 export type RelationDef =
-  // A plain team-guarded scan of one table (events: the hot path, printed as a bare table so that
-  // WHERE conditions on timestamp reach the partition key).
+  // The rows of one table (events: the hot path; comparisons of its columns with constants go
+  // inside the guarded read, where they reach the partition key and the primary index).
   | { kind: 'physical'; table: string }
   // Versioned rows: the newest version of each key wins, optionally hiding deleted keys. Printed as a
   // GROUP BY key subquery with argMax(column, version) for each column the query uses.
   | { kind: 'latest'; table: string; key: string[]; version: string; deleted?: string }
+  // Rows computed by Burrow's own SQL for one project (every table it reads guarded, ending with the
+  // guard's LIMIT barrier), e.g. flag usage aggregated from events.
+  | { kind: 'derived'; sql: (teamId: number) => string }
 
 /** What a field of a virtual table reads. */
 export type FieldDef =
@@ -128,12 +133,11 @@ export const TABLES: Record<string, TableDef> = {
     },
     asterisk: ['index', 'key', 'created_at', 'properties'],
   },
-  // Flag usage per flag, variant, day and source (schema/clickhouse/0005_feature_flag_usage.sql). The
-  // ClickHouse view already counts each event once and follows person merges, so it reads as a plain
-  // table; the guard lands on the view's own team_id column.
+  // Flag usage per flag, variant, day and source, computed from the project's own events (flag-usage.ts;
+  // the same rows as the 0005 view, without reading other projects').
   feature_flag_usage: {
     name: 'feature_flag_usage',
-    relation: { kind: 'physical', table: 'feature_flag_usage' },
+    relation: { kind: 'derived', sql: flagUsageSQL },
     fields: {
       flag: { kind: 'column', column: 'flag', type: 'String' },
       variant: { kind: 'column', column: 'variant', type: 'String' },
@@ -169,7 +173,11 @@ export function lookupField(table: TableDef, name: string, internal: boolean): F
   return undefined
 }
 
-/** Every physical table the schema can print; the unit tests check each gets a team guard. */
+/** Every physical table the schema reads directly; the unit tests check each read is guarded. */
 export function physicalTables(): string[] {
-  return [...new Set(Object.values(TABLES).map((t) => t.relation.table))]
+  return [
+    ...new Set(
+      Object.values(TABLES).flatMap((t) => (t.relation.kind === 'derived' ? [] : [t.relation.table])),
+    ),
+  ]
 }

@@ -1,4 +1,4 @@
-import type { Expr, Select } from './ir.ts'
+import type { Expr, Select, WindowSpec } from './ir.ts'
 
 // The one walk over the resolved IR. Every analysis that needs to look inside expressions (which
 // sources they read, whether they aggregate, which names they bind) extends this class and
@@ -44,7 +44,15 @@ export class ExprVisitor {
         return this.visitSubquery(e)
       case 'template':
         return this.visitTemplate(e)
+      case 'window':
+        return this.visitWindow(e)
     }
+  }
+
+  /** Visits the expressions of a window definition (partitions and order). */
+  visitWindowSpec(w: WindowSpec): void {
+    for (const p of w.partitionBy) this.visit(p)
+    for (const o of w.orderBy) this.visit(o.expr)
   }
 
   /** Visits every expression of one SELECT level (sources' ON, ARRAY JOIN, items, clauses). */
@@ -57,6 +65,7 @@ export class ExprVisitor {
     this.visit(s.having)
     for (const o of s.orderBy ?? []) this.visit(o.expr)
     for (const e of s.limitBy?.exprs ?? []) this.visit(e)
+    for (const w of Object.values(s.windows ?? {})) this.visitWindowSpec(w)
   }
 
   protected visitConst(_e: Of<'const'>): void {}
@@ -90,5 +99,10 @@ export class ExprVisitor {
   }
   protected visitTemplate(e: Of<'template'>): void {
     for (const a of e.args) this.visit(a)
+  }
+  protected visitWindow(e: Of<'window'>): void {
+    for (const a of e.args) this.visit(a)
+    for (const p of e.params ?? []) this.visit(p)
+    if (typeof e.over !== 'string') this.visitWindowSpec(e.over)
   }
 }

@@ -6,7 +6,8 @@ import { queryDurationSeconds } from '../observability/metrics.ts'
 import type { Runtime } from '../runtime/types.ts'
 import { sqlString } from '../clickhouse/sql.ts'
 import { cacheKey, FRESHNESS_SECONDS, ResultCache } from './cache.ts'
-import { execute, mapClickHouseError } from './execute.ts'
+import { capabilitiesOf } from '../hogql/index.ts'
+import { execute, mapClickHouseError, readServerInfo } from './execute.ts'
 import { type KindCompiled, queryKind } from './kinds.ts'
 import type { QueryRequest, QueryStatus, RefreshMode } from './schema.ts'
 import { newStatus, QueryStatusStore } from './status.ts'
@@ -64,7 +65,8 @@ export class QueryRunner {
       }
     }
     // Compile first: a query that cannot compile is a 400 now, not a failed background job.
-    const compiled = await kind.compile(req.query, project)
+    const server = capabilitiesOf((await readServerInfo(this.rt.ch)).version)
+    const compiled = await kind.compile(req.query, project, server)
     const id = req.client_query_id ?? uuidv4()
     const background = mode === 'async' || mode === 'lazy_async' || mode === 'force_async'
     if (!background) {
@@ -91,6 +93,8 @@ export class QueryRunner {
       ...this.limits,
       queryId: clickhouseQueryId(project.id, id),
       abort,
+      log,
+      teamId: project.id,
     })
     const ms = performance.now() - t0
     queryDurationSeconds.observe({ kind: req.query.kind }, ms / 1000)

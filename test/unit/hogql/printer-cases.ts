@@ -132,4 +132,20 @@ export const PRINTER_CASES: PrinterCase[] = [
       "select count() from events where timestamp >= '2024-01-01 00:00:00' and timestamp < toDateTime('2024-02-01 00:00:00')",
     timezone: 'Europe/Berlin',
   },
+  // window functions: printed for servers that have them (21.9+), refused on 18.16
+  {
+    hogql:
+      'select event, row_number() over (partition by event order by timestamp desc rows between 1 preceding and current row) as rn, sum(1) over w, lagInFrame(event, 1) over (order by timestamp) from events window w as (partition by distinct_id)',
+    server: '26.7.2.1',
+  },
+  {
+    hogql:
+      'select event, c, rank() over (order by c desc) from (select event, count() as c from events group by event)',
+    server: '26.7.2.1',
+  },
+  // conversions as PostHog maps them, on a server with accurateCastOrNull
+  {
+    hogql: 'select toInt(properties.n), toFloat(event), toUUID(distinct_id), toDate(event) from events',
+    server: '26.7.2.1',
+  },
 ]
