@@ -1,4 +1,5 @@
 import { hasAggregate, isConstant, mentionsLevelNames, sourcesOf } from './analysis.ts'
+import { HogQLError } from './errors.ts'
 import { quoteIdentifier } from './escape.ts'
 import { guardedTable } from './guard.ts'
 import { type Expr, outputItems, type Select, type Source } from './ir.ts'
@@ -195,7 +196,14 @@ export function nestJoins(p: PrintContext, s: Select, outer: Level, split: Guard
           return `${quoteIdentifier(src.printAlias!)}.${quoteIdentifier(colName(src, column))}`
         }
         const name = exposed.get(src)?.get(column)
-        if (!name) throw new Error('printer: column not exposed by the nested join')
+        // A join condition that reads a lazy join of the table being joined (`e.person_id` when
+        // `events e` is the right side): not printable one join per level yet. A 400, not a 500.
+        if (!name) {
+          throw new HogQLError(
+            'not_supported',
+            'This JOIN condition reads a field that needs a join of the joined table itself (e.g. person_id of a joined events table); put that table first in FROM',
+          )
+        }
         return `${quoteIdentifier(alias)}.${quoteIdentifier(name)}`
       },
     }
