@@ -13,7 +13,8 @@ const ZERO_UUID = "toUUID('00000000-0000-0000-0000-000000000000')"
  * `unique_persons` the persons behind them after merges. Ends with the guard's LIMIT barrier.
  */
 export function flagUsageSQL(teamId: number): string {
-  const events = (cols: string, tail: string) => guardedTable(quoteIdentifier('events'), teamId, cols, tail)
+  const events = (cols: string, tail: string, also: string[] = []) =>
+    guardedTable(quoteIdentifier('events'), teamId, cols, tail, also)
   return `SELECT flag, variant, day, source, count() AS calls,
   uniqExact(if(override_person_id = ${ZERO_UUID}, person_id, override_person_id)) AS unique_persons
 FROM (
@@ -21,7 +22,8 @@ FROM (
     prop_values[indexOf(prop_keys, '$feature_flag_response')] AS variant
   FROM ${events(
     'person_id, toDate(timestamp) AS day, prop_keys, prop_values',
-    `WHERE event = '$feature_flag_called' AND has(prop_keys, '$feature_flag')`,
+    `WHERE has(prop_keys, '$feature_flag')`,
+    [`event = '$feature_flag_called'`],
   )} AS called
   UNION ALL
   SELECT person_id, day, 'property' AS source, substring(k, 10) AS flag, v AS variant

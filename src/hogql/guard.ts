@@ -12,7 +12,8 @@
 //   carry a user's condition into the guarded read, where index analysis or a merged PREWHERE
 //   could evaluate it on other projects' rows.
 // Only conditions the printer chose (comparisons of the table's own columns with constants, which
-// cannot fail or differ by row content) go inside, for partition and index pruning.
+// cannot fail or differ by row content) go inside, after the team condition in the same PREWHERE:
+// for partition and index pruning, and so that the other columns are read only for matching rows.
 // test/integration/hogql/isolation.test.ts proves it on the real servers, with the settings of
 // capabilities.ts GUARD_SETTINGS both on and off.
 
@@ -27,9 +28,17 @@ export function teamCondition(teamId: number): string {
 
 /**
  * A guarded read of physical `table` for `teamId`, parenthesised: `columns` is the select list,
- * `tail` the clauses after PREWHERE (WHERE / GROUP BY / HAVING, written by Burrow, never by a user).
+ * `tail` the clauses after PREWHERE (WHERE / GROUP BY / HAVING, written by Burrow, never by a user),
+ * `also` conditions that join the team condition in PREWHERE (ones that cannot fail on any row).
  */
-export function guardedTable(table: string, teamId: number, columns: string, tail: string): string {
+export function guardedTable(
+  table: string,
+  teamId: number,
+  columns: string,
+  tail: string,
+  also: string[] = [],
+): string {
   const rest = tail ? ` ${tail}` : ''
-  return `(SELECT ${columns} FROM ${table} PREWHERE ${teamCondition(teamId)}${rest} ${LIMIT_BARRIER})`
+  const prewhere = [teamCondition(teamId), ...also].join(' AND ')
+  return `(SELECT ${columns} FROM ${table} PREWHERE ${prewhere}${rest} ${LIMIT_BARRIER})`
 }

@@ -79,14 +79,14 @@ export function relation(p: PrintContext, src: Source, marked = false, pushed: E
   const rel = src.table!.relation
   const cols = [...src.used].sort()
   const team = p.opts.teamId
-  const inside = pushed.length ? `WHERE ${pushed.map((e) => p.expr(e, BARE)).join(' AND ')}` : ''
+  const inside = pushed.map((e) => p.expr(e, BARE))
   if (rel.kind === 'derived') {
     const list = [...cols.map(quoteIdentifier), ...marker]
     return `(SELECT ${list.join(', ') || '1'} FROM (${rel.sql(team)}) AS ${quoteIdentifier('_d')}) AS ${alias}`
   }
   if (rel.kind === 'physical') {
     const list = [...cols.map(quoteIdentifier), ...marker]
-    return `${guardedTable(quoteIdentifier(rel.table), team, list.join(', ') || '1', inside)} AS ${alias}`
+    return `${guardedTable(quoteIdentifier(rel.table), team, list.join(', ') || '1', '', inside)} AS ${alias}`
   }
   // Newest version per key; argMax keeps every column of the same (newest) row.
   const keys = rel.key.map(quoteIdentifier)
@@ -98,10 +98,10 @@ export function relation(p: PrintContext, src: Source, marked = false, pushed: E
   ]
   if (!list.length) list.push(keys[0]!)
   list.push(...marker)
-  let tail = `${inside ? `${inside} ` : ''}GROUP BY ${keys.join(', ')}`
+  let tail = `GROUP BY ${keys.join(', ')}`
   if (rel.deleted)
     tail += ` HAVING argMax(${quoteIdentifier(rel.deleted)}, ${quoteIdentifier(rel.version)}) = 0`
-  return `${guardedTable(quoteIdentifier(rel.table), team, list.join(', '), tail)} AS ${alias}`
+  return `${guardedTable(quoteIdentifier(rel.table), team, list.join(', '), tail, inside)} AS ${alias}`
 }
 
 // Inside a guarded read the table is unaliased: its columns are named bare.

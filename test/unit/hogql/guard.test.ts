@@ -54,7 +54,7 @@ describe('guarded reads', () => {
       "select count() from persons where created_at > '2024-01-01' and id = '00000000-0000-4000-8000-000000000001'",
     )
     const [inside] = guardedReads(persons)
-    expect(inside).toMatch(/^ WHERE \(`id` = '00000000-0000-4000-8000-000000000001'\) GROUP BY `id`/)
+    expect(inside).toMatch(/^ AND \(`id` = '00000000-0000-4000-8000-000000000001'\) GROUP BY `id`/)
     expect(inside).not.toMatch(/created_at` >/)
   })
 

@@ -122,7 +122,7 @@ describe('names and output', () => {
     expect(r.clickhouse).toContain("toDate(toTimeZone(`events`.`timestamp`, 'Europe/Berlin'))")
     // a comparison of a column with a constant runs inside the guarded read, on the bare column
     expect(r.clickhouse).toContain(
-      "PREWHERE team_id = 7 WHERE (`timestamp` > parseDateTimeBestEffort('2024-01-01', 'Europe/Berlin'))",
+      "PREWHERE team_id = 7 AND (`timestamp` > parseDateTimeBestEffort('2024-01-01', 'Europe/Berlin'))",
     )
   })
 
