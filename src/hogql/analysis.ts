@@ -3,23 +3,30 @@ import { ExprVisitor } from './visitor.ts'
 
 // Questions the resolver and the printer ask about expressions, each one override of the walk.
 
-class AggregateFinder extends ExprVisitor {
+// A search: the walk stops at the first node that answers it.
+abstract class Finder extends ExprVisitor {
   found = false
+  protected hit(): void {
+    this.found = true
+    this.stop = true
+  }
+  /** Whether `e` holds what the finder looks for. */
+  test(e: Expr): boolean {
+    this.visit(e)
+    return this.found
+  }
+}
+
+class AggregateFinder extends Finder {
   protected override visitCall(e: Extract<Expr, { k: 'call' }>): void {
-    if (e.fn.agg) {
-      this.found = true
-      this.stop = true
-      return
-    }
-    super.visitCall(e)
+    if (e.fn.agg) this.hit()
+    else super.visitCall(e)
   }
 }
 
 /** Whether `e` calls an aggregate function at this level (subqueries are their own level). */
 export function hasAggregate(e: Expr): boolean {
-  const v = new AggregateFinder()
-  v.visit(e)
-  return v.found
+  return new AggregateFinder().test(e)
 }
 
 class SourceCollector extends ExprVisitor {
@@ -40,12 +47,7 @@ export function sourcesOf(e: Expr, out = new Set<Source>()): Set<Source> {
   return out
 }
 
-class LevelNameFinder extends ExprVisitor {
-  found = false
-  private hit(): void {
-    this.found = true
-    this.stop = true
-  }
+class LevelNameFinder extends Finder {
   protected override visitItem(): void {
     this.hit()
   }
@@ -62,9 +64,7 @@ class LevelNameFinder extends ExprVisitor {
 
 /** Whether `e` names something that exists only at its own level: a select item, a lambda or ARRAY JOIN name, a window. */
 export function mentionsLevelNames(e: Expr): boolean {
-  const v = new LevelNameFinder()
-  v.visit(e)
-  return v.found
+  return new LevelNameFinder().test(e)
 }
 
 class BoundNameCollector extends ExprVisitor {
@@ -86,25 +86,12 @@ export function boundNames(s: Select): string[] {
   return v.names
 }
 
-class RowReferenceFinder extends ExprVisitor {
-  found = false
-  private hit(): void {
-    this.found = true
-    this.stop = true
-  }
+// Level names, and everything else that differs by row: columns, properties, subqueries, aggregates.
+class RowReferenceFinder extends LevelNameFinder {
   protected override visitCol(): void {
     this.hit()
   }
   protected override visitProp(): void {
-    this.hit()
-  }
-  protected override visitItem(): void {
-    this.hit()
-  }
-  protected override visitIdent(): void {
-    this.hit()
-  }
-  protected override visitLambda(): void {
     this.hit()
   }
   protected override visitSubquery(): void {
@@ -114,14 +101,9 @@ class RowReferenceFinder extends ExprVisitor {
     if (e.fn.agg) this.hit()
     else super.visitCall(e)
   }
-  protected override visitWindow(): void {
-    this.hit()
-  }
 }
 
 /** Whether `e` is the same for every row: it reads no column, name, subquery or aggregate. */
 export function isConstant(e: Expr): boolean {
-  const v = new RowReferenceFinder()
-  v.visit(e)
-  return !v.found
+  return !new RowReferenceFinder().test(e)
 }
