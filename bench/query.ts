@@ -109,7 +109,7 @@ function benchQueries(ds: Dataset): BenchQuery[] {
     },
     {
       // The view serves both sources for every project; the hand-written query reads only what it needs.
-      name: 'feature_flag_usage view',
+      name: 'feature_flag_usage',
       hogql: `SELECT flag, variant, sum(calls) AS calls, sum(unique_persons) AS persons
         FROM feature_flag_usage
         WHERE source = 'called' AND day >= '${fromDay}' GROUP BY flag, variant ORDER BY flag, variant`,

@@ -4,6 +4,10 @@
 --   'called'   - $feature_flag_called events: flag = $feature_flag, variant = $feature_flag_response
 --   'property' - any event carrying `$feature/<flag>` properties (variant = the property's value)
 -- Variants are stored as properties are: strings as they are, booleans as 'true' / 'false'.
+-- Burrow itself never reads this view: it aggregates every project before any filter applies, so
+-- HogQL's feature_flag_usage table and the flag usage endpoint compute the same rows from one
+-- project's events (src/hogql/flag-usage.ts). It stays for SQL users and tests of the projectors.
+-- Current ClickHouse releases require an alias on every joined subquery (hence `usage`, `overrides`).
 -- A plain view rather than a materialized one: it reads the events table by name (so a replay's table
 -- swap needs nothing here), counts each event exactly once because the events table does, and follows
 -- merges that happen after the events were written.
@@ -38,7 +42,7 @@ FROM (
   FROM events
   ARRAY JOIN prop_keys AS k, prop_values AS v
   WHERE substring(k, 1, 9) = '$feature/' AND position(k, '\x1F') = 0
-) AS usage_rows
+) AS usage
 ANY LEFT JOIN (
   SELECT team_id, old_person_id AS person_id, argMax(override_person_id, version) AS override_person_id
   FROM person_overrides

@@ -1,10 +1,10 @@
 import type { ClickHouseClient } from '@clickhouse/client'
-import { sqlString } from '../clickhouse/sql.ts'
+import { compileHogQL } from '../hogql/index.ts'
 
-// Usage of one flag from the feature_flag_usage view (schema/clickhouse/0005): how often it was
-// checked ($feature_flag_called, source 'called') and how many events carried `$feature/<key>`
-// (source 'property'), per day and variant. Variants are stored as text ('true', 'false', or the
-// variant key).
+// Usage of one flag from HogQL's feature_flag_usage table (src/hogql/flag-usage.ts: the rows of the
+// schema/clickhouse/0005 view, computed from this project's events only): how often it was checked
+// ($feature_flag_called, source 'called') and how many events carried `$feature/<key>` (source
+// 'property'), per day and variant. Variants are stored as text ('true', 'false', or the variant key).
 
 export interface UsageRow {
   day: string
@@ -50,23 +50,21 @@ export async function flagUsage(
 ): Promise<FlagUsage> {
   const dateTo = now.toISOString().slice(0, 10)
   const dateFrom = new Date(now.getTime() - (days - 1) * DAY_MS).toISOString().slice(0, 10)
-  // ClickHouse aliases reach into WHERE, so the printed day must not be called `day`.
-  const rs = await ch.query({
-    query: `SELECT toString(day) AS day_text, source, variant, sum(calls) AS calls, sum(unique_persons) AS unique_persons
-      FROM feature_flag_usage
-      WHERE team_id = ${String(Math.trunc(teamId))} AND flag = ${sqlString(key)}
-        AND day >= toDate(${sqlString(dateFrom)}) AND day <= toDate(${sqlString(dateTo)})
+  const compiled = await compileHogQL(
+    `SELECT toString(day), source, variant, sum(calls), sum(unique_persons) FROM feature_flag_usage
+      WHERE flag = {key} AND day >= toDate({from}) AND day <= toDate({to})
       GROUP BY day, source, variant
-      ORDER BY day_text, source, variant`,
-    format: 'JSONEachRow',
-  })
-  const raw = await rs.json<Record<string, string | number>>()
-  const daily: UsageRow[] = raw.map((r) => ({
-    day: String(r.day_text),
-    source: r.source === 'property' ? 'property' : 'called',
-    variant: String(r.variant),
-    calls: Number(r.calls),
-    unique_persons: Number(r.unique_persons),
+      ORDER BY day, source, variant`,
+    { teamId, values: { key, from: dateFrom, to: dateTo }, defaultLimit: 10_000, maxLimit: 10_000 },
+  )
+  const rs = await ch.query({ query: compiled.clickhouse, format: 'JSONCompact' })
+  const raw = ((await rs.json()) as { data: unknown[][] }).data
+  const daily: UsageRow[] = raw.map(([day, source, variant, calls, persons]) => ({
+    day: String(day),
+    source: source === 'property' ? 'property' : 'called',
+    variant: String(variant),
+    calls: Number(calls),
+    unique_persons: Number(persons),
   }))
   return {
     key,

@@ -1,11 +1,13 @@
 // The JSON AST produced by @posthog/hogql-parser. Only the fields Burrow reads are typed; the parser
 // emits more (and new node kinds appear over time), so unknown nodes are refused by the resolver.
+/** A position in the query text. */
 export interface Pos {
   line: number
   column: number
   offset: number
 }
 
+/** Any parser node: its kind, its span and the kind-specific fields. */
 export interface Node {
   node: string
   start?: Pos
@@ -14,11 +16,13 @@ export interface Node {
   [key: string]: any
 }
 
+/** A (possibly qualified) name: `a`, `e.properties.x`. */
 export interface FieldNode extends Node {
   node: 'Field'
   chain: (string | number)[]
 }
 
+/** One table of a FROM clause and the join to the next. */
 export interface JoinExprNode extends Node {
   node: 'JoinExpr'
   table: Node | null
@@ -32,6 +36,7 @@ export interface JoinExprNode extends Node {
   column_aliases?: string[] | null
 }
 
+/** A `WITH name AS (...)` (subquery) or `WITH expr AS name` (column) definition. */
 export interface CTENode extends Node {
   node: 'CTE'
   name: string
@@ -39,6 +44,7 @@ export interface CTENode extends Node {
   cte_type: 'subquery' | 'column'
 }
 
+/** One SELECT with its clauses. */
 export interface SelectQueryNode extends Node {
   node: 'SelectQuery'
   ctes: CTENode[] | null
@@ -60,14 +66,17 @@ export interface SelectQueryNode extends Node {
   window_exprs?: Record<string, Node> | null
 }
 
+/** SELECTs joined by set operators (UNION ALL, ...). */
 export interface SelectSetQueryNode extends Node {
   node: 'SelectSetQuery'
   initial_select_query: SelectQueryNode | SelectSetQueryNode
   subsequent_select_queries: { node: 'SelectSetNode'; set_operator: string; select_query: Node }[]
 }
 
+/** A statement or subquery as the parser gives it. */
 export type QueryNode = SelectQueryNode | SelectSetQueryNode
 
+/** The offsets of `n` in the query text, for error messages. */
 export function span(n: Node | null | undefined): { start?: number; end?: number } {
   if (!n) return {}
   return { start: n.start?.offset, end: n.end?.offset }

@@ -6,6 +6,7 @@ import type { Expr } from './ir.ts'
 // as text, so comparing one with a number compares numerically, with true/false compares with the
 // stored 'true'/'false', and `= NULL` asks whether the key is missing.
 
+/** The ClickHouse type of a literal. */
 export function constType(value: unknown): string {
   if (typeof value === 'number') return Number.isInteger(value) ? 'Int64' : 'Float64'
   if (typeof value === 'string') return 'String'
@@ -34,7 +35,7 @@ function asStoredText(e: Expr): Expr {
   return e
 }
 
-// Constants of an IN list (a tuple, an array or a single value); undefined for subqueries etc.
+/** Constants of an IN list (a tuple, an array or a single value); undefined for subqueries etc. */
 export function constantsOf(e: Expr): Expr[] | undefined {
   if (e.k === 'tuple' || e.k === 'array') return e.items.every((i) => i.k === 'const') ? e.items : undefined
   if (e.k === 'const') return [e]
@@ -56,6 +57,7 @@ function dateLiteral(e: Expr, other: Expr, tz: string): Expr {
   return e
 }
 
+/** A comparison with HogQL's loose typing made explicit for ClickHouse. */
 export function coerceCompare(op: string, leftIn: Expr, rightIn: Expr, tz: string): Expr {
   let left = leftIn
   let right = rightIn

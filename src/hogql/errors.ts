@@ -1,5 +1,6 @@
 // Errors carry a stable code and the offending span of the user's text so clients can underline it.
 // Messages only ever name HogQL-level things (what the user wrote), never physical tables.
+/** Stable codes of the errors the compiler reports to users. */
 export type HogQLErrorCode =
   | 'syntax_error'
   | 'unknown_table'
@@ -14,11 +15,13 @@ export type HogQLErrorCode =
   | 'missing_placeholder'
   | 'bad_limit'
 
+/** Where in the user's text an error points. */
 export interface Span {
   start?: number
   end?: number
 }
 
+/** A refusal of the user's query, with a stable code and the span it concerns. */
 export class HogQLError extends Error {
   code: HogQLErrorCode
   start?: number

@@ -1,13 +1,20 @@
+import { type Capabilities, PORTABLE } from './capabilities.ts'
 import { HogQLError } from './errors.ts'
 import { outputItems, type Query } from './ir.ts'
 import { getParser, parseSelect } from './parse.ts'
 import { Printer } from './printer.ts'
 import { Resolver } from './resolver.ts'
 
+// The HogQL compiler: HogQL text → parser AST → resolved IR (resolver.ts) → ClickHouse SQL
+// (printer.ts), with the project's team guard on every table read.
+
+export type { Capabilities, ServerInfo } from './capabilities.ts'
+export { capabilitiesOf, PORTABLE } from './capabilities.ts'
 export type { HogQLErrorCode } from './errors.ts'
 export { HogQLError } from './errors.ts'
 export { TABLES } from './schema.ts'
 
+/** What one compilation needs: whose data, placeholder values, limits, time zone and server. */
 export interface CompileOptions {
   teamId: number
   // Values for `{name}` placeholders; printed as escaped literals.
@@ -16,8 +23,11 @@ export interface CompileOptions {
   maxLimit?: number
   // The project's time zone (IANA name); DateTime values are shown and truncated in it.
   timezone?: string
+  /** What the target server runs (capabilitiesOf(version)); absent: SQL every supported server runs. */
+  capabilities?: Capabilities
 }
 
+/** A compiled statement: the SQL to run and how to read its columns. */
 export interface CompiledQuery {
   hogql: string
   clickhouse: string
@@ -29,7 +39,9 @@ export interface CompiledQuery {
   limit?: number
 }
 
+/** The LIMIT a statement without one gets. */
 export const DEFAULT_LIMIT = 100
+/** The largest LIMIT a statement may ask for. */
 export const MAX_LIMIT = 50000
 
 function checkTimezone(tz: string): string {
@@ -55,25 +67,32 @@ function applyLimit(q: Query, opts: CompileOptions): number {
 // Warm the WebAssembly parser so compileHogQLSync can be used (e.g. at server start).
 let readyParser: Awaited<ReturnType<typeof getParser>> | undefined
 
+/** Loads the parser, so compileHogQLSync can be called. */
 export async function prepareHogQL(): Promise<void> {
   readyParser = await getParser()
 }
 
+/** Compiles HogQL to team-guarded ClickHouse SQL; throws HogQLError for anything it refuses. */
 export async function compileHogQL(query: string, opts: CompileOptions): Promise<CompiledQuery> {
   readyParser = await getParser()
   return compileHogQLSync(query, opts)
 }
 
+/** compileHogQL without the await, once prepareHogQL() has run. */
 export function compileHogQLSync(query: string, opts: CompileOptions): CompiledQuery {
   if (!readyParser) throw new Error('call prepareHogQL() (or compileHogQL) before compileHogQLSync')
   if (!Number.isSafeInteger(opts.teamId)) throw new HogQLError('bad_argument', 'teamId must be an integer')
   const tz = checkTimezone(opts.timezone ?? 'UTC')
   const ast = parseSelect(readyParser, query)
-  const resolver = new Resolver(readyParser, { teamId: opts.teamId, tz, values: opts.values ?? {} })
-  resolver.sourceText = query
-  const q = resolver.resolveQuery(ast)
+  const capabilities = opts.capabilities ?? PORTABLE
+  const resolver = new Resolver(
+    readyParser,
+    { teamId: opts.teamId, tz, values: opts.values ?? {}, capabilities },
+    query,
+  )
+  const q = resolver.query(ast)
   const limit = applyLimit(q, opts)
-  const printer = new Printer({ teamId: opts.teamId, tz })
+  const printer = new Printer({ teamId: opts.teamId, tz, capabilities })
   let clickhouse = printer.query(q, true)
   // A union's LIMIT clauses belong to its branches; the cap goes around the whole union.
   if (q.k === 'set') clickhouse = `SELECT * FROM (${clickhouse}) LIMIT ${limit}`

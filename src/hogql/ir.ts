@@ -5,6 +5,7 @@ import type { TableDef } from './schema.ts'
 // The resolved query: every name is bound to a source column, a select item, a lambda argument or
 // a constant. The printer only walks this tree; it never looks names up.
 
+/** A resolved expression: names bound, functions checked, a best-effort ClickHouse type on each node. */
 export type Expr =
   | { k: 'const'; value: string | number | boolean | null; type: string }
   // A column of a source. `tz`: print in the project time zone (DateTime values).
@@ -23,15 +24,23 @@ export type Expr =
   | { k: 'subquery'; query: Query; type: string }
   // Fixed SQL around printed children: `parts` interleave with `args` (parts.length = args.length + 1).
   | { k: 'template'; parts: string[]; args: Expr[]; type: string }
+  // A window function: `name(params)(args) OVER (spec)` or `OVER <named window>`.
+  | { k: 'window'; name: string; args: Expr[]; params?: Expr[]; over: WindowSpec | string; type: string }
 
-export interface SourceColumn {
-  name: string
-  type: string
-  // set by the printer when it prints the source
-  printed?: string
-  ms?: string
+/** One edge of a window frame: CURRENT ROW, or n (undefined: UNBOUNDED) PRECEDING / FOLLOWING. */
+export interface FrameBound {
+  kind: 'CURRENT ROW' | 'PRECEDING' | 'FOLLOWING'
+  n?: number
 }
 
+/** What `OVER (...)` says: partitions, their order and the frame. */
+export interface WindowSpec {
+  partitionBy: Expr[]
+  orderBy: OrderItem[]
+  frame?: { method: 'ROWS' | 'RANGE'; start: FrameBound; end?: FrameBound }
+}
+
+/** One relation of a FROM clause: a virtual table, a subquery or a lazy join hanging off another. */
 export interface Source {
   id: number
   // The name the query uses to qualify fields (alias, or the table name when unaliased).
@@ -52,6 +61,7 @@ export interface Source {
   span: Span
 }
 
+/** One output column of a SELECT level. */
 export interface SelectItem {
   name: string
   expr: Expr
@@ -60,11 +70,13 @@ export interface SelectItem {
   printAlias?: string
 }
 
+/** One ORDER BY key. */
 export interface OrderItem {
   expr: Expr
   desc: boolean
 }
 
+/** One SELECT level, with its sources, clauses and whether it aggregates. */
 export interface Select {
   k: 'select'
   sources: Source[]
@@ -78,9 +90,12 @@ export interface Select {
   limit?: number
   offset?: number
   limitBy?: { n: number; offset?: number; exprs: Expr[] }
+  /** `WINDOW name AS (...)` definitions, for servers with window functions. */
+  windows?: Record<string, WindowSpec>
   aggregating: boolean
 }
 
+/** A UNION of SELECTs (or of other unions). */
 export interface SetQuery {
   k: 'set'
   // UNION ALL of the branches; `distinct` removes duplicates afterwards (UNION DISTINCT).
@@ -88,8 +103,21 @@ export interface SetQuery {
   distinct: boolean
 }
 
+/** A resolved statement or subquery. */
 export type Query = Select | SetQuery
 
+/** The first SELECT of a query: the one whose items name the query's columns. */
+export function firstSelect(q: Query): Select {
+  return q.k === 'select' ? q : firstSelect(q.queries[0]!)
+}
+
+/** The output columns of a query (a union's are its first branch's), hidden twins included. */
 export function outputItems(q: Query): SelectItem[] {
-  return q.k === 'select' ? q.items : outputItems(q.queries[0]!)
+  return firstSelect(q).items
+}
+
+/** Whether `src` is a lazy join below `ancestor` (directly or through other lazy joins). */
+export function descendsFrom(src: Source, ancestor: Source): boolean {
+  for (let p = src.parent; p; p = p.parent) if (p === ancestor) return true
+  return false
 }

@@ -4,10 +4,12 @@
 
 let current: ReadonlyMap<string, string> = new Map()
 
+/** Replaces the map of event properties that have a materialized column. */
 export function setMaterializedProperties(map: ReadonlyMap<string, string>): void {
   current = map
 }
 
+/** The current map of event property → materialized column. */
 export function materializedProperties(): ReadonlyMap<string, string> {
   return current
 }

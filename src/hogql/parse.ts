@@ -5,6 +5,7 @@ import { HogQLError } from './errors.ts'
 // The WebAssembly module takes a moment to instantiate; one instance serves the whole process.
 let parserPromise: Promise<HogQLParser> | undefined
 
+/** The process's parser instance (created on first use, recreated after a crash). */
 export function getParser(): Promise<HogQLParser> {
   parserPromise ??= createHogQLParser()
   return parserPromise
@@ -45,10 +46,12 @@ function guarded(parse: () => string): Node {
   return check(json)
 }
 
+/** Parses a statement; HogQLError on a syntax error or one nested too deeply. */
 export function parseSelect(parser: HogQLParser, query: string): QueryNode {
   return guarded(() => parser.parseSelect(query)) as QueryNode
 }
 
+/** Parses one of the schema's internal expressions. */
 export function parseExpr(parser: HogQLParser, expr: string): Node {
   // Internal expressions (schema definitions) carry no positions: errors in them are ours, not the user's.
   return guarded(() => parser.parseExpr(expr, true))

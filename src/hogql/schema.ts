@@ -1,15 +1,22 @@
+import { flagUsageSQL } from './flag-usage.ts'
+
 // Burrow's virtual schema: what HogQL users see, and how each name reaches the physical tables in
 // schema/clickhouse/. Adding a table (e.g. feature-flag usage) is an entry here, not a printer change.
 
 // How a virtual table is read. Every relation is printed with the team guard by the printer.
+/** How a virtual table is read from the physical tables (always through the team guard, guard.ts). */
 export type RelationDef =
-  // A plain team-guarded scan of one table (events: the hot path, printed as a bare table so that
-  // WHERE conditions on timestamp reach the partition key).
+  // The rows of one table (events: the hot path; comparisons of its columns with constants go
+  // inside the guarded read, where they reach the partition key and the primary index).
   | { kind: 'physical'; table: string }
   // Versioned rows: the newest version of each key wins, optionally hiding deleted keys. Printed as a
   // GROUP BY key subquery with argMax(column, version) for each column the query uses.
   | { kind: 'latest'; table: string; key: string[]; version: string; deleted?: string }
+  // Rows computed by Burrow's own SQL for one project (every table it reads guarded, ending with the
+  // guard's LIMIT barrier), e.g. flag usage aggregated from events.
+  | { kind: 'derived'; sql: (teamId: number) => string }
 
+/** What a field of a virtual table reads. */
 export type FieldDef =
   // A column of the relation. `ms` names an epoch-milliseconds twin of a DateTime column: selected
   // timestamps come back with millisecond precision from it (18.16 has no DateTime64).
@@ -22,6 +29,7 @@ export type FieldDef =
   // on this table, `to` a field of the joined table; they must be equal.
   | { kind: 'join'; table: string; from: string; to: string }
 
+/** One virtual table: its relation, its fields and what `*` shows. */
 export interface TableDef {
   name: string
   relation: RelationDef
@@ -38,6 +46,7 @@ const groupColumns: Record<string, FieldDef> = Object.fromEntries(
   [0, 1, 2, 3, 4].map((i) => [`$group_${i}`, { kind: 'column', column: `$group_${i}`, type: 'String' }]),
 )
 
+/** Every virtual table by name (internal ones start with `__`). */
 export const TABLES: Record<string, TableDef> = {
   events: {
     name: 'events',
@@ -124,12 +133,11 @@ export const TABLES: Record<string, TableDef> = {
     },
     asterisk: ['index', 'key', 'created_at', 'properties'],
   },
-  // Flag usage per flag, variant, day and source (schema/clickhouse/0005_feature_flag_usage.sql). The
-  // ClickHouse view already counts each event once and follows person merges, so it reads as a plain
-  // table; the guard lands on the view's own team_id column.
+  // Flag usage per flag, variant, day and source, computed from the project's own events (flag-usage.ts;
+  // the same rows as the 0005 view, without reading other projects').
   feature_flag_usage: {
     name: 'feature_flag_usage',
-    relation: { kind: 'physical', table: 'feature_flag_usage' },
+    relation: { kind: 'derived', sql: flagUsageSQL },
     fields: {
       flag: { kind: 'column', column: 'flag', type: 'String' },
       variant: { kind: 'column', column: 'variant', type: 'String' },
@@ -152,19 +160,24 @@ export const TABLES: Record<string, TableDef> = {
   },
 }
 
-// Tables a user may name in FROM / JOIN.
+/** Tables a user may name in FROM / JOIN. */
 export function userTable(name: string): TableDef | undefined {
   if (name.startsWith('__')) return undefined
   return Object.hasOwn(TABLES, name) ? TABLES[name] : undefined
 }
 
+/** A field of `table`; `internal` also finds hidden ones. */
 export function lookupField(table: TableDef, name: string, internal: boolean): FieldDef | undefined {
   if (Object.hasOwn(table.fields, name)) return table.fields[name]
   if (internal && table.hidden && Object.hasOwn(table.hidden, name)) return table.hidden[name]
   return undefined
 }
 
-// Every physical table the schema can print; the unit tests check each gets a team guard.
+/** Every physical table the schema reads directly; the unit tests check each read is guarded. */
 export function physicalTables(): string[] {
-  return [...new Set(Object.values(TABLES).map((t) => t.relation.table))]
+  return [
+    ...new Set(
+      Object.values(TABLES).flatMap((t) => (t.relation.kind === 'derived' ? [] : [t.relation.table])),
+    ),
+  ]
 }

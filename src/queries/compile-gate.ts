@@ -1,3 +1,4 @@
+import type { Capabilities } from '../hogql/capabilities.ts'
 import type { Project } from '../accounts/documents.ts'
 import { CompilePool } from './compile-pool.ts'
 import { checkHogQLText, checkQueryStrings, DEFAULT_HOGQL_BOUNDS, type HogQLBounds } from './hogql-bounds.ts'
@@ -26,11 +27,11 @@ export class CompileGate {
   }
 
   /** The compiled query; throws the compiler's errors (HogQLError, validation) or QueryTooComplex. */
-  async compile(raw: { kind: string }, project: Project): Promise<KindCompiled> {
+  async compile(raw: { kind: string }, project: Project, server: Capabilities): Promise<KindCompiled> {
     queryKind(raw.kind) // an unknown kind is a 400 before any work
     if (raw.kind === 'HogQLQuery') checkHogQLText(HogQLQuerySchema.parse(raw).query, this.bounds)
     else checkQueryStrings(raw, this.bounds)
-    return this.pool.compile(raw, project)
+    return this.pool.compile(raw, project, server)
   }
 
   close(): Promise<void> {

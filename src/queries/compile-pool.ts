@@ -1,3 +1,4 @@
+import type { Capabilities } from '../hogql/capabilities.ts'
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
 import { pathToFileURL } from 'node:url'
@@ -69,9 +70,15 @@ export class CompilePool {
   }
 
   /** Compiles `query` in a worker within the time budget; throws what the compile threw. */
-  compile(query: { kind: string }, project: Project): Promise<KindCompiled> {
+  compile(query: { kind: string }, project: Project, server: Capabilities): Promise<KindCompiled> {
     if (this.closed) return Promise.reject(new Error('the compile pool is closed'))
-    const job: CompileJob = { id: this.nextId++, query, project, materialized: [...materializedProperties()] }
+    const job: CompileJob = {
+      id: this.nextId++,
+      query,
+      project,
+      server,
+      materialized: [...materializedProperties()],
+    }
     return new Promise((resolve, reject) => {
       this.queue.push({ job, budgetMs: this.budgetMs, resolve: resolve as (v: unknown) => void, reject })
       this.dispatch()

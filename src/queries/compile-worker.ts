@@ -1,5 +1,6 @@
 // Runs in a worker thread (compile-pool.ts): compiles a query of any kind away from the event
 // loop that answers every other request. Nothing is shared with the main thread but messages.
+import type { Capabilities } from '../hogql/capabilities.ts'
 import { parentPort } from 'node:worker_threads'
 import { ZodError } from 'zod'
 import type { Project } from '../accounts/documents.ts'
@@ -15,6 +16,8 @@ export interface CompileJob {
   id: number
   query: { kind: string }
   project: Project
+  /** what the ClickHouse server runs (plain data) */
+  server: Capabilities
   materialized: [string, string][]
 }
 
@@ -49,7 +52,7 @@ port.on('message', (job: CompileJob) => {
   setMaterializedProperties(new Map(job.materialized))
   // the kind's own compile, exactly as the main thread would run it
   Promise.resolve()
-    .then(() => queryKind(job.query.kind).compile(job.query, job.project))
+    .then(() => queryKind(job.query.kind).compile(job.query, job.project, job.server))
     .then(
       (ok) => port.postMessage({ id: job.id, ok } satisfies CompileAnswer),
       (err: unknown) => port.postMessage({ id: job.id, ...failure(err) } satisfies CompileAnswer),

@@ -1,12 +1,16 @@
 import type { ClickHouseClient } from '@clickhouse/client'
 import { AppError, Unavailable } from '../http/errors.ts'
+import { GUARD_SETTING_NAMES, guardSettings, type ServerInfo } from '../hogql/capabilities.ts'
 import type { CompiledQuery } from '../hogql/index.ts'
+import type { Logger } from '../observability/logger.ts'
 
+/** The limits every query Burrow runs for a user is held to. */
 export interface ExecuteLimits {
   maxExecutionSeconds: number
   maxResultRows: number
 }
 
+/** A query's rows, with the column types ClickHouse reported and what it read. */
 export interface Executed {
   rows: unknown[][]
   types: string[]
@@ -31,32 +35,53 @@ function convert(value: unknown, type: string): unknown {
   return value
 }
 
-/** Error codes ClickHouse uses for a query the user wrote badly (not for a broken server). */
-const USER_ERRORS = new Set([
-  6, 26, 27, 38, 41, 43, 44, 46, 47, 53, 62, 69, 70, 72, 113, 130, 184, 190, 215, 386,
-])
+// ---- the server --------------------------------------------------------------------------------
+
+const servers = new WeakMap<ClickHouseClient, Promise<ServerInfo>>()
 
 /**
- * ClickHouse messages can name physical tables, columns and the database. Users see a message
- * with those parts taken out; the full one goes to the log.
+ * The version of the server behind `ch` and the guard settings it knows, read once per client
+ * (`burrow start` reads it at start; every query then reuses it).
  */
-export function scrubClickHouseMessage(msg: string): string {
-  return msg
-    .replace(/^Code: \d+, e\.displayText\(\) = DB::Exception: /, '')
-    .replace(/, e\.what\(\) = DB::Exception.*$/s, '')
-    .replace(/\b[A-Za-z_][A-Za-z0-9_]*\.(events|person|person_distinct_id|person_overrides|groups)\b/g, '$1')
-    .replace(/\b(prop_keys|prop_values|_seq|_offset|timestamp_ms)\b/g, '…')
-    .replace(/\(version [^)]*\)/g, '')
-    .slice(0, 500)
+export function readServerInfo(ch: ClickHouseClient): Promise<ServerInfo> {
+  let info = servers.get(ch)
+  if (!info) {
+    const names = GUARD_SETTING_NAMES.map((n) => `'${n}'`).join(', ')
+    info = ch
+      .query({
+        query: `SELECT version() AS version, (SELECT groupArray(name) FROM system.settings WHERE name IN (${names})) AS settings`,
+        format: 'JSONEachRow',
+      })
+      .then((rs) => rs.json<ServerInfo>())
+      .then((rows) => ({ version: String(rows[0]?.version ?? ''), settings: rows[0]?.settings ?? [] }))
+    // A failed read is tried again by the next caller, not remembered.
+    info.catch(() => servers.delete(ch))
+    servers.set(ch, info)
+  }
+  return info
 }
 
+// ---- running --------------------------------------------------------------------------------
+
+/** What one run needs besides the SQL: limits, ids for KILL QUERY and logs, an abort signal. */
+export interface ExecuteOptions extends ExecuteLimits {
+  queryId: string
+  abort?: AbortSignal
+  /** Where a ClickHouse error's full text goes (debug level only: it can hold row values). */
+  log?: Pick<Logger, 'debug'>
+  /** The project the query runs for, logged with the error. */
+  teamId?: number
+}
+
+/** Runs compiled SQL read-only under the limits and the guard settings; ClickHouse errors become AppErrors. */
 export async function execute(
   ch: ClickHouseClient,
   compiled: CompiledQuery,
-  opts: ExecuteLimits & { queryId: string; abort?: AbortSignal },
+  opts: ExecuteOptions,
 ): Promise<Executed> {
   let rs
   try {
+    const server = await readServerInfo(ch)
     rs = await ch.query({
       query: compiled.clickhouse,
       format: 'JSONCompact',
@@ -67,10 +92,19 @@ export async function execute(
         max_execution_time: opts.maxExecutionSeconds,
         max_result_rows: String(opts.maxResultRows),
         result_overflow_mode: 'break',
+        ...guardSettings(server),
       },
     })
   } catch (err) {
-    throw mapClickHouseError(err)
+    const mapped = mapClickHouseError(err)
+    if (mapped !== err) {
+      // The full text can quote row values: never above debug, never in a response.
+      opts.log?.debug(
+        { project_id: opts.teamId, query_id: opts.queryId, clickhouse_error: messageOf(err) },
+        'clickhouse refused the query',
+      )
+    }
+    throw mapped
   }
   const body = (await rs.json()) as JsonCompact
   const types = body.meta.map((m) => m.type)
@@ -82,12 +116,62 @@ export async function execute(
   }
 }
 
+// ---- errors ---------------------------------------------------------------------------------
+
+// ClickHouse error codes by what a user can do about them. Each class answers with one fixed
+// message: a ClickHouse message can quote the value that failed (`Cannot parse string '…' as
+// Int64`), and a response must never carry row values.
+
+/** A value in the rows could not be converted or computed: parse failures, division by zero, bad patterns. */
+const VALUE_ERRORS = new Set([
+  6, 26, 27, 32, 38, 41, 69, 70, 72, 76, 131, 153, 190, 321, 376, 377, 395, 407, 427, 457, 1001,
+])
+/** The query itself does not type-check or name things that do not exist. */
+const SHAPE_ERRORS = new Set([
+  1, 10, 34, 35, 36, 42, 43, 44, 46, 47, 48, 53, 62, 113, 130, 179, 182, 183, 184, 215, 352, 386,
+])
+/** The query needs more than it may: memory, rows, nesting. */
+const COMPLEXITY_ERRORS = new Set([128, 158, 160, 161, 167, 168, 241, 306, 307, 396])
+
+const VALUE_DETAIL =
+  'A value in the data could not be converted or computed (for example text that is not a number or a date, ' +
+  'a division by zero, or an invalid regular expression). toInt, toFloat, toDate and toUUID give NULL instead ' +
+  'of failing; filter such rows out or use them.'
+const COMPLEXITY_DETAIL =
+  'The query needs more memory or reads more rows than a query may. Narrow the date range, filter earlier ' +
+  'or aggregate before joining.'
+
+function messageOf(err: unknown): string {
+  return (err as { message?: string }).message ?? String(err)
+}
+
+/**
+ * A ClickHouse type or name error, as a user may read it: names of physical tables and columns
+ * taken out, quoted text (where values appear) blanked.
+ */
+export function scrubClickHouseMessage(msg: string): string {
+  return msg
+    .replace(/^Code: \d+[.,] (e\.displayText\(\) = )?DB::Exception: /, '')
+    .replace(/, e\.what\(\) = DB::Exception.*$/s, '')
+    .replace(/\s*\(version [^)]*\)/g, '')
+    .replace(/\s*\([A-Z_]+\)\s*$/, '')
+    .replace(/'(?:[^'\\]|\\.)*'/g, "'…'")
+    .replace(/\b[A-Za-z_][A-Za-z0-9_]*\.(events|person|person_distinct_id|person_overrides|groups)\b/g, '$1')
+    .replace(/\b(prop_keys|prop_values|_seq|_offset|timestamp_ms|team_id)\b/g, '…')
+    .slice(0, 300)
+}
+
+/** The ClickHouse error code of `err` (the client does not parse 18.16's format, so the text is read too). */
+function codeOf(err: unknown): number {
+  const e = err as { code?: string }
+  return Number(e.code ?? /^Code: (\d+)/.exec(messageOf(err))?.[1])
+}
+
+/** A ClickHouse failure as the typed error the client sees (4xx for the user's query, never its values). */
 export function mapClickHouseError(err: unknown): AppError {
   if (err instanceof AppError) return err
-  const e = err as { code?: string; message?: string; type?: string }
-  const message = e.message ?? String(err)
-  // The client does not parse 18.16's error format, so the code is read from the message too.
-  const code = Number(e.code ?? /^Code: (\d+)/.exec(message)?.[1])
+  const message = messageOf(err)
+  const code = codeOf(err)
   if (code === 159 || /TIMEOUT_EXCEEDED|Timeout exceeded/.test(message)) {
     return new AppError(
       504,
@@ -99,12 +183,21 @@ export function mapClickHouseError(err: unknown): AppError {
   if (code === 394 || /QUERY_WAS_CANCELLED|Query was cancelled/.test(message)) {
     return new AppError(409, 'invalid_request', 'query_cancelled', 'The query was cancelled.')
   }
-  if (USER_ERRORS.has(code)) {
+  if (VALUE_ERRORS.has(code)) return new AppError(400, 'validation_error', 'query_value_error', VALUE_DETAIL)
+  if (COMPLEXITY_ERRORS.has(code)) {
+    return new AppError(400, 'validation_error', 'query_too_complex', COMPLEXITY_DETAIL)
+  }
+  if (SHAPE_ERRORS.has(code)) {
     return new AppError(400, 'validation_error', 'query_error', scrubClickHouseMessage(message))
   }
-  if (/ECONNREFUSED|socket hang up|ECONNRESET|ETIMEDOUT/.test(message)) {
+  if (code === 202 || /ECONNREFUSED|socket hang up|ECONNRESET|ETIMEDOUT/.test(message)) {
     return new Unavailable('ClickHouse is unavailable.')
   }
-  // the original goes along as the cause, for the log line the error handler writes
-  return Object.assign(new AppError(500, 'server_error', 'query_failed', 'The query failed.'), { cause: err })
+  // Unknown failures: the code goes along for the operator's log line, never the message text.
+  return new AppError(
+    500,
+    'server_error',
+    'query_failed',
+    `The query failed (ClickHouse error ${code || 'unknown'}).`,
+  )
 }

@@ -1,6 +1,6 @@
 import type { Project } from '../accounts/documents.ts'
 import { ValidationError } from '../http/errors.ts'
-import { compileHogQL, type CompiledQuery } from '../hogql/index.ts'
+import { type Capabilities, compileHogQL, type CompiledQuery } from '../hogql/index.ts'
 import { HogQLQuerySchema } from './schema.ts'
 
 /**
@@ -13,7 +13,8 @@ export interface KindCompiled extends CompiledQuery {
 }
 
 export interface QueryKind {
-  compile(query: unknown, project: Project): Promise<KindCompiled>
+  /** `server`: what the ClickHouse in use runs (kinds that print portable SQL may ignore it). */
+  compile(query: unknown, project: Project, server?: Capabilities): Promise<KindCompiled>
   /** Default: rows as arrays, in column order. */
   shape?(rows: unknown[][], compiled: KindCompiled, query: unknown, project: Project): unknown
   /** Whether there is more than these rows show (e.g. breakdown values folded into "other"). */
@@ -21,9 +22,14 @@ export interface QueryKind {
 }
 
 const hogql: QueryKind = {
-  async compile(raw, project) {
+  async compile(raw, project, server) {
     const q = HogQLQuerySchema.parse(raw)
-    return compileHogQL(q.query, { teamId: project.id, values: q.values, timezone: project.timezone })
+    return compileHogQL(q.query, {
+      teamId: project.id,
+      values: q.values,
+      timezone: project.timezone,
+      capabilities: server,
+    })
   },
 }
 

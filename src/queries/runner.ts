@@ -7,7 +7,8 @@ import type { Runtime } from '../runtime/types.ts'
 import { sqlString } from '../clickhouse/sql.ts'
 import { sleep } from '../retry/backoff.ts'
 import { cacheKey, FRESHNESS_SECONDS, ResultCache } from './cache.ts'
-import { execute, mapClickHouseError } from './execute.ts'
+import { capabilitiesOf } from '../hogql/index.ts'
+import { execute, mapClickHouseError, readServerInfo } from './execute.ts'
 import { type AdmissionLimits, QueryAdmission } from './admission.ts'
 import { CompileGate, type CompileGateOptions } from './compile-gate.ts'
 import { type KindCompiled, queryKind } from './kinds.ts'
@@ -119,7 +120,8 @@ export class QueryRunner {
     let handedOff = false
     try {
       // Compile first: a query that cannot compile is a 400 now, not a failed background job.
-      const compiled = await this.gate.compile(req.query, project)
+      const server = capabilitiesOf((await readServerInfo(this.rt.ch)).version)
+      const compiled = await this.gate.compile(req.query, project, server)
       const id = req.client_query_id ?? uuidv4()
       const background = mode === 'async' || mode === 'lazy_async' || mode === 'force_async'
       if (!background) return await this.calculate(project, req, compiled, id, key, log, signal)
@@ -156,6 +158,8 @@ export class QueryRunner {
         ...this.limits,
         queryId: clickhouseQueryId(project.id, id),
         abort,
+        log,
+        teamId: project.id,
       })
     } catch (err) {
       throw memoryLimitError(err) ?? err

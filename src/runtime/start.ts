@@ -13,6 +13,7 @@ import { defaultWebhooks } from '../plugins/pipeline.ts'
 import { type Stack, startStack } from '../stack/index.ts'
 import { clickhouseClient } from '../clickhouse/client.ts'
 import { migrateClickHouse } from '../clickhouse/migrate.ts'
+import { readServerInfo } from '../queries/execute.ts'
 import { logLimits } from '../clickhouse/retention.ts'
 
 export interface RunningBurrow {
@@ -49,6 +50,8 @@ export async function startBurrow(
     await migrateJetStream(nc, logLimits(config))
     const { client: ch } = await migrateClickHouse(stack.clickhouseUrl, config.CLICKHOUSE_DATABASE, log)
     cleanups.push(() => ch.close())
+    // Read once: the HogQL compiler prints for this version, queries send the guard settings it knows.
+    log.info({ clickhouse_version: (await readServerInfo(ch)).version }, 'clickhouse server')
     const accounts = await AccountStore.open(nc)
     const { credentials, created } = await ensureDefaults(accounts, config.DATA_DIR)
     const queryCh = clickhouseClient(stack.clickhouseUrl, config.CLICKHOUSE_DATABASE, {

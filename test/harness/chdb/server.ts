@@ -178,9 +178,14 @@ interface Conn {
   busy: boolean
 }
 
-/** Settings embedded chdb changes from the server defaults (clickhouse-local's choices). */
+/**
+ * Settings embedded chdb changes from the server defaults (clickhouse-local's choices), and the
+ * query condition cache, off: with several connections on one data directory it answers from
+ * stale entries (`WHERE team_id = T` found 0 rows where `countIf(team_id = T)` counted 10), which
+ * a real server, whose cache sees every insert, never does.
+ */
 const RESET_LOCAL_DEFAULTS =
-  'SET implicit_select = DEFAULT, allow_introspection_functions = DEFAULT, storage_file_read_method = DEFAULT, output_format_arrow_use_native_writer = DEFAULT'
+  'SET implicit_select = DEFAULT, allow_introspection_functions = DEFAULT, storage_file_read_method = DEFAULT, output_format_arrow_use_native_writer = DEFAULT, use_query_condition_cache = 0'
 
 class Pool {
   private readonly all = new Set<Conn>()

@@ -171,7 +171,7 @@ export async function eventPersons(ch: ClickHouseClient, team: number) {
      ANY LEFT JOIN (
        SELECT old_person_id AS person_id, argMax(override_person_id, version) AS override_person_id
        FROM person_overrides WHERE team_id = ${team} GROUP BY old_person_id
-     ) USING person_id
+     ) AS overrides USING person_id
      WHERE team_id = ${team}
      ORDER BY timestamp_ms, _seq, _offset`,
   )

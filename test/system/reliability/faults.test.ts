@@ -258,7 +258,7 @@ async function views(ch: ReturnType<PrivateStack['client']>, team: number) {
        FROM events ANY LEFT JOIN (
          SELECT old_person_id AS person_id, argMax(override_person_id, version) AS o
          FROM person_overrides WHERE team_id = ${team} GROUP BY old_person_id
-       ) USING person_id
+       ) AS overrides USING person_id
        WHERE team_id = ${team} ORDER BY u`,
     ),
     persons: await q(

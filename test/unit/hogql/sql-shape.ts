@@ -1,7 +1,14 @@
 // Small inspectors of printed SQL used by the unit tests. They skip string literals and quoted
 // identifiers so user text can never fake a match.
 
-export const PHYSICAL = ['events', 'person', 'person_distinct_id', 'person_overrides', 'groups']
+export const PHYSICAL = [
+  'events',
+  'person',
+  'person_distinct_id',
+  'person_overrides',
+  'groups',
+  'feature_flag_usage',
+]
 
 interface Frame {
   text: string
@@ -36,16 +43,25 @@ export function frames(sql: string): string[] {
   return out
 }
 
-// Each frame that reads a physical table must also carry the team guard for `teamId`.
+// Each frame that reads a physical table must be the structural guard for `teamId` (guard.ts): the
+// table alone, PREWHERE on the team, and the LIMIT barrier that keeps outer conditions out.
 export function unguardedReads(sql: string, teamId: number): string[] {
   const bad: string[] = []
   for (const f of frames(sql)) {
     const reads = PHYSICAL.filter((t) => new RegExp(`FROM \`${t}\``).test(f))
     if (!reads.length) continue
-    if (reads.length > 1) bad.push(f)
-    else if (!new RegExp(`WHERE (\`[^\`]+\`\\.)?team_id = ${teamId}( |$)`).test(f)) bad.push(f)
+    const guarded =
+      reads.length === 1 &&
+      new RegExp(`^SELECT .* FROM \`${reads[0]}\` PREWHERE team_id = ${teamId} `).test(f) &&
+      / LIMIT 18446744073709551615$/.test(f)
+    if (!guarded) bad.push(f)
   }
   return bad
+}
+
+// What each guarded read holds after its PREWHERE (its own WHERE, GROUP BY, ...), as printed.
+export function guardedReads(sql: string): string[] {
+  return [...sql.matchAll(/ PREWHERE team_id = \d+(.*?) LIMIT 18446744073709551615\)/g)].map((m) => m[1]!)
 }
 
 export function physicalReads(sql: string): number {

@@ -41,9 +41,10 @@ async function personEvents(q: FunnelsQuery, opts: Opts, eventFilter: string) {
   return {
     plan,
     persons: funnelPersonsOf(plan, sql),
+    // Current ClickHouse releases require an alias on every subquery of a join.
     sql: `SELECT ev_person AS person, success, ev_name AS event
-FROM (${funnelPersonsOf(plan, sql)})
-ALL INNER JOIN (${events.clickhouse}) USING ev_person
+FROM (${funnelPersonsOf(plan, sql)}) AS funnel_person
+ALL INNER JOIN (${events.clickhouse}) AS person_event USING ev_person
 WHERE ev_ts >= first_ts AND ev_ts <= if(success = 1, last_ts, first_ts + ${num(plan.windowSeconds)})`,
   }
 }

@@ -1,0 +1,41 @@
+import { quoteIdentifier } from './escape.ts'
+import { guardedTable } from './guard.ts'
+
+// The feature_flag_usage virtual table, read team-first: the same rows as the 0005 view
+// (schema/clickhouse/0005_feature_flag_usage.sql) for one project, computed from that project's
+// events and person overrides only. The view aggregates every project before any filter can apply,
+// so a user expression on its rows would run on other projects' data; Burrow never reads it.
+
+const ZERO_UUID = "toUUID('00000000-0000-0000-0000-000000000000')"
+
+/**
+ * One project's flag usage per flag, variant, day (UTC) and source: `calls` counts the events,
+ * `unique_persons` the persons behind them after merges. Ends with the guard's LIMIT barrier.
+ */
+export function flagUsageSQL(teamId: number): string {
+  const events = (cols: string, tail: string, also: string[] = []) =>
+    guardedTable(quoteIdentifier('events'), teamId, cols, tail, also)
+  return `SELECT flag, variant, day, source, count() AS calls,
+  uniqExact(if(override_person_id = ${ZERO_UUID}, person_id, override_person_id)) AS unique_persons
+FROM (
+  SELECT person_id, day, 'called' AS source, prop_values[indexOf(prop_keys, '$feature_flag')] AS flag,
+    prop_values[indexOf(prop_keys, '$feature_flag_response')] AS variant
+  FROM ${events(
+    'person_id, toDate(timestamp) AS day, prop_keys, prop_values',
+    `WHERE has(prop_keys, '$feature_flag')`,
+    [`event = '$feature_flag_called'`],
+  )} AS called
+  UNION ALL
+  SELECT person_id, day, 'property' AS source, substring(k, 10) AS flag, v AS variant
+  FROM ${events('person_id, toDate(timestamp) AS day, prop_keys, prop_values', '')} AS carried
+  ARRAY JOIN prop_keys AS k, prop_values AS v
+  WHERE substring(k, 1, 9) = '$feature/' AND position(k, '\\x1F') = 0
+) AS usage
+ANY LEFT JOIN ${guardedTable(
+    quoteIdentifier('person_overrides'),
+    teamId,
+    'old_person_id AS person_id, argMax(override_person_id, version) AS override_person_id',
+    'GROUP BY old_person_id',
+  )} AS overrides USING (person_id)
+GROUP BY flag, variant, day, source`
+}

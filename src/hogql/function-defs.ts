@@ -1,0 +1,76 @@
+import type { Capabilities } from './capabilities.ts'
+
+// The vocabulary of the function allow-list (functions.ts): what a function definition says and the
+// type predicates the resolver and the coercion rules share.
+
+/** What a function printer knows besides its printed arguments. */
+export interface FnCtx {
+  tz: string
+  argTypes: string[]
+  capabilities: Capabilities
+}
+
+/** Prints a call from its printed arguments (and parameters, for parametric aggregates). */
+export type FnPrinter = (args: string[], params: string[], ctx: FnCtx) => string
+
+/** One allow-listed function: its arity, how it prints, its result type and what kind it is. */
+export interface FnDef {
+  min: number
+  max: number
+  print: string | FnPrinter
+  ret?: string | ((types: string[]) => string)
+  agg?: boolean
+  // Parametric aggregates: quantile(0.5)(x).
+  params?: [number, number]
+  // Names that SQL users habitually type in any case (COUNT, Sum, ...).
+  ci?: boolean
+}
+
+/** No upper bound on the number of arguments. */
+export const INF = Number.POSITIVE_INFINITY
+
+/** Whether `t` is a (nullable) String or FixedString type. */
+export function isStringType(t: string | undefined): boolean {
+  return !!t && /^(Nullable\()?(String|FixedString)/.test(t)
+}
+/** Whether `t` is a (nullable) integer, float or decimal type. */
+export function isNumericType(t: string | undefined): boolean {
+  return !!t && /^(Nullable\()?(U?Int|Float|Decimal)/.test(t)
+}
+/** Whether `t` is a (nullable) DateTime type, with or without a zone. */
+export function isDateTimeType(t: string | undefined): boolean {
+  return !!t && /^(Nullable\()?DateTime/.test(t)
+}
+/** Whether `t` is a (nullable) Date type. */
+export function isDateType(t: string | undefined): boolean {
+  return !!t && /^(Nullable\()?Date($|\))/.test(t)
+}
+
+/** `DateTime` as the project's zone shows it; other types unchanged. */
+export function withTimeZone(type: string, tz: string): string {
+  const zoned = `DateTime('${tz.replace(/'/g, '')}')`
+  if (type === 'DateTime') return zoned
+  return type === 'Nullable(DateTime)' ? `Nullable(${zoned})` : type
+}
+
+/** The type of the first argument (functions that return what they are given). */
+export const first = (t: string[]) => t[0] ?? 'Unknown'
+
+/** A printer that calls ClickHouse function `name` with the arguments as they are. */
+export const call = (name: string) => (a: string[]) => `${name}(${a.join(', ')})`
+
+/** A function printed as ClickHouse function `name`. */
+export function fixed(name: string, min: number, max: number, ret?: FnDef['ret']): FnDef {
+  return { min, max, print: name, ret }
+}
+
+/** An aggregate printed as ClickHouse aggregate `name`, optionally parametric. */
+export function agg(
+  name: string,
+  min: number,
+  max: number,
+  ret?: FnDef['ret'],
+  params?: [number, number],
+): FnDef {
+  return { min, max, print: name, ret, agg: true, params }
+}

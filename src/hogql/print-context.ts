@@ -1,0 +1,35 @@
+import type { Capabilities } from './capabilities.ts'
+import type { Expr, Query, SelectItem, Source } from './ir.ts'
+
+// The shared vocabulary of the printer's parts (printer.ts: statements and SELECT levels;
+// print-relations.ts: tables, subqueries, joins and the team guard; print-expr.ts: expressions).
+// They call each other through `PrintContext`, which printer.ts implements.
+
+/** Whose data a statement reads, how times are shown, and what the target server runs. */
+export interface PrintOptions {
+  teamId: number
+  tz: string
+  capabilities: Capabilities
+}
+
+/** How one SELECT level names what it reads. */
+export interface Level {
+  /** The printed reference to a source's column at this level. */
+  ref: (src: Source, column: string) => string
+  /** Expressions already computed by an inner level, printed as that level's column. */
+  pre?: Map<Expr, string>
+  /**
+   * Items printed as something other than their value (millisecond timestamps as text): references
+   * to them must repeat the value, not name the alias.
+   */
+  formatted: Set<SelectItem>
+}
+
+/** What the printer's parts ask of each other; implemented once, by Printer. */
+export interface PrintContext {
+  readonly opts: PrintOptions
+  /** A whole query (a subquery, a branch of a union, a joined query). */
+  query(q: Query, top?: boolean): string
+  /** An expression at `level`. */
+  expr(e: Expr, level: Level): string
+}

@@ -1,0 +1,138 @@
+import { HogQLError } from './errors.ts'
+import { escapeIdentifier, escapeNumber, escapeString } from './escape.ts'
+import type { Expr, FrameBound, WindowSpec } from './ir.ts'
+import type { Level, PrintContext } from './print-context.ts'
+import { quoteIdentifier } from './escape.ts'
+
+// Expressions as ClickHouse SQL. Every operator is parenthesised, so precedence never depends on
+// the server's grammar (which changed across releases, e.g. NOT in 26.4).
+
+/** Prints `e` at `level`: columns through the level's references, literals escaped. */
+export function printExpr(p: PrintContext, e: Expr, level: Level): string {
+  const pre = level.pre?.get(e)
+  if (pre) return pre
+  switch (e.k) {
+    case 'const':
+      return literal(e.value)
+    case 'col': {
+      const ref = level.ref(e.src, e.column)
+      return e.tz && p.opts.tz !== 'UTC' ? `toTimeZone(${ref}, ${escapeString(p.opts.tz)})` : ref
+    }
+    case 'prop': {
+      const k = level.ref(e.src, e.keys)
+      const v = level.ref(e.src, e.values)
+      // A missing key gives index 0, which reads NULL from an array of Nullable: one scan, no NULL
+      // literal (18.16 crashes on `if(..., NULL)` in some join shapes).
+      return `arrayElement(CAST(${v} AS Array(Nullable(String))), indexOf(${k}, ${escapeString(e.key)}))`
+    }
+    case 'item':
+      if (level.formatted.has(e.item)) return p.expr(e.item.expr, level)
+      if (!e.item.printAlias) return p.expr(e.item.expr, level)
+      return quoteIdentifier(e.item.printAlias)
+    case 'call': {
+      const args = e.args.map((a) => p.expr(a, level))
+      const params = e.params?.map((x) => p.expr(x, level)) ?? []
+      const print = e.fn.print
+      if (typeof print === 'string') {
+        return `${print}${e.params ? `(${params.join(', ')})` : ''}(${args.join(', ')})`
+      }
+      try {
+        return print(args, params, {
+          tz: p.opts.tz,
+          argTypes: e.args.map((a) => a.type),
+          capabilities: p.opts.capabilities,
+        })
+      } catch (err) {
+        throw new HogQLError('bad_argument', `${e.name}: ${(err as Error).message}`, e.span)
+      }
+    }
+    case 'op': {
+      const left = p.expr(e.left, level)
+      if (e.op === 'IN' || e.op === 'NOT IN') {
+        if (e.right.k === 'tuple') {
+          if (!e.right.items.length) return e.op === 'IN' ? '0' : '1'
+          return `(${left} ${e.op} (${e.right.items.map((i) => p.expr(i, level)).join(', ')}))`
+        }
+        if (e.right.k === 'subquery') return `(${left} ${e.op} (${p.query(e.right.query, false)}))`
+        return `(${left} ${e.op} ${p.expr(e.right, level)})`
+      }
+      return `(${left} ${e.op} ${p.expr(e.right, level)})`
+    }
+    case 'and':
+    case 'or':
+      if (!e.items.length) return e.k === 'and' ? '1' : '0'
+      return `(${e.items.map((i) => p.expr(i, level)).join(e.k === 'and' ? ' AND ' : ' OR ')})`
+    case 'not':
+      return `(NOT ${p.expr(e.expr, level)})`
+    case 'lambda': {
+      const args = e.args.map(escapeIdentifier)
+      return `${args.length === 1 ? args[0] : `(${args.join(', ')})`} -> ${p.expr(e.body, level)}`
+    }
+    case 'ident':
+      return escapeIdentifier(e.name)
+    case 'array':
+      return `[${e.items.map((i) => p.expr(i, level)).join(', ')}]`
+    case 'tuple':
+      return `tuple(${e.items.map((i) => p.expr(i, level)).join(', ')})`
+    case 'subquery':
+      return `(${p.query(e.query, false)})`
+    case 'template': {
+      let out = e.parts[0]!
+      e.args.forEach((a, i) => {
+        out += p.expr(a, level) + e.parts[i + 1]!
+      })
+      return out
+    }
+    case 'window': {
+      const params = e.params ? `(${e.params.map((x) => p.expr(x, level)).join(', ')})` : ''
+      const args = e.args.map((a) => p.expr(a, level)).join(', ')
+      const over = typeof e.over === 'string' ? escapeIdentifier(e.over) : `(${windowSpec(p, e.over, level)})`
+      return `${e.name}${params}(${args}) OVER ${over}`
+    }
+  }
+}
+
+/** The inside of `OVER (...)` / `WINDOW w AS (...)`. */
+export function windowSpec(p: PrintContext, w: WindowSpec, level: Level): string {
+  const parts: string[] = []
+  if (w.partitionBy.length)
+    parts.push(`PARTITION BY ${w.partitionBy.map((x) => p.expr(x, level)).join(', ')}`)
+  if (w.orderBy.length) {
+    parts.push(
+      `ORDER BY ${w.orderBy.map((o) => `${p.expr(o.expr, level)} ${o.desc ? 'DESC' : 'ASC'}`).join(', ')}`,
+    )
+  }
+  if (w.frame) {
+    const end = w.frame.end ?? { kind: 'CURRENT ROW' as const }
+    parts.push(`${w.frame.method} BETWEEN ${frameBound(w.frame.start)} AND ${frameBound(end)}`)
+  }
+  return parts.join(' ')
+}
+
+function frameBound(b: FrameBound): string {
+  if (b.kind === 'CURRENT ROW') return 'CURRENT ROW'
+  return `${b.n === undefined ? 'UNBOUNDED' : escapeNumber(b.n)} ${b.kind}`
+}
+
+/**
+ * A timestamp as 'YYYY-MM-DD hh:mm:ss.mmm' in the project time zone: what a DateTime64(3, tz)
+ * column reads as on a current ClickHouse, built from the seconds column and its milliseconds twin.
+ */
+export function msText(p: PrintContext, e: Extract<Expr, { k: 'col' }>, level: Level): string {
+  const seconds = p.expr(e, level)
+  const ms = level.ref(e.src, e.ms!)
+  return `concat(toString(${seconds}), '.', substring(toString(1000 + (${ms} % 1000)), 2, 3))`
+}
+
+/** The column behind `e` when it has a milliseconds twin (directly or through a select item). */
+export function msColumn(e: Expr): Extract<Expr, { k: 'col' }> | undefined {
+  if (e.k === 'item') return msColumn(e.item.expr)
+  return e.k === 'col' && e.ms ? e : undefined
+}
+
+function literal(value: string | number | boolean | null): string {
+  if (value === null) return 'NULL'
+  if (typeof value === 'boolean') return value ? '1' : '0'
+  if (typeof value === 'number') return escapeNumber(value)
+  return escapeString(value)
+}

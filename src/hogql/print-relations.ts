@@ -1,0 +1,291 @@
+import { hasAggregate, isConstant, mentionsLevelNames, sourcesOf } from './analysis.ts'
+import { HogQLError } from './errors.ts'
+import { quoteIdentifier } from './escape.ts'
+import { guardedTable } from './guard.ts'
+import { type Expr, outputItems, type Select, type Source } from './ir.ts'
+import type { Level, PrintContext } from './print-context.ts'
+
+// What a SELECT level reads: tables (each with the team guard), subqueries and joins, printed so
+// that 18.16 and current releases run them the same way:
+// - a SELECT level holds at most one JOIN: longer chains nest, and WHERE conditions on the first
+//   table move into the innermost level so partition pruning still applies;
+// - 18.16 mishandles INNER joins that match nothing when the left side is itself a join (it returns
+//   unmatched rows, or crashes when the select list holds a NULL), so inner joins print as left
+//   joins that keep only rows where the right side's marker column is set.
+
+/** Names every source's alias may not reuse in a level's select list besides its columns. */
+export const MATCHED = '_matched'
+
+const SIMPLE_NAME = /^[A-Za-z_$][A-Za-z0-9_$]*$/
+const SAFE_JOIN_FOR_PUSHDOWN = new Set([
+  'INNER JOIN',
+  'LEFT JOIN',
+  'ANY LEFT JOIN',
+  'ANY INNER JOIN',
+  'CROSS JOIN',
+])
+const INNER_AS_LEFT = new Set(['INNER JOIN', 'ANY INNER JOIN'])
+const JOIN_KEYWORD: Record<string, string> = {
+  'INNER JOIN': 'ALL LEFT JOIN',
+  'LEFT JOIN': 'ALL LEFT JOIN',
+  'ANY LEFT JOIN': 'ANY LEFT JOIN',
+  'ANY INNER JOIN': 'ANY LEFT JOIN',
+  'CROSS JOIN': 'CROSS JOIN',
+}
+
+/** Whether `name` can be printed as an alias without quoting concerns (the printer quotes anyway). */
+export function isSimpleName(name: string): boolean {
+  return SIMPLE_NAME.test(name)
+}
+
+/** Gives each source of a level a unique printed alias (lazy joins are named after their parent). */
+export function assignSourceAliases(srcs: Source[]): void {
+  const taken = new Set<string>()
+  for (const src of srcs) {
+    let base: string
+    if (src.parent) base = `${src.parent.printAlias}_${src.lazyField!.replace(/^_+/, '')}`
+    else if (src.name && SIMPLE_NAME.test(src.name)) base = src.name
+    else base = src.kind === 'table' ? src.table!.name.replace(/^_+/, '') : '_q'
+    let alias = base
+    for (let n = 2; taken.has(alias); n++) alias = `${base}_${n}`
+    taken.add(alias)
+    src.printAlias = alias
+  }
+}
+
+/** The name a source's column has in its printed relation. */
+export function colName(src: Source, column: string): string {
+  if (src.kind === 'query') {
+    const item = outputItems(src.query!).find((i) => i.name === column)
+    if (!item?.printAlias) throw new Error(`printer: subquery column ${column} printed before its source`)
+    return item.printAlias
+  }
+  return column
+}
+
+/**
+ * A source as a FROM/JOIN relation, always a parenthesised, aliased subquery: a table is a guarded
+ * read (guard.ts) of the columns the query uses, with `pushed` (conditions guardable() accepted on
+ * this source) inside it; a query source is its printed query. `marked` adds the inner-join marker.
+ */
+export function relation(p: PrintContext, src: Source, marked = false, pushed: Expr[] = []): string {
+  const alias = quoteIdentifier(src.printAlias!)
+  const marker = marked ? [`1 AS ${quoteIdentifier(MATCHED)}`] : []
+  if (src.kind === 'query') {
+    const sub = p.query(src.query!, false)
+    if (marked) return `(SELECT *, ${marker[0]} FROM (${sub})) AS ${alias}`
+    return `(${sub}) AS ${alias}`
+  }
+  const rel = src.table!.relation
+  const cols = [...src.used].sort()
+  const team = p.opts.teamId
+  const inside = pushed.map((e) => p.expr(e, BARE))
+  if (rel.kind === 'derived') {
+    const list = [...cols.map(quoteIdentifier), ...marker]
+    return `(SELECT ${list.join(', ') || '1'} FROM (${rel.sql(team)}) AS ${quoteIdentifier('_d')}) AS ${alias}`
+  }
+  if (rel.kind === 'physical') {
+    const list = [...cols.map(quoteIdentifier), ...marker]
+    return `${guardedTable(quoteIdentifier(rel.table), team, list.join(', ') || '1', '', inside)} AS ${alias}`
+  }
+  // Newest version per key; argMax keeps every column of the same (newest) row.
+  const keys = rel.key.map(quoteIdentifier)
+  const list = [
+    ...rel.key.filter((k) => cols.includes(k) || cols.length === 0).map(quoteIdentifier),
+    ...cols
+      .filter((c) => !rel.key.includes(c))
+      .map((c) => `argMax(${quoteIdentifier(c)}, ${quoteIdentifier(rel.version)}) AS ${quoteIdentifier(c)}`),
+  ]
+  if (!list.length) list.push(keys[0]!)
+  list.push(...marker)
+  let tail = `GROUP BY ${keys.join(', ')}`
+  if (rel.deleted)
+    tail += ` HAVING argMax(${quoteIdentifier(rel.deleted)}, ${quoteIdentifier(rel.version)}) = 0`
+  return `${guardedTable(quoteIdentifier(rel.table), team, list.join(', '), tail, inside)} AS ${alias}`
+}
+
+// Inside a guarded read the table is unaliased: its columns are named bare.
+const BARE: Level = { ref: (_src, column) => quoteIdentifier(column), formatted: new Set() }
+
+const COMPARISONS = new Set(['=', '!=', '<', '<=', '>', '>='])
+
+/**
+ * Whether `e`, a condition of the level's WHERE, may go inside the guarded read of `base`: it
+ * compares `base`'s own columns with constants (through AND / OR / NOT), which cannot fail or
+ * depend on any other column, so evaluating it on rows of other projects (should the server move it
+ * ahead of the guard) neither errs nor tells anything. Versioned tables take conditions on their key
+ * only (other columns are their newest values, known after the GROUP BY).
+ */
+export function guardable(e: Expr, base: Source): boolean {
+  if (base.kind !== 'table') return false
+  const rel = base.table!.relation
+  if (rel.kind === 'derived') return false
+  const column = (x: Expr): boolean =>
+    x.k === 'col' && x.src === base && (rel.kind === 'physical' || rel.key.includes(x.column))
+  // 18.16's index analysis fails on Nullable constants ("not of fixed size"): those stay outside.
+  const constant = (x: Expr): boolean =>
+    isConstant(x) && !/^Nullable/.test(x.type) && !(x.k === 'const' && x.value === null)
+  switch (e.k) {
+    case 'and':
+    case 'or':
+      return e.items.length > 0 && e.items.every((i) => guardable(i, base))
+    case 'not':
+      return guardable(e.expr, base)
+    case 'op':
+      if (e.op === 'IN' || e.op === 'NOT IN') {
+        return column(e.left) && e.right.k === 'tuple' && e.right.items.every(constant)
+      }
+      return (
+        COMPARISONS.has(e.op) &&
+        ((column(e.left) && constant(e.right)) || (constant(e.left) && column(e.right)))
+      )
+    default:
+      return false
+  }
+}
+
+/** `JOIN <relation> ON ...`, and the marker filter an inner join printed as a left join needs. */
+export function joinClause(p: PrintContext, src: Source, level: Level): { sql: string; filter?: string } {
+  const kw = JOIN_KEYWORD[src.joinType!]
+  if (!kw) throw new Error(`printer: unknown join type ${src.joinType}`)
+  const marked = INNER_AS_LEFT.has(src.joinType!)
+  const rel = relation(p, src, marked)
+  if (src.joinType === 'CROSS JOIN') return { sql: `${kw} ${rel}` }
+  const sql = `${kw} ${rel} ON ${p.expr(src.on!, level)}`
+  if (!marked) return { sql }
+  return { sql, filter: `${quoteIdentifier(src.printAlias!)}.${quoteIdentifier(MATCHED)} = 1` }
+}
+
+/** The FROM clause of a level with more than one JOIN, nested; what stays for the outer WHERE. */
+export interface NestedJoins {
+  from: string
+  where?: Expr
+  columnNames: Set<string>
+  filters: string[]
+}
+
+/**
+ * FROM a JOIN b JOIN c ... becomes FROM (SELECT ... FROM a JOIN b) AS _j1 JOIN c ...: one JOIN per
+ * level. Each inner level exposes the columns later levels use, renamed <alias>__<column>.
+ */
+export function nestJoins(p: PrintContext, s: Select, outer: Level, split: GuardSplit): NestedJoins {
+  const srcs = s.sources
+  const exposed = new Map<Source, Map<string, string>>()
+  const expose = (src: Source, column: string) => `${src.printAlias}__${colName(src, column)}`
+
+  // Other conditions on the first table alone run in the innermost level, before the later joins.
+  const conjuncts = conjunctsOf(split.where)
+  const pushed = canPushBelowJoins(s) ? conjuncts.filter((c) => pushable(c, srcs[0]!)) : []
+  const kept = conjuncts.filter((c) => !pushed.includes(c))
+
+  let innerSql = ''
+  let innerAlias = ''
+  // Join keys computed from earlier tables (person_id through its override, say) are computed one
+  // level down and joined on as plain columns: 18.16 cannot use expression keys in RIGHT/FULL joins.
+  let keys = new Map<Expr, string>()
+  for (let k = 1; k < srcs.length; k++) {
+    const alias = innerAlias
+    const pre = new Map(
+      [...keys].map(([e, name]) => [e, `${quoteIdentifier(alias)}.${quoteIdentifier(name)}`]),
+    )
+    const level: Level = {
+      formatted: new Set(),
+      pre,
+      ref: (src, column) => {
+        if (srcs.indexOf(src) === k || (k === 1 && src === srcs[0])) {
+          return `${quoteIdentifier(src.printAlias!)}.${quoteIdentifier(colName(src, column))}`
+        }
+        const name = exposed.get(src)?.get(column)
+        // A join condition that reads a lazy join of the table being joined (`e.person_id` when
+        // `events e` is the right side): not printable one join per level yet. A 400, not a 500.
+        if (!name) {
+          throw new HogQLError(
+            'not_supported',
+            'This JOIN condition reads a field that needs a join of the joined table itself (e.g. person_id of a joined events table); put that table first in FROM',
+          )
+        }
+        return `${quoteIdentifier(alias)}.${quoteIdentifier(name)}`
+      },
+    }
+    let from: string
+    if (k === 1) {
+      from = `FROM ${relation(p, srcs[0]!, false, split.inside)}`
+    } else {
+      from = `FROM (${innerSql}) AS ${quoteIdentifier(innerAlias)}`
+    }
+    const join = joinClause(p, srcs[k]!, level)
+    from += ` ${join.sql}`
+    if (k === srcs.length - 1) {
+      outer.ref = level.ref
+      const columnNames = new Set<string>()
+      for (const m of exposed.values()) for (const n of m.values()) columnNames.add(n)
+      for (const c of srcs[k]!.used) columnNames.add(colName(srcs[k]!, c))
+      return { from: ` ${from}`, where: andOf(kept), columnNames, filters: join.filter ? [join.filter] : [] }
+    }
+    const cols: string[] = []
+    for (let i = 0; i <= k; i++) {
+      const src = srcs[i]!
+      const m = new Map<string, string>()
+      for (const c of src.used) {
+        const name = expose(src, c)
+        cols.push(`${level.ref(src, c)} AS ${quoteIdentifier(name)}`)
+        m.set(c, name)
+      }
+      exposed.set(src, m)
+    }
+    keys = new Map()
+    const next = srcs[k + 1]!
+    const earlier = new Set(srcs.slice(0, k + 1))
+    for (const [i, c] of (next.on?.k === 'and' ? next.on.items : next.on ? [next.on] : []).entries()) {
+      if (c.k !== 'op') continue
+      for (const side of [c.left, c.right]) {
+        const used = sourcesOf(side)
+        if (side.k === 'col' || !used.size || ![...used].every((x) => earlier.has(x))) continue
+        const name = `_key${k + 1}_${i}`
+        cols.push(`${p.expr(side, level)} AS ${quoteIdentifier(name)}`)
+        keys.set(side, name)
+      }
+    }
+    const conds = [join.filter, ...(k === 1 ? pushed.map((x) => p.expr(x, level)) : [])].filter(Boolean)
+    innerSql = `SELECT ${cols.join(', ') || '1'} ${from}${conds.length ? ` WHERE ${conds.join(' AND ')}` : ''}`
+    innerAlias = `_j${k}`
+  }
+  throw new Error('printer: unreachable')
+}
+
+/** A level's WHERE, split into what goes inside the first source's guarded read and the rest. */
+export interface GuardSplit {
+  inside: Expr[]
+  where?: Expr
+}
+
+/**
+ * Moves the WHERE conditions guardable() accepts into the first source's guarded read, when no
+ * join can bring back rows of the first source that the condition removed.
+ */
+export function splitForGuard(s: Select): GuardSplit {
+  const conjuncts = conjunctsOf(s.where)
+  const base = s.sources[0]
+  if (!base || !canPushBelowJoins(s)) return { inside: [], where: s.where }
+  const inside = conjuncts.filter((c) => guardable(c, base))
+  return { inside, where: andOf(conjuncts.filter((c) => !inside.includes(c))) }
+}
+
+function conjunctsOf(e: Expr | undefined): Expr[] {
+  return !e ? [] : e.k === 'and' ? e.items : [e]
+}
+
+function canPushBelowJoins(s: Select): boolean {
+  return s.sources.slice(1).every((x) => SAFE_JOIN_FOR_PUSHDOWN.has(x.joinType!))
+}
+
+function andOf(items: Expr[]): Expr | undefined {
+  if (!items.length) return undefined
+  return items.length === 1 ? items[0] : { k: 'and', items, type: 'UInt8' }
+}
+
+function pushable(e: Expr, first: Source): boolean {
+  if (hasAggregate(e) || mentionsLevelNames(e)) return false
+  const srcs = sourcesOf(e)
+  return srcs.size > 0 && [...srcs].every((x) => x === first)
+}

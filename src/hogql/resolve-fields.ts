@@ -1,0 +1,243 @@
+import type { FieldNode, Node } from './ast.ts'
+import { coerceCompare } from './coerce.ts'
+import { HogQLError, type Span } from './errors.ts'
+import { withTimeZone } from './functions.ts'
+import { descendsFrom, type Expr, outputItems, type SelectItem, type Source } from './ir.ts'
+import { parseExpr } from './parse.ts'
+import type { Resolution, Scope } from './resolve-context.ts'
+import { type FieldDef, lookupField, TABLES } from './schema.ts'
+import { span } from './ast.ts'
+
+// Field binding: which source a name belongs to (a lambda argument, an ARRAY JOIN alias, a select
+// alias, a column CTE, a table alias or exactly one table that has the field), and what a field
+// of the virtual schema reads physically (a column, a property lookup, an expression over other
+// fields, or a lazy join to another table).
+
+// Schema expressions are constant text: parse each once per process.
+const schemaExprs = new Map<string, Node>()
+
+/** Binds `chain` (plus trailing accessors `path`) in `scope`; undefined when no source has it. */
+export function tryField(
+  r: Resolution,
+  chain: string[],
+  scope: Scope,
+  s: Span,
+  path: (string | number)[],
+): Expr | undefined {
+  const whole = [...chain, ...path.map(String)]
+  const head = chain[0]!
+  const plain = (e: Expr): Expr | undefined => (path.length ? undefined : e)
+
+  if (scope.internal) return inSource(r, scope.internal, whole, scope, s, true, path)
+
+  for (const frame of scope.lambdas) {
+    if (frame.includes(head))
+      return chain.length === 1 ? plain({ k: 'ident', name: head, type: 'Unknown' }) : undefined
+  }
+  if (chain.length === 1) {
+    if (scope.arrayJoinAliases.has(head)) return plain({ k: 'ident', name: head, type: 'Unknown' })
+    const slot = scope.aliases.get(head)
+    if (slot && slot.state !== 'resolving') {
+      r.resolveAlias(slot, scope)
+      return plain({ k: 'item', item: slot.item, type: slot.item.expr.type })
+    }
+    const cte = scope.ctes.get(head)
+    if (cte && cte.node.cte_type === 'column' && !scope.cteColumnsResolving.has(head)) {
+      scope.cteColumnsResolving.add(head)
+      try {
+        return plain(r.expr(cte.node.expr, scope))
+      } finally {
+        scope.cteColumnsResolving.delete(head)
+      }
+    }
+  }
+  const sources = scope.select.sources.filter((src) => !src.parent)
+  if (chain.length > 1) {
+    const named = sources.find((src) => src.name === head)
+    if (named) return inSource(r, named, whole.slice(1), scope, s, false, path)
+  }
+  const owners = sources.filter((src) => hasField(src, head))
+  if (owners.length > 1) {
+    throw new HogQLError('ambiguous_field', `Field '${head}' exists in more than one table; qualify it`, s)
+  }
+  if (owners.length === 1) return inSource(r, owners[0]!, whole, scope, s, false, path)
+  return undefined
+}
+
+/** Whether `src` exposes a field called `name` to user queries. */
+export function hasField(src: Source, name: string): boolean {
+  if (src.kind === 'query') return outputItems(src.query!).some((i) => i.name === name && !i.hidden)
+  return !!lookupField(src.table!, name, false)
+}
+
+/** The field `chain` of one source; `internal` also reaches the schema's hidden fields. */
+export function inSource(
+  r: Resolution,
+  src: Source,
+  chain: string[],
+  scope: Scope,
+  s: Span,
+  internal: boolean,
+  path: (string | number)[] = [],
+): Expr {
+  const name = chain[0]!
+  if (src.kind === 'query') {
+    const item = outputItems(src.query!).find((i) => i.name === name && !i.hidden)
+    if (!item)
+      throw new HogQLError('unknown_field', `Unknown field '${name}' on '${src.name || 'subquery'}'`, s)
+    if (chain.length > 1) {
+      throw new HogQLError(
+        'not_supported',
+        `Cannot read '${chain.slice(1).join('.')}' from the subquery column '${name}'; select it inside the subquery`,
+        s,
+      )
+    }
+    src.used.add(name)
+    const twin = outputItems(src.query!).find((i) => i.hidden && i.name === `${name}__ms`)
+    if (twin) src.used.add(twin.name)
+    return { k: 'col', src, column: name, type: item.expr.type, ms: twin?.name }
+  }
+  const table = src.table!
+  const def: FieldDef | undefined = lookupField(table, name, internal)
+  if (!def) throw new HogQLError('unknown_field', `Unknown field '${name}' on '${src.name || table.name}'`, s)
+  const rest = chain.slice(1)
+  switch (def.kind) {
+    case 'column': {
+      if (rest.length) throw new HogQLError('unknown_field', `'${name}' has no field '${rest.join('.')}'`, s)
+      src.used.add(def.column)
+      if (def.ms) src.used.add(def.ms)
+      const type = def.type === 'DateTime' ? withTimeZone('DateTime', r.opts.tz) : def.type
+      return { k: 'col', src, column: def.column, type, ms: def.ms, tz: def.type === 'DateTime' }
+    }
+    case 'properties': {
+      if (!rest.length) {
+        src.used.add(def.raw)
+        return { k: 'col', src, column: def.raw, type: 'String' }
+      }
+      if (path.some((p) => typeof p === 'number')) {
+        throw new HogQLError('not_supported', 'Array indexes inside properties are not supported', s)
+      }
+      const materialized =
+        table.name === 'events' && rest.length === 1 ? r.opts.materialized?.get(String(rest[0])) : undefined
+      if (materialized) {
+        src.used.add(materialized)
+        return { k: 'col', src, column: materialized, type: 'Nullable(String)' }
+      }
+      src.used.add(def.keys)
+      src.used.add(def.values)
+      // Nested object paths are stored with their keys joined by the unit separator.
+      return {
+        k: 'prop',
+        src,
+        keys: def.keys,
+        values: def.values,
+        key: rest.join('\x1F'),
+        type: 'Nullable(String)',
+      }
+    }
+    case 'expression': {
+      if (rest.length) throw new HogQLError('unknown_field', `'${name}' has no field '${rest.join('.')}'`, s)
+      const e = schemaExpr(r, def.expr, src, scope)
+      return { ...e, type: def.type } as Expr
+    }
+    case 'join': {
+      if (!rest.length) throw new HogQLError('unknown_field', `'${name}' is a table; select a field of it`, s)
+      // person.id is the join key itself: no join needed.
+      if (rest.length === 1 && rest[0] === def.to) return schemaExpr(r, def.from, src, scope)
+      const lazy = lazySource(r, src, name, def, scope, s)
+      return inSource(r, lazy, rest, scope, s, internal, path)
+    }
+  }
+}
+
+/** A schema expression (HogQL text over the table's own fields) resolved on `src`. */
+function schemaExpr(r: Resolution, text: string, src: Source, scope: Scope): Expr {
+  let node = schemaExprs.get(text)
+  if (!node) {
+    node = parseExpr(r.parser, text)
+    schemaExprs.set(text, node)
+  }
+  return r.expr(node, { ...scope, internal: src, lambdas: [] })
+}
+
+// A lazy join (person.x on events): added to the sources once, right after its parent and the
+// parent's other lazy joins, as a LEFT JOIN on the schema's key.
+function lazySource(
+  r: Resolution,
+  parent: Source,
+  field: string,
+  def: Extract<FieldDef, { kind: 'join' }>,
+  scope: Scope,
+  s: Span,
+): Source {
+  const sources = scope.select.sources
+  const existing = sources.find((x) => x.parent === parent && x.lazyField === field)
+  if (existing) return existing
+  const table = TABLES[def.table]
+  if (!table) throw new Error(`schema: unknown join table ${def.table}`)
+  const lazy: Source = {
+    id: r.newSourceId(),
+    name: '',
+    kind: 'table',
+    table,
+    joinType: 'LEFT JOIN',
+    parent,
+    lazyField: field,
+    used: new Set(),
+    span: s,
+  }
+  // Resolve the left side first: it may need lazy joins of its own, which must come earlier.
+  const from = schemaExpr(r, def.from, parent, scope)
+  const to = inSource(r, lazy, [def.to], scope, s, true)
+  lazy.on = { k: 'op', op: '=', left: from, right: to, type: 'UInt8' }
+  let at = sources.indexOf(parent)
+  for (let i = at + 1; i < sources.length; i++) {
+    if (descendsFrom(sources[i]!, parent)) at = i
+  }
+  sources.splice(at + 1, 0, lazy)
+  return lazy
+}
+
+/** `SELECT *` / `SELECT t.*`: every field the sources show to users, in schema order. */
+export function asterisk(r: Resolution, qualifier: string[], scope: Scope, s: Span): SelectItem[] {
+  let sources = scope.select.sources.filter((src) => !src.parent)
+  if (qualifier.length) {
+    sources = sources.filter((src) => src.name === qualifier.join('.'))
+    if (!sources.length) throw new HogQLError('unknown_table', `Unknown table '${qualifier.join('.')}'`, s)
+  }
+  if (!scope.select.sources.length) throw new HogQLError('syntax_error', 'SELECT * needs a FROM clause', s)
+  const items: SelectItem[] = []
+  for (const src of sources) {
+    const names =
+      src.kind === 'table'
+        ? src.table!.asterisk
+        : outputItems(src.query!)
+            .filter((i) => !i.hidden)
+            .map((i) => i.name)
+    for (const name of names) items.push({ name, expr: inSource(r, src, [name], scope, s, false) })
+  }
+  return items
+}
+
+/** `JOIN t USING (a, b)` as `left.a = t.a AND left.b = t.b`. */
+export function using(r: Resolution, expr: Node, right: Source, scope: Scope): Expr {
+  const names = expr.node === 'Tuple' ? (expr.exprs as Node[]) : [expr]
+  const parts = names.map((n) => {
+    if (n.node !== 'Field' || (n as FieldNode).chain.length !== 1) {
+      throw new HogQLError('syntax_error', 'USING takes column names', span(n))
+    }
+    const name = String((n as FieldNode).chain[0])
+    const left = scope.select.sources.filter((src) => src !== right && hasField(src, name))
+    if (left.length !== 1) {
+      throw new HogQLError(
+        left.length ? 'ambiguous_field' : 'unknown_field',
+        `USING column '${name}' must exist in exactly one table on the left`,
+        span(n),
+      )
+    }
+    const l = inSource(r, left[0]!, [name], scope, span(n), false)
+    const rr = inSource(r, right, [name], scope, span(n), false)
+    return coerceCompare('=', l, rr, r.opts.tz)
+  })
+  return parts.length === 1 ? parts[0]! : { k: 'and', items: parts, type: 'UInt8' }
+}

@@ -1,0 +1,157 @@
+import { type FieldNode, type JoinExprNode, type Node, span } from './ast.ts'
+import { sourcesOf } from './analysis.ts'
+import { HogQLError, type Span } from './errors.ts'
+import { descendsFrom, type Expr, type Query, type Select, type Source } from './ir.ts'
+import type { Resolution, Scope } from './resolve-context.ts'
+import { using } from './resolve-fields.ts'
+import { userTable } from './schema.ts'
+
+// FROM and JOIN: the sources of a SELECT level, and the join rules every supported server can run
+// (18.16's hash joins take only `left = right` keys and cannot return the right key of RIGHT/FULL
+// joins; the printer nests longer chains to one JOIN per level).
+
+const JOIN_TYPES: Record<string, string> = {
+  JOIN: 'INNER JOIN',
+  'INNER JOIN': 'INNER JOIN',
+  'ALL INNER JOIN': 'INNER JOIN',
+  'INNER ALL JOIN': 'INNER JOIN',
+  'LEFT JOIN': 'LEFT JOIN',
+  'LEFT ALL JOIN': 'LEFT JOIN',
+  'ALL LEFT JOIN': 'LEFT JOIN',
+  'LEFT ANY JOIN': 'ANY LEFT JOIN',
+  'ANY LEFT JOIN': 'ANY LEFT JOIN',
+  'INNER ANY JOIN': 'ANY INNER JOIN',
+  'ANY INNER JOIN': 'ANY INNER JOIN',
+  'ANY JOIN': 'ANY INNER JOIN',
+  'CROSS JOIN': 'CROSS JOIN',
+}
+
+/** Adds the sources of `FROM first JOIN ...` to the scope's SELECT, with their join conditions. */
+export function resolveJoins(r: Resolution, first: JoinExprNode, scope: Scope): void {
+  let join: JoinExprNode | null = first
+  let index = 0
+  while (join) {
+    const source = sourceOf(r, join, scope)
+    if (index > 0) source.joinType = normalizeJoinType(join.join_type ?? 'JOIN', join)
+    if (scope.select.sources.some((s) => s.name && s.name === source.name)) {
+      throw new HogQLError('syntax_error', `The table alias '${source.name}' is used twice`, span(join))
+    }
+    scope.select.sources.push(source)
+    if (index > 0) {
+      const c = join.constraint
+      if (source.joinType === 'CROSS JOIN') {
+        if (c) throw new HogQLError('syntax_error', 'CROSS JOIN takes no condition', span(join))
+      } else {
+        if (!c) throw new HogQLError('syntax_error', 'JOIN needs an ON or USING condition', span(join))
+        source.on = c.constraint_type === 'USING' ? using(r, c.expr, source, scope) : r.expr(c.expr, scope)
+        checkEquiJoin(source, scope.select, c.expr)
+      }
+    }
+    join = join.next_join
+    index++
+  }
+}
+
+function sourceOf(r: Resolution, join: JoinExprNode, scope: Scope): Source {
+  const s = span(join.table ?? join)
+  if (join.sample) throw new HogQLError('not_supported', 'SAMPLE is not supported', span(join.sample))
+  if (join.column_aliases?.length) {
+    throw new HogQLError('not_supported', 'Column aliases on tables are not supported', span(join))
+  }
+  const table = join.table
+  if (!table) throw new HogQLError('syntax_error', 'Missing table', s)
+  if (table.node === 'Field') {
+    const chain = (table as FieldNode).chain.map(String)
+    const name = chain.join('.')
+    if (join.table_args) {
+      throw new HogQLError('table_function_not_allowed', `Table functions are not allowed: ${name}()`, s)
+    }
+    if (chain.length === 1) {
+      const cte = scope.ctes.get(name)
+      if (cte && cte.node.cte_type !== 'column') {
+        const query = r.query(cte.node.expr, cte.scope)
+        return querySource(r, query, join.alias ?? name, s)
+      }
+      const def = userTable(name)
+      if (def)
+        return {
+          id: r.newSourceId(),
+          name: join.alias ?? name,
+          kind: 'table',
+          table: def,
+          used: new Set(),
+          span: s,
+        }
+    }
+    throw new HogQLError('unknown_table', `Unknown table '${name}'`, s)
+  }
+  if (table.node === 'SelectQuery' || table.node === 'SelectSetQuery') {
+    const query = r.query(table, scope.ctes)
+    return querySource(r, query, join.alias ?? '', s)
+  }
+  throw new HogQLError('not_supported', `Unsupported table expression ${table.node}`, s)
+}
+
+function querySource(r: Resolution, query: Query, name: string, s: Span): Source {
+  const src: Source = { id: r.newSourceId(), name, kind: 'query', query, used: new Set(), span: s }
+  // Timestamps keep their milliseconds through a plain subquery: a hidden twin column carries them.
+  if (query.k === 'select' && !query.aggregating && !query.distinct) {
+    for (const item of [...query.items]) {
+      const twin = msTwin(item.expr)
+      if (!twin) continue
+      query.items.push({ name: `${item.name}__ms`, expr: twin, hidden: true })
+    }
+  }
+  return src
+}
+
+function msTwin(e: Expr): Expr | undefined {
+  if (e.k === 'item') return msTwin(e.item.expr)
+  if (e.k === 'col' && e.ms) {
+    e.src.used.add(e.ms)
+    return { k: 'col', src: e.src, column: e.ms, type: 'Int64' }
+  }
+  return undefined
+}
+
+function normalizeJoinType(raw: string, node: Node): string {
+  const t = raw.toUpperCase().replace(/\s+/g, ' ').replace('OUTER ', '').trim()
+  // 18.16 cannot return the right table's join key from RIGHT/FULL joins; LEFT JOIN with the tables
+  // swapped says the same thing and runs everywhere.
+  if (/RIGHT|FULL/.test(t)) {
+    throw new HogQLError(
+      'not_supported',
+      `${raw} is not supported; swap the tables and use LEFT JOIN`,
+      span(node),
+    )
+  }
+  const out = JOIN_TYPES[t]
+  if (!out) throw new HogQLError('not_supported', `${raw} is not supported`, span(node))
+  return out
+}
+
+// 18.16 evaluates JOIN ON as hash-join keys: each condition must be `left side = right side`.
+// Anything else reads garbage or crashes the server there, so it is refused here.
+function checkEquiJoin(right: Source, select: Select, node: Node): void {
+  const conds = right.on!.k === 'and' ? right.on!.items : [right.on!]
+  const rightSet = new Set<Source>()
+  for (const s of select.sources) if (s === right || descendsFrom(s, right)) rightSet.add(s)
+  const sideOf = (e: Expr): 'left' | 'right' | undefined => {
+    const used = [...sourcesOf(e)]
+    if (!used.length) return undefined
+    if (used.every((s) => rightSet.has(s))) return 'right'
+    if (used.every((s) => !rightSet.has(s))) return 'left'
+    return undefined
+  }
+  for (const c of conds) {
+    const l = c.k === 'op' && c.op === '=' ? sideOf(c.left) : undefined
+    const rr = c.k === 'op' && c.op === '=' ? sideOf(c.right) : undefined
+    if (!l || !rr || l === rr) {
+      throw new HogQLError(
+        'not_supported',
+        'JOIN conditions must be equalities between a column of the left side and one of the right side',
+        span(node),
+      )
+    }
+  }
+}

@@ -1,0 +1,120 @@
+import { type Node, span } from './ast.ts'
+import { FEATURES, needsRelease } from './capabilities.ts'
+import { HogQLError } from './errors.ts'
+import { lookupFunction, withTimeZone } from './functions.ts'
+import type { Expr, FrameBound, OrderItem, WindowSpec } from './ir.ts'
+import type { Resolution, Scope } from './resolve-context.ts'
+
+// Window functions (`f(x) OVER (...)`, `WINDOW w AS (...)`): printed as written on servers that have
+// them (21.9 and later), refused with the release that runs them elsewhere. 18.16 has no portable
+// equivalent worth printing: the array rewrite would change results on ties and frames.
+
+// Functions that exist only over a window; allow-listed aggregates work over one as well.
+const WINDOW_ONLY: Record<string, { min: number; max: number; ret: (t: string[]) => string }> = {
+  row_number: { min: 0, max: 0, ret: () => 'UInt64' },
+  rank: { min: 0, max: 0, ret: () => 'UInt64' },
+  dense_rank: { min: 0, max: 0, ret: () => 'UInt64' },
+  percent_rank: { min: 0, max: 0, ret: () => 'Float64' },
+  first_value: { min: 1, max: 1, ret: (t) => t[0] ?? 'Unknown' },
+  last_value: { min: 1, max: 1, ret: (t) => t[0] ?? 'Unknown' },
+  nth_value: { min: 2, max: 2, ret: (t) => t[0] ?? 'Unknown' },
+  lagInFrame: { min: 1, max: 3, ret: (t) => t[0] ?? 'Unknown' },
+  leadInFrame: { min: 1, max: 3, ret: (t) => t[0] ?? 'Unknown' },
+}
+
+/** Refuses window syntax on servers without window functions, naming the release that has them. */
+export function requireWindows(r: Resolution, node: Node): void {
+  if (!r.opts.capabilities.windowFunctions) {
+    throw new HogQLError(
+      'not_supported',
+      needsRelease(FEATURES.windowFunctions, r.opts.capabilities),
+      span(node),
+    )
+  }
+}
+
+/** `name(args) OVER ...` as an IR window expression. */
+export function resolveWindowFunction(r: Resolution, node: Node, scope: Scope): Expr {
+  requireWindows(r, node)
+  const name = String(node.name)
+  const s = span(node)
+  const args = ((node.exprs ?? []) as Node[]).map((a) => r.expr(a, scope))
+  const params = ((node.args ?? []) as Node[]).map((a) => r.expr(a, scope))
+  const types = args.map((a) => a.type)
+  let type: string
+  const only = Object.hasOwn(WINDOW_ONLY, name) ? WINDOW_ONLY[name] : undefined
+  if (only) {
+    if (args.length < only.min || args.length > only.max) {
+      throw new HogQLError(
+        'bad_arity',
+        `Window function '${name}' takes ${only.min} to ${only.max} argument(s)`,
+        s,
+      )
+    }
+    if (params.length) throw new HogQLError('bad_arity', `Window function '${name}' takes no parameters`, s)
+    type = only.ret(types)
+  } else {
+    const fn = lookupFunction(name)
+    if (!fn?.agg) {
+      throw new HogQLError('function_not_allowed', `'${name}' is not a window function or an aggregate`, s)
+    }
+    if (args.length < fn.min || args.length > fn.max) {
+      throw new HogQLError('bad_arity', `Function '${name}' takes ${fn.min} to ${fn.max} argument(s)`, s)
+    }
+    if (params.length && !fn.params)
+      throw new HogQLError('bad_arity', `Function '${name}' takes no parameters`, s)
+    type = typeof fn.ret === 'function' ? fn.ret(types) : (fn.ret ?? 'Unknown')
+    return {
+      k: 'window',
+      name: typeof fn.print === 'string' ? fn.print : name,
+      args,
+      params: params.length ? params : undefined,
+      over: over(r, node, scope),
+      type: withTimeZone(type, r.opts.tz),
+    }
+  }
+  return { k: 'window', name, args, over: over(r, node, scope), type: withTimeZone(type, r.opts.tz) }
+}
+
+function over(r: Resolution, node: Node, scope: Scope): WindowSpec | string {
+  if (node.over_identifier) {
+    const name = String(node.over_identifier)
+    if (!scope.windows.has(name)) throw new HogQLError('syntax_error', `Unknown window '${name}'`, span(node))
+    return name
+  }
+  return resolveWindowSpec(r, node.over_expr ?? { node: 'WindowExpr' }, scope)
+}
+
+/** A `(PARTITION BY ... ORDER BY ... ROWS BETWEEN ...)` definition. */
+export function resolveWindowSpec(r: Resolution, node: Node, scope: Scope): WindowSpec {
+  const partitionBy = ((node.partition_by ?? []) as Node[]).map((e) => r.expr(e, scope))
+  const orderBy = ((node.order_by ?? []) as Node[]).map((o): OrderItem => ({
+    expr: r.expr(o.expr, scope),
+    desc: o.order === 'DESC',
+  }))
+  const spec: WindowSpec = { partitionBy, orderBy }
+  if (node.frame_start) {
+    const method = String(node.frame_method ?? 'ROWS').toUpperCase()
+    if (method !== 'ROWS' && method !== 'RANGE') {
+      throw new HogQLError('not_supported', `${method} frames are not supported`, span(node))
+    }
+    spec.frame = {
+      method,
+      start: bound(node.frame_start),
+      end: node.frame_end ? bound(node.frame_end) : undefined,
+    }
+  }
+  return spec
+}
+
+function bound(node: Node): FrameBound {
+  const t = String(node.frame_type).toUpperCase().replace(/\s+/g, '')
+  if (t === 'CURRENTROW') return { kind: 'CURRENT ROW' }
+  if (t !== 'PRECEDING' && t !== 'FOLLOWING')
+    throw new HogQLError('not_supported', `Frame bound ${t}`, span(node))
+  const n = node.frame_value
+  if (n !== null && n !== undefined && (!Number.isInteger(n) || n < 0)) {
+    throw new HogQLError('bad_argument', 'Frame offsets must be non-negative whole numbers', span(node))
+  }
+  return { kind: t, n: n ?? undefined }
+}

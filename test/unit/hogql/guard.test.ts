@@ -1,0 +1,123 @@
+// The structural team guard as printed (src/hogql/guard.ts): every table read is a guarded subquery,
+// and only comparisons of the table's own columns with constants ever go inside it.
+import { describe, expect, it } from 'vitest'
+import { capabilitiesOf, compileHogQL } from '../../../src/hogql/index.ts'
+import { physicalTables } from '../../../src/hogql/schema.ts'
+import { guardedReads, PHYSICAL, unguardedReads } from './sql-shape.ts'
+
+const TEAM = 42
+const sql = async (q: string) => (await compileHogQL(q, { teamId: TEAM })).clickhouse
+
+describe('guarded reads', () => {
+  it('covers every physical table the schema reads', () => {
+    for (const t of physicalTables()) expect(PHYSICAL).toContain(t)
+  })
+
+  it.each([
+    'select count() from events',
+    'select count() from persons',
+    'select count() from person_distinct_ids',
+    'select count() from groups',
+    'select count() from feature_flag_usage',
+    'select person.properties.a, person_id from events',
+  ])('reads through PREWHERE and the LIMIT barrier: %s', async (q) => {
+    const printed = await sql(q)
+    expect(unguardedReads(printed, TEAM)).toEqual([])
+    expect(guardedReads(printed).length).toBeGreaterThan(0)
+  })
+
+  it('never reads the cross-project feature_flag_usage view', async () => {
+    const printed = await sql('select flag, sum(calls) from feature_flag_usage group by flag')
+    expect(printed).not.toMatch(/FROM `feature_flag_usage`/)
+    // events (twice: calls and carried properties) and the overrides, each guarded
+    expect(guardedReads(printed)).toHaveLength(3)
+  })
+
+  it('keeps user expressions out of the guarded read', async () => {
+    const printed = await sql(
+      "select count() from events where toInt(properties.n) = 1 and intDiv(1, length(distinct_id)) = 1 and event = 'x' and timestamp > '2024-01-01' and properties.a = 'b'",
+    )
+    const [inside] = guardedReads(printed)
+    // the two comparisons of bare columns with constants go inside, for the partition key and index
+    expect(inside).toMatch(/\(`event` = 'x'\)/)
+    expect(inside).toMatch(/`timestamp` > parseDateTimeBestEffort/)
+    expect(inside).not.toMatch(/toInt64OrNull|intDiv|prop_values`?\)|arrayElement|indexOf/)
+    expect(printed).toMatch(/\) AS `events` WHERE .*toInt64OrNull.*intDiv/)
+  })
+
+  it('keeps conditions on a left-joined table and on non-key columns of versioned tables outside', async () => {
+    const joined = await sql(
+      "select count() from events e left join persons p on e.person_id = p.id where p.created_at > '2024-01-01'",
+    )
+    for (const read of guardedReads(joined)) expect(read).not.toMatch(/created_at` >/)
+    const persons = await sql(
+      "select count() from persons where created_at > '2024-01-01' and id = '00000000-0000-4000-8000-000000000001'",
+    )
+    const [inside] = guardedReads(persons)
+    expect(inside).toMatch(/^ AND \(`id` = '00000000-0000-4000-8000-000000000001'\) GROUP BY `id`/)
+    expect(inside).not.toMatch(/created_at` >/)
+  })
+
+  it('keeps Nullable constants outside (18.16 index analysis fails on them)', async () => {
+    const printed = await sql(
+      "select count() from events where timestamp < toDateTime('2024-02-01 00:00:00')",
+    )
+    expect(guardedReads(printed)).toEqual([''])
+  })
+})
+
+describe('conversions never throw', () => {
+  const portable = async (q: string) => sql(q)
+  const current = async (q: string) =>
+    (await compileHogQL(q, { teamId: TEAM, capabilities: capabilitiesOf('26.7.2.1') })).clickhouse
+
+  it('prints PostHog forms where the server has them, OrNull parsing elsewhere', async () => {
+    const q = 'select toInt(event), toFloat(event), toUUID(event), toDate(event) from events'
+    expect(await current(q)).toContain("accurateCastOrNull(`events`.`event`, 'Int64')")
+    expect(await current(q)).toContain("accurateCastOrNull(`events`.`event`, 'Float64')")
+    expect(await current(q)).toContain('toUUIDOrNull(toString(`events`.`event`))')
+    const old = await portable(q)
+    expect(old).toContain('toInt64OrNull(toString(`events`.`event`))')
+    expect(old).toContain('toFloat64OrNull(toString(`events`.`event`))')
+    expect(old).toContain('toDateOrNull(toString(`events`.`event`))')
+    // 18.16 has no toUUIDOrNull: toUUID only ever sees text in UUID form
+    expect(old).toMatch(/if\(match\(toString\(`events`\.`event`\), '\^\[0-9A-Fa-f\]\{8\}/)
+    expect(old).not.toMatch(/\btoInt64\(|\btoFloat64\(/)
+  })
+
+  it('types arraySort as the array it sorts, so toInt of its element is not a throwing toInt64', async () => {
+    const printed = await portable(
+      "select toInt(arrayElement(arraySort((x, y) -> y, [if(distinct_id in ('b'), '1', properties)], [1]), 1)) from events",
+    )
+    expect(printed).toContain('toInt64OrNull(toString(arrayElement(arraySort(')
+  })
+
+  it('keeps a literal UUID as it is', async () => {
+    expect(await portable("select toUUID('00000000-0000-4000-8000-000000000001')")).toContain(
+      "toUUID('00000000-0000-4000-8000-000000000001')",
+    )
+  })
+})
+
+describe('window functions', () => {
+  const q = 'select event, row_number() over (partition by event order by timestamp) from events'
+
+  it('print on servers that have them', async () => {
+    const { clickhouse } = await compileHogQL(q, { teamId: TEAM, capabilities: capabilitiesOf('21.9.1') })
+    expect(clickhouse).toContain(
+      'row_number() OVER (PARTITION BY `events`.`event` ORDER BY `events`.`timestamp` ASC)',
+    )
+  })
+
+  it('are refused on 18.16 with the construct and the release that runs it', async () => {
+    for (const text of [q, 'select sum(1) over w from events window w as (partition by event)']) {
+      await expect(
+        compileHogQL(text, { teamId: TEAM, capabilities: capabilitiesOf('18.16.1') }),
+      ).rejects.toMatchObject({
+        code: 'not_supported',
+        message:
+          'window functions (OVER / WINDOW) need ClickHouse 21.9 or later; this query is compiled for ClickHouse 18.16.1',
+      })
+    }
+  })
+})

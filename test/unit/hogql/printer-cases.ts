@@ -1,0 +1,151 @@
+// The HogQL statements whose printed SQL is kept in __snapshots__/printer.sql.txt (printer.test.ts)
+// and run, as printed there, against the real ClickHouse (test/integration/hogql/snapshots.test.ts).
+// Add a case for every construct the printer learns; never edit the snapshot file by hand.
+
+/** One statement to print: the HogQL, and what it is compiled with besides team 4242. */
+export interface PrinterCase {
+  hogql: string
+  timezone?: string
+  values?: Record<string, unknown>
+  /** Compiled for a server with this version (default: portable, what every supported server runs). */
+  server?: string
+}
+
+/** The team every snapshot is printed for. */
+export const SNAPSHOT_TEAM = 4242
+
+/** The cases, in the order the snapshot file lists them. */
+export const PRINTER_CASES: PrinterCase[] = [
+  // plain reads of every table
+  { hogql: 'select event, timestamp, distinct_id from events order by timestamp desc limit 10' },
+  { hogql: 'select * from events limit 1' },
+  { hogql: 'select id, created_at, properties.email, is_identified from persons' },
+  { hogql: 'select distinct_id, person_id from person_distinct_ids' },
+  { hogql: 'select index, key, properties.name from groups where index = 0' },
+  {
+    hogql:
+      "select flag, variant, day, source, calls, unique_persons from feature_flag_usage where flag = 'beta'",
+  },
+  // properties
+  { hogql: "select properties.$browser, properties['a']['b'], properties.a.b from events" },
+  {
+    hogql:
+      'select count() from events where properties.n > 3 and properties.ok = true and properties.x is null',
+  },
+  {
+    hogql:
+      "select count() from events where properties.plan in ('pro', 'team') and properties.n not in (1, 2)",
+  },
+  {
+    hogql:
+      "select person.properties.email, person.created_at from events where person.properties.plan = 'pro'",
+  },
+  // persons through overrides
+  { hogql: 'select person_id, count() from events group by person_id' },
+  {
+    hogql:
+      'select e.person.id, pdi.distinct_id from events e join person_distinct_ids pdi on e.distinct_id = pdi.distinct_id',
+  },
+  // joins: two tables, nested chains, inner as left, using
+  { hogql: 'select e.event, p.properties.email from events e join persons p on e.person_id = p.id' },
+  { hogql: 'select e.event, p.properties.email from events e left join persons p on e.person_id = p.id' },
+  {
+    hogql:
+      'select e.event, p.properties.email, g.properties.name, person.properties.plan from events e join persons p on e.person_id = p.id left join groups g on g.key = e.$group_0',
+  },
+  {
+    hogql:
+      'select a.event, b.c from events a join (select event, count() as c from events group by event) b using (event)',
+  },
+  { hogql: 'select count() from events e cross join (select 1 as one) o' },
+  // subqueries, CTEs, unions
+  {
+    hogql:
+      'select count() from (select event, timestamp from events where timestamp > now() - interval 7 day) sub',
+  },
+  { hogql: 'with x as (select event from events) select count() from x' },
+  { hogql: 'with 3 as n select n + 1' },
+  {
+    hogql:
+      "select count() from events where person_id in (select id from persons where properties.plan = 'pro')",
+  },
+  { hogql: 'select (select count() from groups), event from events limit 1' },
+  { hogql: 'select event from events union all select toString(id) from persons' },
+  { hogql: 'select event from events union distinct select event from events' },
+  // clauses
+  { hogql: 'select distinct event from events' },
+  {
+    hogql:
+      'select event, count() as c from events group by event having c > 1 order by c desc limit 5 offset 2',
+  },
+  { hogql: 'select event, timestamp from events order by timestamp limit 1 by event' },
+  { hogql: "select event, 1 + 2 * 3 / 4 % 5, -1 from events where not (event = 'a' or event != 'b')" },
+  {
+    hogql: "select count() from events where event like '%a%' and event ilike '%B%' and event not ilike 'c%'",
+  },
+  { hogql: "select count() from events where event =~ '^a' and event !~* 'B$'" },
+  { hogql: "select count() from events where timestamp between '2024-01-01' and '2024-02-01'" },
+  { hogql: "select event, v, k from events array join [1, 2] as v, ['a', 'b'] as k" },
+  // functions
+  {
+    hogql:
+      "select toInt('12'), toFloat('1.5'), toDate('2024-01-02'), toDateTime('2024-01-02 03:04:05'), toUUID('00000000-0000-0000-0000-000000000001')",
+  },
+  {
+    hogql:
+      'select toInt(properties.n), toFloat(properties.f), toDate(properties.d), toString(timestamp) from events',
+  },
+  {
+    hogql:
+      'select arrayMap(x -> x * 2, [1, 2]), arrayFilter(x -> x > 1, [1, 2]), arraySort((x, y) -> y, [1, 2], [2, 1])',
+  },
+  {
+    hogql:
+      "select toStartOfWeek(timestamp), toStartOfWeek(timestamp, 1), toStartOfMonth(timestamp), dateDiff('day', timestamp, now()) from events",
+  },
+  {
+    hogql:
+      "select dateAdd('quarter', 1, timestamp), dateSub('hour', 2, timestamp), toIntervalQuarter(1) from events",
+  },
+  {
+    hogql:
+      "select trim(event), lower(event), concat(event, '-', distinct_id), substring(event, 1, 2) from events",
+  },
+  {
+    hogql:
+      "select if(event = 'a', 1, 0), multiIf(event = 'a', 1, event = 'b', 2, 3), case when event = 'a' then 1 else 2 end from events",
+  },
+  {
+    hogql:
+      "select count(*), count(distinct event), countIf(event = 'a'), sumIf(1, event = 'b'), quantile(0.5)(1), avg(1) from events",
+  },
+  { hogql: "select uniqExact(distinct_id) filter (where event = 'a') from events" },
+  { hogql: "select event::string, '1'::int, timestamp::date from events" },
+  // placeholders and time zones
+  {
+    hogql: 'select count() from events where event = {e} and timestamp > {t}',
+    values: { e: "it's", t: '2024-01-01' },
+  },
+  { hogql: 'select timestamp, toStartOfDay(timestamp), now() from events', timezone: 'America/New_York' },
+  {
+    hogql:
+      "select count() from events where timestamp >= '2024-01-01 00:00:00' and timestamp < toDateTime('2024-02-01 00:00:00')",
+    timezone: 'Europe/Berlin',
+  },
+  // window functions: printed for servers that have them (21.9+), refused on 18.16
+  {
+    hogql:
+      'select event, row_number() over (partition by event order by timestamp desc rows between 1 preceding and current row) as rn, sum(1) over w, lagInFrame(event, 1) over (order by timestamp) from events window w as (partition by distinct_id)',
+    server: '26.7.2.1',
+  },
+  {
+    hogql:
+      'select event, c, rank() over (order by c desc) from (select event, count() as c from events group by event)',
+    server: '26.7.2.1',
+  },
+  // conversions as PostHog maps them, on a server with accurateCastOrNull
+  {
+    hogql: 'select toInt(properties.n), toFloat(event), toUUID(distinct_id), toDate(event) from events',
+    server: '26.7.2.1',
+  },
+]
