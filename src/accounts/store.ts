@@ -4,7 +4,15 @@ import { v4 as uuidv4 } from 'uuid'
 import { z } from 'zod'
 import { BUCKETS } from '../../schema/jetstream.ts'
 import { bucket, type NatsConnection } from '../jetstream/connection.ts'
-import { deleteDoc, listDocs, listKeys, nextSequence, putDoc, readDoc, updateDoc } from '../jetstream/kv-document.ts'
+import {
+  deleteDoc,
+  listDocs,
+  listKeys,
+  nextSequence,
+  putDoc,
+  readDoc,
+  updateDoc,
+} from '../jetstream/kv-document.ts'
 import {
   OrganizationDoc,
   type PersonalKey,

@@ -204,7 +204,8 @@ export async function registerPlaylistRoutes(app: FastifyInstance, ctx: ApiConte
     path: '/session_recording_playlists/:short_id/recordings/',
     scope: READ,
     tags: TAGS,
-    summary: "The playlist's recordings, most recently added first, with as the session_recordings API shows them",
+    summary:
+      "The playlist's recordings, most recently added first, with as the session_recordings API shows them",
     params: PlaylistParams,
     query: PageQuery,
     response: { 200: RecordingsEnvelope },
