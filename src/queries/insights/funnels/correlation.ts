@@ -79,7 +79,10 @@ export function oddsRatio(s: number, f: number, sTotal: number, fTotal: number):
   return (s + 1) / (sTotal - s + 1) / ((f + 1) / (fTotal - f + 1))
 }
 
-/** Ranked as PostHog shows them: strongest success correlations first, then strongest failures. */
+/**
+ * Ranked as PostHog shows them: strongest success correlations first, then strongest failures;
+ * equal odds ratios by event name, so the order never depends on the order ClickHouse grouped in.
+ */
 export function rankCorrelations(rows: unknown[][]): CorrelationResult[] {
   const out = rows.map(([event, s, f, st, ft]) => {
     const ratio = oddsRatio(Number(s), Number(f), Number(st), Number(ft))
@@ -93,12 +96,15 @@ export function rankCorrelations(rows: unknown[][]): CorrelationResult[] {
   })
   const success = out
     .filter((r) => r.correlation_type === 'success')
-    .sort((a, b) => b.odds_ratio - a.odds_ratio)
+    .sort((a, b) => b.odds_ratio - a.odds_ratio || byName(a, b))
   const failure = out
     .filter((r) => r.correlation_type === 'failure')
-    .sort((a, b) => a.odds_ratio - b.odds_ratio)
+    .sort((a, b) => a.odds_ratio - b.odds_ratio || byName(a, b))
   return [...success, ...failure]
 }
+
+const byName = (a: CorrelationResult, b: CorrelationResult) =>
+  a.event.event < b.event.event ? -1 : a.event.event > b.event.event ? 1 : 0
 
 /** SQL of the ids of funnel persons who did `entity` in their funnel window and converted (or not). */
 export async function correlationActorsSQL(
