@@ -113,45 +113,49 @@ describe('burrow start on the shared servers', () => {
 })
 
 describe('burrow start with the embedded stack', () => {
-  it('starts its own nats-server and clickhouse-server, records them, and keeps data across restarts', async () => {
-    const dataDir = tempDir()
-    const port = String(await freePort())
-    const env = { DATA_DIR: dataDir, PORT: port, NATS_URL: '', CLICKHOUSE_URL: '' }
-    const first = spawnBurrow(['start'], env)
-    await first.waitFor(/Burrow listening on/, 90_000)
-    const recorded = JSON.parse(readFileSync(join(dataDir, 'stack.json'), 'utf8'))
-    expect(recorded.nats_url).toMatch(/^nats:\/\/127\.0\.0\.1:\d+$/)
-    expect(recorded.clickhouse_url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/)
-    // the shared test servers run too: free ports mean no collision
-    expect(recorded.nats_url).not.toBe(stack().natsUrl)
+  it(
+    'starts its own nats-server and clickhouse-server, records them, and keeps data across restarts',
+    { timeout: 300_000 },
+    async () => {
+      const dataDir = tempDir()
+      const port = String(await freePort())
+      const env = { DATA_DIR: dataDir, PORT: port, NATS_URL: '', CLICKHOUSE_URL: '' }
+      const first = spawnBurrow(['start'], env)
+      await first.waitFor(/Burrow listening on/, 90_000)
+      const recorded = JSON.parse(readFileSync(join(dataDir, 'stack.json'), 'utf8'))
+      expect(recorded.nats_url).toMatch(/^nats:\/\/127\.0\.0\.1:\d+$/)
+      expect(recorded.clickhouse_url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/)
+      // the shared test servers run too: free ports mean no collision
+      expect(recorded.nats_url).not.toBe(stack().natsUrl)
 
-    const status = await runBurrow(['status'], env)
-    expect(status.output).toContain(recorded.nats_url)
-    expect(status.output).toContain(recorded.clickhouse_url)
-    expect(status.output).toMatch(/burrow:.*\(up\)/)
+      const status = await runBurrow(['status'], env)
+      expect(status.output).toContain(recorded.nats_url)
+      expect(status.output).toContain(recorded.clickhouse_url)
+      expect(status.output).toMatch(/burrow:.*\(up\)/)
 
-    const created = await runBurrow(['projects', 'create', 'second'], env)
-    expect(created.code).toBe(0)
-    expect(JSON.parse(created.output.slice(created.output.indexOf('{')))).toMatchObject({
-      id: 2,
-      name: 'second',
-    })
+      const created = await runBurrow(['projects', 'create', 'second'], env)
+      expect(created.code).toBe(0)
+      expect(JSON.parse(created.output.slice(created.output.indexOf('{')))).toMatchObject({
+        id: 2,
+        name: 'second',
+      })
 
-    const key = await runBurrow(['keys', 'create', '--project', '2', '--scopes', 'query:read'], env)
-    expect(key.code).toBe(0)
-    expect(key.output).toMatch(/^phx_/m)
+      const key = await runBurrow(['keys', 'create', '--project', '2', '--scopes', 'query:read'], env)
+      expect(key.code).toBe(0)
+      expect(key.output).toMatch(/^phx_/m)
 
-    first.child.kill('SIGTERM')
-    expect(await first.exited).toBe(0)
-    // the embedded servers went down with it
-    const down = await runBurrow(['status'], env)
-    expect(down.output).toMatch(/clickhouse_url:.*\(down\)/)
+      first.child.kill('SIGTERM')
+      expect(await first.exited).toBe(0)
+      // the embedded servers went down with it
+      const down = await runBurrow(['status'], env)
+      expect(down.output).toMatch(/clickhouse_url:.*\(down\)/)
 
-    const second = spawnBurrow(['start'], env)
-    await second.waitFor(/Burrow listening on/, 90_000)
-    const again = await runBurrow(['projects', 'create', 'third'], env)
-    expect(JSON.parse(again.output.slice(again.output.indexOf('{')))).toMatchObject({ id: 3 })
-    second.child.kill('SIGTERM')
-    expect(await second.exited).toBe(0)
-  })
+      const second = spawnBurrow(['start'], env)
+      await second.waitFor(/Burrow listening on/, 90_000)
+      const again = await runBurrow(['projects', 'create', 'third'], env)
+      expect(JSON.parse(again.output.slice(again.output.indexOf('{')))).toMatchObject({ id: 3 })
+      second.child.kill('SIGTERM')
+      expect(await second.exited).toBe(0)
+    },
+  )
 })
