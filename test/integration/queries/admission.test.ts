@@ -23,7 +23,8 @@ beforeAll(async () => {
     QUERY_MAX_CONCURRENT_PER_KEY: '1',
     QUERY_MAX_CONCURRENT_PER_PROJECT: '2',
     QUERY_MAX_MEMORY_BYTES: String(50 * 1024 * 1024),
-    QUERY_COMPILE_TIMEOUT_MS: '1500',
+    // well below the heavy query's tens of seconds, well above a loaded machine's normal compile
+    QUERY_COMPILE_TIMEOUT_MS: '8000',
     API_RATE_LIMIT_PER_MINUTE: '100000',
   })
   project = await createTestProject('admission')
