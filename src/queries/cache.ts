@@ -28,7 +28,13 @@ export function cacheKey(teamId: number, query: unknown, modifiers: unknown): st
   return `cache_${teamId}_${h.slice(0, 40)}`
 }
 
-const CachedResultDoc = z.object({ response: z.record(z.string(), z.unknown()), last_refresh: z.string() })
+const CachedResultDoc = z.object({
+  response: z.record(z.string(), z.unknown()),
+  last_refresh: z.string(),
+  /** the SQL that produced the response and the data's fingerprint before it ran (revalidation) */
+  sql: z.string().optional(),
+  fingerprint: z.string().optional(),
+})
 export type CachedResult = z.infer<typeof CachedResultDoc>
 
 /** Results cache in a JetStream KV bucket (24 h expiry); entries too large for a KV value are not kept. */
@@ -57,4 +63,29 @@ export const FRESHNESS_SECONDS = {
   veryFresh: 60,
   /** "somewhat fresh": lazy_async returns the cache instead of calculating */
   somewhatFresh: 15 * 60,
+}
+
+// ---- revalidation -------------------------------------------------------------------------------
+//
+// A result older than its refresh mode allows is still the answer when the SQL that produced it is
+// the same (relative dates resolve to literals, so a new day gives new SQL) and no row of the
+// database changed since it ran, read from system.parts: every insert (late events included) takes
+// a new block number, so the sum over partitions of their highest block number grows; mutations,
+// deletes and replays change the rows or the parts too. Merges keep block numbers and rows but may
+// change the rest, which costs a recompute, never a stale answer. It is global to the database, so
+// a database taking writes all the time rarely revalidates; a dashboard over data that stopped
+// changing (closed days of a quiet project, a bench) is answered from the cache after the minute of
+// `veryFresh`, in the time of one system.parts read.
+
+/** One cheap read of the data's state: system.parts only (no table is read). */
+export const FINGERPRINT_SQL =
+  "SELECT concat(toString(sum(b)), '/', toString(sum(r)), '/', toString(count()), '/', toString(max(m)))" +
+  ' AS f FROM (SELECT max(max_block_number) AS b, sum(rows) AS r, max(modification_time) AS m' +
+  ' FROM system.parts WHERE database = currentDatabase() AND active GROUP BY table, partition_id)'
+
+/** SQL whose answer depends on when it runs (now(), today(), random numbers) is never revalidated. */
+const TIME_OR_CHANCE = /\b(now\w*|today|yesterday|rand\w*|generateUUID\w*|uptime)\s*\(/i
+
+export function revalidatable(sql: string): boolean {
+  return !TIME_OR_CHANCE.test(sql)
 }

@@ -16,12 +16,14 @@ export interface Executed {
   types: string[]
   rowsRead: number
   bytesRead: number
+  /** ClickHouse's own time for the query (its JSON `statistics.elapsed`), seconds; 0 if not given */
+  elapsed: number
 }
 
 interface JsonCompact {
   meta: { name: string; type: string }[]
   data: unknown[][]
-  statistics?: { rows_read?: number; bytes_read?: number }
+  statistics?: { rows_read?: number; bytes_read?: number; elapsed?: number }
 }
 
 const NUMERIC = /^(Nullable\()?(U?Int(8|16|32|64|128|256)|Float(32|64)|Decimal.*)\)?$/
@@ -113,6 +115,7 @@ export async function execute(
     types,
     rowsRead: body.statistics?.rows_read ?? 0,
     bytesRead: body.statistics?.bytes_read ?? 0,
+    elapsed: body.statistics?.elapsed ?? 0,
   }
 }
 

@@ -1,6 +1,7 @@
 import type { Project } from '../accounts/documents.ts'
 import { ValidationError } from '../http/errors.ts'
-import { type Capabilities, compileHogQL, type CompiledQuery } from '../hogql/index.ts'
+import type { Capabilities, CompiledQuery } from '../hogql/index.ts'
+import { compileHogQLCached } from './compile-cache.ts'
 import { HogQLQuerySchema } from './schema.ts'
 
 /**
@@ -24,7 +25,7 @@ export interface QueryKind {
 const hogql: QueryKind = {
   async compile(raw, project, server) {
     const q = HogQLQuerySchema.parse(raw)
-    return compileHogQL(q.query, {
+    return compileHogQLCached(q.query, {
       teamId: project.id,
       values: q.values,
       timezone: project.timezone,

@@ -1,7 +1,8 @@
 // Running Burrow-built HogQL and ClickHouse SQL outside the query endpoint (person endpoints and
 // exports), with the same limits the endpoint applies. Literals and filters are in common/.
 import type { ClickHouseClient } from '@clickhouse/client'
-import { compileHogQL, type CompiledQuery } from '../../../hogql/index.ts'
+import type { CompiledQuery } from '../../../hogql/index.ts'
+import { compileHogQLCached } from '../../compile-cache.ts'
 import { execute } from '../../execute.ts'
 
 // src/persons/routes.ts imports `str` from here.
@@ -15,7 +16,7 @@ export interface RunOptions {
 }
 
 export async function compile(hogql: string, opts: RunOptions): Promise<CompiledQuery> {
-  return compileHogQL(hogql, {
+  return compileHogQLCached(hogql, {
     teamId: opts.teamId,
     timezone: opts.timezone,
     defaultLimit: opts.limit ?? 50_000,

@@ -5,7 +5,8 @@
 // What HogQL cannot say (ranking breakdowns, lifecycle status arrays) is a ClickHouse wrapper
 // that reads only from compiled HogQL subqueries, never from a table: it needs no guard of its own.
 import { escapeNumber, escapeString } from '../../../hogql/escape.ts'
-import { compileHogQL, type CompiledQuery } from '../../../hogql/index.ts'
+import type { CompiledQuery } from '../../../hogql/index.ts'
+import { compileHogQLCached } from '../../compile-cache.ts'
 
 /**
  * A HogQL string literal. Only the backslash and the quote are escaped: the HogQL grammar reads
@@ -46,5 +47,5 @@ const NO_LIMIT = Number.MAX_SAFE_INTEGER
 
 /** Compiles an inner HogQL SELECT for embedding in a wrapper: no row limit, project time zone. */
 export function compileInner(hogql: string, teamId: number, timezone: string): Promise<CompiledQuery> {
-  return compileHogQL(hogql, { teamId, timezone, defaultLimit: NO_LIMIT, maxLimit: NO_LIMIT })
+  return compileHogQLCached(hogql, { teamId, timezone, defaultLimit: NO_LIMIT, maxLimit: NO_LIMIT })
 }

@@ -231,7 +231,9 @@ function chains(plan: FunnelPlan): { defs: string[]; zip: string } {
     defs.push(
       'arrayFilter((i, a, b) -> a OR b, idx, f1, f2) AS fpos',
       'arrayFilter((a, x, b) -> x OR b, f1, f1, f2) AS fa',
-      'arrayPushBack(arrayPopFront(arrayFilter((b, a, x) -> a OR x, f2, f1, f2)), 0) AS fnext',
+      // cut back to fpos's length: when fpos is empty (a person whose events are all of step 3 or
+      // later) pushing the 0 would leave fnext one longer than fpos and fa
+      'arraySlice(arrayPushBack(arrayPopFront(arrayFilter((b, a, x) -> a OR x, f2, f1, f2)), 0), 1, length(fpos)) AS fnext',
     )
   }
   const lastStart = 'arrayFilter((i, a) -> a = 1, idx, f1)[-1]'

@@ -10,7 +10,7 @@ import { ValidationError } from '../../../http/errors.ts'
 import {
   and,
   bucketsOf,
-  bucketText,
+  bucketValue,
   CompareFilterSchema,
   compileInner,
   DateRangeSchema,
@@ -72,7 +72,7 @@ export function stickinessPerActorHogQL(q: StickinessQuery, node: EventsNode, r:
   const { actor, condition } = stickinessActor(node)
   const where = and([rangeCondition(r), seriesCondition(node, q.properties), condition])
   return (
-    `SELECT ${actor} AS insight_actor, count(DISTINCT ${bucketText(r.interval)}) AS insight_intervals` +
+    `SELECT ${actor} AS insight_actor, count(DISTINCT ${bucketValue(r.interval)}) AS insight_intervals` +
     ` FROM events WHERE ${where} GROUP BY insight_actor`
   )
 }

@@ -1,0 +1,66 @@
+import { LRUCache } from 'lru-cache'
+import { compileHogQL, type CompiledQuery, type CompileOptions } from '../hogql/index.ts'
+import { materializedProperties } from '../hogql/materialized.ts'
+
+// Compiled HogQL by its text and everything else the compiler reads. Parsing (ANTLR in WebAssembly)
+// is nearly all of a compile — 10–60 ms for an insight's HogQL, most of an insight request's cost
+// besides ClickHouse — and the same texts come back all the time: a dashboard's insights are
+// refreshed with the same HogQL until the day changes, a user re-runs a query while editing around
+// it. Only successful compiles are kept (an error is cheap to reproduce and carries positions into
+// the text). Each compile worker has its own cache: workers share nothing but messages.
+
+/** Entries kept per process (or worker); texts are capped too, as some are tens of kilobytes. */
+const MAX_ENTRIES = 1000
+const MAX_TOTAL_CHARS = 64 * 1024 * 1024
+
+const cache = new LRUCache<string, CompiledQuery>({
+  max: MAX_ENTRIES,
+  maxSize: MAX_TOTAL_CHARS,
+  sizeCalculation: (v, k) => k.length + v.clickhouse.length + v.hogql.length + 1,
+})
+
+// The materialized-column map changes rarely but is replaced (a new Map) on every worker job, so
+// its identity says nothing: its content is part of the key, serialized once per map.
+const materializedKeys = new WeakMap<ReadonlyMap<string, string>, string>()
+function materializedKey(): string {
+  const m = materializedProperties()
+  let k = materializedKeys.get(m)
+  if (k === undefined) {
+    k = JSON.stringify([...m.entries()].sort())
+    materializedKeys.set(m, k)
+  }
+  return k
+}
+
+function keyOf(query: string, opts: CompileOptions): string {
+  return JSON.stringify([
+    query,
+    opts.teamId,
+    opts.timezone ?? 'UTC',
+    opts.values ?? null,
+    opts.capabilities ?? null,
+    opts.defaultLimit ?? null,
+    opts.maxLimit ?? null,
+    materializedKey(),
+  ])
+}
+
+/** compileHogQL, answered from the cache when the same text was compiled the same way before. */
+export async function compileHogQLCached(query: string, opts: CompileOptions): Promise<CompiledQuery> {
+  const key = keyOf(query, opts)
+  const hit = cache.get(key)
+  if (hit) return copy(hit)
+  const compiled = await compileHogQL(query, opts)
+  cache.set(key, copy(compiled))
+  return compiled
+}
+
+// Callers own what they get back (some extend or reshape it); the cached entry stays untouched.
+function copy(c: CompiledQuery): CompiledQuery {
+  return { ...c, columns: [...c.columns], types: [...c.types] }
+}
+
+/** Empties the cache (tests). */
+export function clearCompileCache(): void {
+  cache.clear()
+}
