@@ -1,10 +1,8 @@
 // posthog-js in Debian's Chromium, session replay on: it records a page with clicks and typing and
 // posts the snapshots to /s/; the recording is listed with a plausible summary and plays back.
 //
-// posthog-js records only when its remote config has a `sessionRecording` object. Burrow's
-// /array/<token>/config is being built apart (the SDK issue), so this page preloads the config the
-// way a token-specific array.js does (`window._POSTHOG_REMOTE_CONFIG[token]`); the SDK then uses it
-// and asks for nothing else. Once that endpoint exists this test can drop the preload.
+// posthog-js records only when its remote config has a `sessionRecording` object: the test switches
+// recording on in the project's settings and the SDK finds it in the config Burrow serves.
 import { readFileSync } from 'node:fs'
 import { createServer, type Server } from 'node:http'
 import { createRequire } from 'node:module'
@@ -29,20 +27,17 @@ const ch = clickhouse()
 beforeAll(async () => {
   burrow = await startTestBurrow()
   project = await createTestProject('posthog-js replay')
-  call = api(burrow.url, await createTestKey(['session_recording:read'], [project.id]))
+  call = api(burrow.url, await createTestKey(['session_recording:read', 'project:write'], [project.id]))
+  // Recording is switched on the way a user does it: in the project's settings, which reach
+  // posthog-js through the remote config Burrow serves (/array/<token>/config.js).
+  const settings = await call('PATCH', `/api/projects/${project.id}/`, {
+    session_recording_opt_in: true,
+    capture_console_log_opt_in: true,
+    autocapture_opt_out: true,
+  })
+  expect(settings.status, settings.text).toBe(200)
   const bundle = readFileSync(require.resolve('posthog-js/dist/array.full.js'))
-  const remoteConfig = {
-    config: {
-      token: project.api_token,
-      supportedCompression: ['gzip-js'],
-      hasFeatureFlags: false,
-      autocapture_opt_out: true,
-      sessionRecording: { endpoint: '/s/', consoleLogRecordingEnabled: true, recorderVersion: 'v2' },
-    },
-    siteApps: [],
-  }
   const html = `<!doctype html><html><head><title>replay test</title>
-<script>window._POSTHOG_REMOTE_CONFIG = { ${JSON.stringify(project.api_token)}: ${JSON.stringify(remoteConfig)} }</script>
 <script src="/posthog.js"></script>
 <script>
   posthog.init(${JSON.stringify(project.api_token)}, {
