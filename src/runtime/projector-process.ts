@@ -1,7 +1,12 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
+import type { MetricObjectWithValues, MetricValue } from 'prom-client'
 import type { Logger } from '../observability/logger.ts'
+import { registry } from '../observability/metrics.ts'
+
+type Metrics = MetricObjectWithValues<MetricValue<string>>[]
+const METRICS_TIMEOUT_MS = 2000
 
 // The projectors of `burrow start` (role all) in a child process: capture, flags and the API keep one
 // core, projection gets the other (a Node process runs JavaScript on one core). The child is
@@ -35,6 +40,8 @@ export class ProjectorProcess {
   private stopping = false
   private readyWaiters: (() => void)[] = []
   private isReady = false
+  private metricRequests = new Map<number, (m: Metrics) => void>()
+  private nextRequest = 0
 
   constructor(private readonly o: ProjectorProcessOptions) {}
 
@@ -64,8 +71,13 @@ export class ProjectorProcess {
     createInterface({ input: child.stdout! }).on('line', (line) => {
       if (line.startsWith('{')) process.stdout.write(`${line}\n`)
     })
-    child.on('message', (m: unknown) => {
-      if ((m as { type?: string })?.type !== 'ready') return
+    child.on('message', (raw: unknown) => {
+      const m = raw as { type?: string; id?: number; metrics?: Metrics }
+      if (m?.type === 'metrics' && typeof m.id === 'number') {
+        this.metricRequests.get(m.id)?.(m.metrics ?? [])
+        this.metricRequests.delete(m.id)
+      }
+      if (m?.type !== 'ready') return
       this.isReady = true
       for (const w of this.readyWaiters.splice(0)) w()
     })
@@ -76,6 +88,26 @@ export class ProjectorProcess {
       setTimeout(() => {
         if (!this.stopping) this.start()
       }, RESTART_MS).unref()
+    })
+  }
+
+  /** The child's metrics (prom-client JSON) for the parent's /metrics; none when it does not answer. */
+  metrics(): Promise<Metrics> {
+    const child = this.child
+    if (!child?.connected || !this.isReady) return Promise.resolve([])
+    const id = ++this.nextRequest
+    return new Promise((resolve) => {
+      const t = setTimeout(() => {
+        this.metricRequests.delete(id)
+        resolve([])
+      }, METRICS_TIMEOUT_MS)
+      this.metricRequests.set(id, (m) => {
+        clearTimeout(t)
+        resolve(m)
+      })
+      child.send({ type: 'metrics', id }, (err) => {
+        if (err) this.metricRequests.get(id)?.([])
+      })
     })
   }
 
@@ -118,6 +150,11 @@ export class ProjectorProcess {
 export function reportToSupervisor(log: Logger): void {
   if (process.env[SUPERVISED_ENV] !== '1' || !process.send) return
   process.send({ type: 'ready' })
+  process.on('message', (raw: unknown) => {
+    const m = raw as { type?: string; id?: number }
+    if (m?.type !== 'metrics') return
+    void registry.getMetricsAsJSON().then((metrics) => process.send?.({ type: 'metrics', id: m.id, metrics }))
+  })
   process.once('disconnect', () => {
     log.warn('supervising process gone: exiting')
     process.exit(1)

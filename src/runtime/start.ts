@@ -112,7 +112,8 @@ export async function startBurrow(
         if (!r.success) throw r.error
       },
     })
-    registerMetrics(app)
+    // role all: the projector process's metrics are summed into ours
+    registerMetrics(app, () => (projectors ? [projectors.metrics()] : []))
     registerReady(app, readiness)
     if (config.ROLE === 'all' || config.ROLE === 'projector') {
       setConsumerLagSource(() => projectorLag(nc))

@@ -60,6 +60,10 @@ describe('burrow start (role all) on two cores', () => {
         )
         .toBe('1')
 
+      // the parent's /metrics includes the projector process's (rows it inserted)
+      const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text()
+      expect(metrics).toMatch(/burrow_clickhouse_insert_rows_total\{table="events"\} [1-9]/)
+
       burrow.child.kill('SIGINT')
       expect(await burrow.exited).toBe(0)
       // the parent's steps (the child, role projector, logs its own into the same output)
