@@ -38,7 +38,6 @@ export interface ProjectorProcessOptions {
 export class ProjectorProcess {
   private child?: ChildProcess
   private stopping = false
-  private readyWaiters: (() => void)[] = []
   private isReady = false
   private metricRequests = new Map<number, (m: Metrics) => void>()
   private nextRequest = 0
@@ -51,6 +50,7 @@ export class ProjectorProcess {
   }
 
   start(): void {
+    this.isReady = false
     const child = spawn(process.execPath, [BIN, 'start', '--role', 'projector'], {
       env: {
         ...process.env,
@@ -79,7 +79,6 @@ export class ProjectorProcess {
       }
       if (m?.type !== 'ready') return
       this.isReady = true
-      for (const w of this.readyWaiters.splice(0)) w()
     })
     child.once('exit', (code, signal) => {
       this.child = undefined
@@ -107,22 +106,6 @@ export class ProjectorProcess {
       })
       child.send({ type: 'metrics', id }, (err) => {
         if (err) this.metricRequests.get(id)?.([])
-      })
-    })
-  }
-
-  /** Resolves when the child reports it runs (or after `timeoutMs`, logged). */
-  ready(timeoutMs: number): Promise<void> {
-    if (this.isReady) return Promise.resolve()
-    return new Promise((resolve) => {
-      const t = setTimeout(() => {
-        this.o.log.warn({ timeout_ms: timeoutMs }, 'projector process not ready yet; continuing')
-        resolve()
-      }, timeoutMs)
-      t.unref()
-      this.readyWaiters.push(() => {
-        clearTimeout(t)
-        resolve()
       })
     })
   }

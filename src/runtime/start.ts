@@ -17,9 +17,6 @@ import { readServerInfo } from '../queries/execute.ts'
 import { logLimits } from '../clickhouse/retention.ts'
 import { ProjectorProcess, reportToSupervisor } from './projector-process.ts'
 
-/** How long start-up waits for the projector process before going on without (it is logged). */
-const PROJECTOR_READY_TIMEOUT_MS = 60_000
-
 export interface RunningBurrow {
   runtime: Runtime
   app: App
@@ -120,7 +117,8 @@ export async function startBurrow(
       cleanups.push({ name: 'consumer lag metric', run: async () => setConsumerLagSource(undefined) })
     }
     // Role all uses both cores: the projectors run in a child process, started now so that its
-    // start-up overlaps ours.
+    // start-up overlaps ours. Capture does not need it to accept events, so listening does not wait
+    // for it (on a loaded machine its start-up, another tsx boot, takes tens of seconds).
     const apart =
       config.ROLE === 'all' && config.PROJECTOR_PROCESS && components.some((c) => c.name === 'projector')
     if (apart) {
@@ -160,7 +158,6 @@ export async function startBurrow(
     })
     cleanups.push({ name: 'http', run: () => app.close() })
     const url = await app.listen({ port: config.PORT, host: config.HOST })
-    await projectors?.ready(PROJECTOR_READY_TIMEOUT_MS)
     readiness.state = 'ready'
     reportToSupervisor(log)
     return {
