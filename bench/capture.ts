@@ -5,7 +5,7 @@ import { v7 as uuidv7 } from 'uuid'
 import { EventPublisher } from '../src/capture/publisher.ts'
 import type { CapturedEvent } from '../src/jetstream/messages.ts'
 import { connectNats } from '../src/jetstream/connection.ts'
-import { benchBurrow, latencyLine, rate, runPool } from './lib.ts'
+import { benchBurrow, cpuSnapshot, httpPost, latencyLine, processLines, rate, runPool } from './lib.ts'
 
 const BATCHES = Number(process.env.BATCHES ?? 200)
 const BATCH_SIZE = 1000
@@ -25,13 +25,8 @@ const sdkEvent = (i: number) => ({
 })
 
 async function post(path: string, body: unknown) {
-  const res = await fetch(`${burrow.url}${path}`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  })
-  if (res.status !== 200) throw new Error(`${path}: ${res.status} ${await res.text()}`)
-  await res.arrayBuffer()
+  const res = await httpPost(`${burrow.url}${path}`, JSON.stringify(body))
+  if (res.status !== 200) throw new Error(`${path}: ${res.status} ${res.text}`)
 }
 
 // warm up
@@ -46,9 +41,14 @@ const batchLat = await runPool(BATCHES, 4, (i) =>
 )
 const batchMs = performance.now() - t0
 
+const singleCpu0 = cpuSnapshot(burrow.pid)
+const benchCpu0 = process.cpuUsage()
 t0 = performance.now()
 const singleLat = await runPool(SINGLES, 32, (i) => post('/i/v0/e/', { api_key: token, ...sdkEvent(i) }))
 const singleMs = performance.now() - t0
+const benchCpu = process.cpuUsage(benchCpu0)
+const singleCpu = processLines(burrow.pid, singleCpu0)
+const singleCpuEnd = cpuSnapshot(burrow.pid)
 
 // Baselines on the same server: the same events, already stamped, published straight to JetStream.
 const stamped = (i: number): CapturedEvent => {
@@ -74,6 +74,8 @@ const directChunkMs = performance.now() - t0
 
 const js = jetstream(nc)
 const enc = new TextEncoder()
+const directCpu0 = cpuSnapshot(burrow.pid)
+const directBench0 = process.cpuUsage()
 t0 = performance.now()
 await runPool(SINGLES, 32, async (i) => {
   const e = stamped(i)
@@ -86,6 +88,8 @@ await runPool(SINGLES, 32, async (i) => {
   )
 })
 const directSingleMs = performance.now() - t0
+const directBench = process.cpuUsage(directBench0)
+const directStack = cpuSnapshot(burrow.pid)
 
 const batchRate = rate(BATCHES * BATCH_SIZE, batchMs)
 const singleRate = rate(SINGLES, singleMs)
@@ -103,6 +107,26 @@ console.log(
 console.log(
   `direct JetStream publish, one message per event:  ${directSingleRate} events/s  ratio capture/direct ${(singleRate / directSingleRate).toFixed(2)}`,
 )
+// CPU per event is what the ratio would be on an idle machine: on a shared one, wall-clock rates
+// follow whoever else is running. Capture's side is Burrow + its NATS (not the HTTP client);
+// the direct side is the publishing process + NATS.
+const sumDelta = (a: Map<number, number>, b: Map<number, number>) =>
+  [...b].reduce((t, [p, v]) => t + v - (a.get(p) ?? 0), 0)
+const captureCpuUs = (sumDelta(singleCpu0, singleCpuEnd) / SINGLES) * 1e6
+const withoutBurrow = (m: Map<number, number>) => new Map([...m].filter(([p]) => p !== burrow.pid))
+const directCpuUs =
+  ((sumDelta(directCpu0, withoutBurrow(directStack)) + (directBench.user + directBench.system) / 1e6) /
+    SINGLES) *
+  1e6
+console.log(
+  `CPU per single event: capture ${captureCpuUs.toFixed(0)} µs (Burrow + NATS), direct ${directCpuUs.toFixed(0)} µs (publisher + NATS), ratio direct/capture ${(directCpuUs / captureCpuUs).toFixed(2)}`,
+)
+console.log(
+  `CPU during /i/v0/e/: load generator ${((benchCpu.user + benchCpu.system) / 1e6).toFixed(1)} s; stack:`,
+)
+console.log(singleCpu.join('\n'))
+console.log('whole run, per process:')
+console.log(processLines(burrow.pid).join('\n'))
 await nc.close()
 await burrow.cleanup()
 process.exit(0)

@@ -12,7 +12,7 @@ import { insertTsv } from '../src/projectors/clickhouse-io.ts'
 import { eventLine } from '../src/projectors/rows.ts'
 import { EVENT_COLUMNS } from '../src/projectors/tables.ts'
 import { clickhouseClient } from '../src/clickhouse/client.ts'
-import { benchBurrow, benchProperties, percentile, rate, runPool } from './lib.ts'
+import { benchBurrow, benchProperties, httpPost, percentile, processLines, rate, runPool } from './lib.ts'
 
 const BATCHES = Number(process.env.BATCHES ?? 100)
 const BATCH_SIZE = 1000
@@ -63,13 +63,8 @@ try {
 
   const t0 = performance.now()
   await runPool(BATCHES, 4, async (b) => {
-    const res = await fetch(`${burrow.url}/batch/`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ api_key: token, batch: batches[b] }),
-    })
-    if (res.status !== 200) throw new Error(`/batch/: ${res.status} ${await res.text()}`)
-    await res.arrayBuffer()
+    const res = await httpPost(`${burrow.url}/batch/`, JSON.stringify({ api_key: token, batch: batches[b] }))
+    if (res.status !== 200) throw new Error(`/batch/: ${res.status} ${res.text}`)
     acked[b] = performance.now()
   })
   const capturedMs = performance.now() - t0
@@ -162,6 +157,8 @@ try {
   console.log(
     `projector alone (log -> queryable): ${rate(total, aloneMs)} events/s  (${(aloneMs / 1000).toFixed(2)} s)`,
   )
+  // role all: Burrow (capture, api), its projector process, the embedded servers
+  console.log(`CPU and peak RSS per process, whole run:\n${processLines(burrow.pid).join('\n')}`)
 } finally {
   await ch.close()
   await burrow.cleanup()

@@ -1,6 +1,7 @@
 // Shared pieces of the benchmarks: Burrow as its own process on a throw-away embedded stack (so the
 // load generator does not share its event loop), and latency statistics.
 import { spawn } from 'node:child_process'
+import { Agent, request } from 'node:http'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -13,16 +14,24 @@ export interface BenchBurrow {
   clickhouseUrl: string
   database: string
   credentials: Credentials
+  /** the Burrow process (and, when it runs workers in child processes, those are its children) */
+  pid: number
   cleanup(): Promise<void>
 }
 
 export async function benchBurrow(env: Record<string, string> = {}): Promise<BenchBurrow> {
   const dir = mkdtempSync(join(tmpdir(), 'burrow-bench-'))
   const port = await freePort()
-  const child = spawn(process.execPath, [join(import.meta.dirname, '..', 'bin', 'burrow.js'), 'start'], {
-    env: { ...process.env, DATA_DIR: dir, PORT: String(port), LOG_LEVEL: 'warn', ...env },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  })
+  // BURROW_NODE_ARGS: node flags for the Burrow process only, e.g. `--cpu-prof --cpu-prof-dir=/tmp/p`
+  const nodeArgs = process.env.BURROW_NODE_ARGS?.split(' ').filter(Boolean) ?? []
+  const child = spawn(
+    process.execPath,
+    [...nodeArgs, join(import.meta.dirname, '..', 'bin', 'burrow.js'), 'start'],
+    {
+      env: { ...process.env, DATA_DIR: dir, PORT: String(port), LOG_LEVEL: 'warn', ...env },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  )
   const exited = new Promise((resolve) => child.once('exit', resolve))
   await new Promise<void>((resolve, reject) => {
     let out = ''
@@ -39,6 +48,7 @@ export async function benchBurrow(env: Record<string, string> = {}): Promise<Ben
     clickhouseUrl: process.env.CLICKHOUSE_URL ?? stack.clickhouse_url,
     database: env.CLICKHOUSE_DATABASE ?? process.env.CLICKHOUSE_DATABASE ?? 'burrow',
     credentials: JSON.parse(readFileSync(join(dir, 'local-credentials.json'), 'utf8')),
+    pid: child.pid!,
     async cleanup() {
       child.kill('SIGTERM')
       await exited
@@ -92,4 +102,76 @@ export function benchProperties(i: number): Record<string, unknown> {
     nested: { a: i % 3, b: 'x' },
     ...(i % 50 === 0 ? { $set: { plan: i % 2 ? 'pro' : 'free' } } : {}),
   }
+}
+
+/** CPU seconds used so far and peak RSS (MiB) of a process, from /proc (Linux); undefined when gone. */
+export function procStats(pid: number): { cpuSeconds: number; peakRssMiB: number; name: string } | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    // fields after the command name (which may contain spaces) start at the last ')'
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    const ticks = Number(f[11]) + Number(f[12])
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8')
+    const hwm = /VmHWM:\s+(\d+) kB/.exec(status)
+    const name = /Name:\s+(.*)/.exec(status)?.[1] ?? '?'
+    return { cpuSeconds: ticks / 100, peakRssMiB: hwm ? Number(hwm[1]) / 1024 : 0, name }
+  } catch {
+    return undefined
+  }
+}
+
+/** The process and its descendants (Linux), for per-process CPU and peak RSS lines. */
+export function processTree(pid: number): number[] {
+  const out = [pid]
+  for (let i = 0; i < out.length; i++) {
+    try {
+      const kids = readFileSync(`/proc/${out[i]}/task/${out[i]}/children`, 'utf8').trim()
+      if (kids) out.push(...kids.split(' ').map(Number))
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return out
+}
+
+/** One line per process of the tree: name, pid, CPU seconds since `since` (if given), peak RSS. */
+export function processLines(pid: number, since?: Map<number, number>): string[] {
+  return processTree(pid).flatMap((p) => {
+    const s = procStats(p)
+    if (!s) return []
+    const cpu = s.cpuSeconds - (since?.get(p) ?? 0)
+    return [`  ${s.name} (pid ${p}): cpu ${cpu.toFixed(1)} s  peak RSS ${s.peakRssMiB.toFixed(0)} MiB`]
+  })
+}
+
+/** CPU seconds of each process of the tree now, to pass as `since` to processLines. */
+export function cpuSnapshot(pid: number): Map<number, number> {
+  return new Map(processTree(pid).map((p) => [p, procStats(p)?.cpuSeconds ?? 0]))
+}
+
+const agent = new Agent({ keepAlive: true, maxSockets: 256 })
+
+/**
+ * POSTs a body over a kept-alive connection and resolves with status and text. node:http rather than
+ * fetch: the load generator shares the 2 cores with Burrow, and fetch costs it ~1 ms CPU a request.
+ */
+export function httpPost(
+  url: string,
+  body: string,
+  headers: Record<string, string> = { 'content-type': 'application/json' },
+): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      url,
+      { method: 'POST', agent, headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) } },
+      (res) => {
+        const parts: Buffer[] = []
+        res.on('data', (b: Buffer) => parts.push(b))
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(parts).toString() }))
+        res.on('error', reject)
+      },
+    )
+    req.on('error', reject)
+    req.end(body)
+  })
 }

@@ -17,6 +17,11 @@ import type { EventPublisher } from './publisher.ts'
 const INCREMENTAL_FROM_CHARS = 256 * 1024
 /** How long capture works on one request before letting others run. */
 const SLICE_MS = 10
+/**
+ * Requests with at most this many events share log messages with concurrent ones (group commit,
+ * src/capture/group-commit.ts); larger ones fill messages of their own and keep their own message ids.
+ */
+const GROUP_COMMIT_MAX_EVENTS = 100
 
 export const CAPTURE_PATHS = ['/i/v0/e', '/batch', '/e', '/capture', '/track', '/engage'] as const
 
@@ -92,19 +97,31 @@ export function registerCaptureRoutes(app: FastifyInstance, deps: CaptureDeps): 
           : 'overflow'
       accepted.push({ lane, event: n.ok })
     }
-    const chunks: ReturnType<EventPublisher['chunk']>['chunks'] = []
-    const step = deps.config.CAPTURE_CHUNK_EVENTS
-    for (let at = 0; at < accepted.length; at += step) {
-      const part = deps.publisher.chunk(project.id, accepted.slice(at, at + step))
-      chunks.push(...part.chunks)
-      if (part.tooLarge.length) drop('event_too_large', part.tooLarge.length)
-      await slicer.maybeYield()
-    }
-    if (chunks.length) {
+    if (accepted.length > 0 && accepted.length <= GROUP_COMMIT_MAX_EVENTS) {
       const end = publishSeconds.startTimer()
-      await deps.publisher.publish(chunks)
+      const { tooLarge } = await deps.publisher.commitGrouped(project.id, accepted)
       end()
-      for (const { chunk } of chunks) capturedEvents.inc({ lane: chunk.lane }, chunk.events.length)
+      if (tooLarge.length) drop('event_too_large', tooLarge.length)
+      const notStored = new Set(tooLarge)
+      const perLane = new Map<Lane, number>()
+      for (const a of accepted)
+        if (!notStored.has(a.event)) perLane.set(a.lane, (perLane.get(a.lane) ?? 0) + 1)
+      for (const [lane, n] of perLane) capturedEvents.inc({ lane }, n)
+    } else if (accepted.length > 0) {
+      const chunks: ReturnType<EventPublisher['chunk']>['chunks'] = []
+      const step = deps.config.CAPTURE_CHUNK_EVENTS
+      for (let at = 0; at < accepted.length; at += step) {
+        const part = deps.publisher.chunk(project.id, accepted.slice(at, at + step))
+        chunks.push(...part.chunks)
+        if (part.tooLarge.length) drop('event_too_large', part.tooLarge.length)
+        await slicer.maybeYield()
+      }
+      if (chunks.length) {
+        const end = publishSeconds.startTimer()
+        await deps.publisher.publish(chunks)
+        end()
+        for (const { chunk } of chunks) capturedEvents.inc({ lane: chunk.lane }, chunk.events.length)
+      }
     }
     if (drops.size) {
       for (const [reason, n] of drops) droppedEvents.inc({ reason }, n)

@@ -60,6 +60,8 @@ export const EnvSchema = z.object({
   LOG_PARTITIONS: z.coerce.number().int().min(1).max(256).default(4),
   PROJECTOR_BATCH_SIZE: z.coerce.number().int().min(1).default(100),
   PROJECTOR_MAX_WAIT_MS: z.coerce.number().int().min(1).default(200),
+  // Role all: projectors in a supervised child process, on the second core (src/runtime/projector-process.ts).
+  PROJECTOR_PROCESS: bool.default(true),
   API_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(1200),
   FLAGS_QUOTA_PER_MINUTE: z.coerce.number().int().min(0).default(0),
   QUERY_MAX_EXECUTION_SECONDS: z.coerce.number().int().positive().default(60),

@@ -3,6 +3,7 @@ import type { AccountStore } from '../accounts/store.ts'
 import { lookupGeoip } from '../geoip/index.ts'
 import type { Component } from '../runtime/types.ts'
 import { flagCacheFor } from './cache.ts'
+import { PersonMirror } from './person-mirror.ts'
 import { GroupTypeCache } from './properties.ts'
 import { FlagQuota } from './quota.ts'
 import { FLAGS_BODY_LIMIT, registerEvaluationRoutes } from './evaluation-routes.ts'
@@ -37,12 +38,15 @@ export const flagsComponent: Component = {
     const cache = await flagCacheFor(rt.nc, rt.log)
     // Reading the IPv4 database takes ~100 ms; pay it at start rather than in the first request.
     lookupGeoip('8.8.8.8')
+    const persons = new PersonMirror(rt.ch, rt.log)
+    persons.start(rt.nc)
     await app.register(async (scope) =>
       registerEvaluationRoutes(scope, {
         cache,
         ch: rt.ch,
         groupTypes: new GroupTypeCache(rt.ch),
         log: rt.log,
+        persons,
         quota: new FlagQuota(rt.config.FLAGS_QUOTA_PER_MINUTE),
         maxDecompressedBytes: Math.min(rt.config.CAPTURE_MAX_BODY_BYTES, FLAGS_BODY_LIMIT) * 5,
         projectByToken: tokenLookup(rt.accounts),
@@ -52,6 +56,7 @@ export const flagsComponent: Component = {
     return {
       async stop() {
         cache.stop()
+        persons.stop()
       },
     }
   },

@@ -8,7 +8,8 @@ import type { FlagRequest } from './request.ts'
 import type { StoredFlag } from './stored-definition.ts'
 
 // One evaluation request end to end: the project's live definitions from the watched cache,
-// stored properties from ClickHouse only when a flag needs a property the request did not bring,
+// stored properties (person: from memory, src/flags/person-mirror.ts; groups: ClickHouse) only when
+// a flag needs a property the request did not bring,
 // GeoIP from the client address, and per-flag error isolation when a lookup fails.
 
 export interface EvaluationDeps {
@@ -16,6 +17,8 @@ export interface EvaluationDeps {
   ch: ClickHouseClient
   groupTypes: GroupTypeCache
   log: Logger
+  /** stored person properties; default a ClickHouse query per request (the process uses PersonMirror) */
+  persons?: { properties(teamId: number, distinctId: string): Promise<Properties> }
 }
 
 export interface EvaluationOutcome {
@@ -100,7 +103,11 @@ export async function evaluateRequest(
     key: req.groups[mapping[index]!]!,
   }))
   const [storedPerson, storedGroups] = await Promise.allSettled([
-    personFromStore.length > 0 ? personProperties(deps.ch, teamId, req.distinctId) : Promise.resolve({}),
+    personFromStore.length === 0
+      ? Promise.resolve({})
+      : deps.persons
+        ? deps.persons.properties(teamId, req.distinctId)
+        : personProperties(deps.ch, teamId, req.distinctId),
     groupProperties(deps.ch, teamId, wantedGroups),
   ])
   let person: Properties = {}

@@ -1,3 +1,4 @@
+import { AggregatorRegistry, type MetricObjectWithValues, type MetricValue } from 'prom-client'
 import type { FastifyInstance } from 'fastify'
 import { registry } from '../observability/metrics.ts'
 
@@ -55,8 +56,23 @@ export function registerReady(app: FastifyInstance, readiness: Readiness): void 
   )
 }
 
-export function registerMetrics(app: FastifyInstance): void {
-  app.get('/metrics', async (_req, reply) =>
-    reply.header('content-type', registry.contentType).send(await registry.metrics()),
-  )
+/**
+ * GET /metrics. `others` are the metrics of processes this one supervises (role all's projector
+ * process): summed into one exposition, as prom-client aggregates a cluster's workers.
+ */
+export function registerMetrics(
+  app: FastifyInstance,
+  others: () => Promise<MetricObjectWithValues<MetricValue<string>>[]>[] = () => [],
+): void {
+  app.get('/metrics', async (_req, reply) => {
+    const more = others()
+    const text =
+      more.length === 0
+        ? await registry.metrics()
+        : await AggregatorRegistry.aggregate([
+            await registry.getMetricsAsJSON(),
+            ...(await Promise.all(more)),
+          ]).metrics()
+    return reply.header('content-type', registry.contentType).send(text)
+  })
 }

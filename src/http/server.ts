@@ -1,3 +1,4 @@
+import { randomFillSync } from 'node:crypto'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import Fastify, {
   type FastifyBaseLogger,
@@ -34,12 +35,28 @@ export interface HttpServerOptions {
 // would let a slow client linger that much longer).
 const TIMEOUT_CHECK_MS = 1000
 
+// Random bytes for request ids, drawn 256 ids at a time: uuid's own source (webcrypto getRandomValues
+// per id) cost ~70 µs of CPU per request under load, a tenth of a single-event capture request.
+const idPool = Buffer.alloc(16 * 256)
+let idAt = idPool.length
+
+/** A time-ordered (v7) request id. */
+export function requestId(): string {
+  if (idAt >= idPool.length) {
+    randomFillSync(idPool)
+    idAt = 0
+  }
+  const random = idPool.subarray(idAt, idAt + 16)
+  idAt += 16
+  return uuidv7({ random })
+}
+
 /** The fastify app every role adds its routes to, with Burrow's parsers, errors, CORS and request log. */
 export function createHttpServer(opts: HttpServerOptions): App {
   const app = Fastify({
     loggerInstance: opts.log as FastifyBaseLogger,
     bodyLimit: opts.bodyLimit,
-    genReqId: () => uuidv7(),
+    genReqId: requestId,
     // One log line per request, written in onResponse below with the fields we want.
     logController: new LogController({ requestIdLogLabel: 'request_id', disableRequestLogging: true }),
     // Only listed proxies may set X-Forwarded-For; otherwise the socket address is the client.

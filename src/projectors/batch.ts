@@ -1,3 +1,4 @@
+import type { PersonChanges } from '../persons/change-feed.ts'
 import type { JetStreamClient } from '@nats-io/jetstream'
 import type { ClickHouseClient } from '../clickhouse/client.ts'
 import type { CapturedEvent } from '../jetstream/messages.ts'
@@ -102,6 +103,8 @@ export interface BatchRows {
   batch: number
   identity: TableLines[]
   events: EventRow[]
+  /** what the person change feed announces once the rows are written (src/persons/change-feed.ts) */
+  personChanges?: PersonChanges[]
 }
 
 /** A row ClickHouse refused for its content, with the server's reason. */

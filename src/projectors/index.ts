@@ -15,6 +15,7 @@ import { Mutex } from './mutex.ts'
 import { ProjectorPlugins } from './plugins.ts'
 import { LIVE_TABLES, type ProjectionTables } from './tables.ts'
 import { ClickHouseWriter } from './writer.ts'
+import { personChangesSubject, splitChanges } from '../persons/change-feed.ts'
 
 /** How to run the projectors of a process. */
 export interface ProjectorOptions {
@@ -43,6 +44,11 @@ export interface ProjectorOptions {
   retry?: BackoffPolicy
   /** cache size and whole-team loading of the identity state */
   identity?: KvIdentityStoreOptions
+  /**
+   * publish the person change feed after each write (src/persons/change-feed.ts); default: when
+   * writing the live tables (a replay builds tables nobody reads until it swaps them in)
+   */
+  personFeed?: boolean
 }
 
 /** The projectors of a process, running. */
@@ -65,7 +71,8 @@ export const laneSource = (stream: string, durable: string) => sourceName(stream
 export async function startProjector(o: ProjectorOptions): Promise<RunningProjector> {
   const stream = o.stream ?? EVENTS_STREAM
   const tables = o.tables ?? LIVE_TABLES
-  const writer = o.writer ?? new ClickHouseWriter(o.ch, tables)
+  const inner = o.writer ?? new ClickHouseWriter(o.ch, tables)
+  const writer = (o.personFeed ?? tables === LIVE_TABLES) ? withPersonFeed(inner, o.nc, o.log) : inner
   const prefix = o.subjectPrefix ?? 'events'
   const durablePrefix = o.durablePrefix ?? 'projector'
   const js = jetstream(o.nc)
@@ -128,6 +135,28 @@ export async function startProjector(o: ProjectorOptions): Promise<RunningProjec
     throw err
   }
   return { store, consumers, stop: closeAll }
+}
+
+/**
+ * Publishes a batch's person changes once its rows are in ClickHouse: readers of the feed never see
+ * a change before ClickHouse has it. Fire and forget on core NATS (a lost message is caught up by the
+ * readers' periodic reload), so it adds no round trip to the batch.
+ */
+function withPersonFeed(inner: BatchWriter, nc: NatsConnection, log: Logger): BatchWriter {
+  return {
+    async write(rows) {
+      const refused = await inner.write(rows)
+      try {
+        for (const team of rows.personChanges ?? []) {
+          for (const msg of splitChanges(team))
+            nc.publish(personChangesSubject(msg.team_id), JSON.stringify(msg))
+        }
+      } catch (err) {
+        log.warn({ err }, 'person change feed not published')
+      }
+      return refused
+    },
+  }
 }
 
 /** The projector role of `burrow start`. */

@@ -121,7 +121,7 @@ export async function prepareBatch(
     }
   }
   timings.rules = now() - t
-  const rows = { batch: id, identity: identity.tables(), events }
+  const rows = { batch: id, identity: identity.tables(), events, personChanges: identity.personChanges() }
   const lastMsg = msgs.at(-1)
   const last = { subject: lastMsg?.subject ?? '', seq: lastMsg?.seq ?? 0 }
   return { id, out: b.out, rows, overlay, deadLetters: b.dead, seqs, last }

@@ -15,6 +15,7 @@ import { clickhouseClient } from '../clickhouse/client.ts'
 import { migrateClickHouse } from '../clickhouse/migrate.ts'
 import { readServerInfo } from '../queries/execute.ts'
 import { logLimits } from '../clickhouse/retention.ts'
+import { ProjectorProcess, reportToSupervisor } from './projector-process.ts'
 
 export interface RunningBurrow {
   runtime: Runtime
@@ -23,7 +24,17 @@ export interface RunningBurrow {
   stack: Stack
   credentials: Credentials
   createdCredentials: boolean
+  /** the names of the shutdown steps, in the order `stop` runs them */
+  shutdownSteps(): string[]
+  /** the projectors' child process, when role all runs them apart (PROJECTOR_PROCESS) */
+  projectorPid(): number | undefined
   stop(): Promise<void>
+}
+
+/** One step of the shutdown, named so the log (and a test) shows what ran in which order. */
+interface ShutdownStep {
+  name: string
+  run(): Promise<unknown>
 }
 
 /** Connects to (or starts) the stack, applies the schema, and brings up the roles of `config.ROLE`. */
@@ -33,23 +44,38 @@ export async function startBurrow(
   components: Component[] = COMPONENTS,
 ): Promise<RunningBurrow> {
   const stack = await startStack(config, log)
-  const cleanups: (() => Promise<unknown>)[] = [() => stack.stop()]
+  // Steps are added as things start and run in reverse: the last started stops first.
+  const cleanups: ShutdownStep[] = [{ name: 'embedded servers', run: () => stack.stop() }]
   const readiness = new Readiness()
-  const stopAll = async () => {
-    // Out of rotation first; a load balancer polling /_ready gets SHUTDOWN_DRAIN_MS to notice.
-    if (readiness.state === 'ready' && config.SHUTDOWN_DRAIN_MS > 0) {
-      readiness.state = 'draining'
-      await new Promise((r) => setTimeout(r, config.SHUTDOWN_DRAIN_MS))
-    }
-    readiness.state = 'draining'
-    for (const c of cleanups.reverse()) await c().catch((err) => log.warn({ err }, 'shutdown step failed'))
-  }
+  const steps = (): ShutdownStep[] => [
+    {
+      // Out of rotation first; a load balancer polling /_ready gets SHUTDOWN_DRAIN_MS to notice.
+      name: 'drain',
+      run: async () => {
+        if (readiness.state === 'ready' && config.SHUTDOWN_DRAIN_MS > 0) {
+          readiness.state = 'draining'
+          await new Promise((r) => setTimeout(r, config.SHUTDOWN_DRAIN_MS))
+        }
+        readiness.state = 'draining'
+      },
+    },
+    ...[...cleanups].reverse(),
+  ]
+  let stopped: Promise<void> | undefined
+  const stopAll = () =>
+    (stopped ??= (async () => {
+      for (const step of steps()) {
+        log.info({ step: step.name, role: config.ROLE, pid: process.pid }, 'shutdown step')
+        await step.run().catch((err) => log.warn({ err, step: step.name }, 'shutdown step failed'))
+      }
+    })())
+  let projectors: ProjectorProcess | undefined
   try {
     const nc = await connectNats(stack.natsUrl, `burrow-${config.ROLE}`)
-    cleanups.push(() => nc.drain())
+    cleanups.push({ name: 'nats', run: () => nc.drain() })
     await migrateJetStream(nc, logLimits(config))
     const { client: ch } = await migrateClickHouse(stack.clickhouseUrl, config.CLICKHOUSE_DATABASE, log)
-    cleanups.push(() => ch.close())
+    cleanups.push({ name: 'clickhouse', run: () => ch.close() })
     // Read once: the HogQL compiler prints for this version, queries send the guard settings it knows.
     log.info({ clickhouse_version: (await readServerInfo(ch)).version }, 'clickhouse server')
     const accounts = await AccountStore.open(nc)
@@ -58,7 +84,7 @@ export async function startBurrow(
       max_memory_usage: String(config.QUERY_MAX_MEMORY_BYTES),
       max_execution_time: config.QUERY_MAX_EXECUTION_SECONDS,
     })
-    cleanups.push(() => queryCh.close())
+    cleanups.push({ name: 'clickhouse queries', run: () => queryCh.close() })
     const runtime: Runtime = { config, log, nc, ch, queryCh, accounts }
     defaultWebhooks.allowPrivate = config.WEBHOOK_ALLOW_PRIVATE_NETWORKS
 
@@ -83,26 +109,57 @@ export async function startBurrow(
         if (!r.success) throw r.error
       },
     })
-    registerMetrics(app)
+    // role all: the projector process's metrics are summed into ours
+    registerMetrics(app, () => (projectors ? [projectors.metrics()] : []))
     registerReady(app, readiness)
     if (config.ROLE === 'all' || config.ROLE === 'projector') {
       setConsumerLagSource(() => projectorLag(nc))
-      cleanups.push(async () => setConsumerLagSource(undefined))
+      cleanups.push({ name: 'consumer lag metric', run: async () => setConsumerLagSource(undefined) })
+    }
+    // Role all uses both cores: the projectors run in a child process, started now so that its
+    // start-up overlaps ours. Capture does not need it to accept events, so listening does not wait
+    // for it (on a loaded machine its start-up, another tsx boot, takes tens of seconds).
+    const apart =
+      config.ROLE === 'all' && config.PROJECTOR_PROCESS && components.some((c) => c.name === 'projector')
+    if (apart) {
+      const p = new ProjectorProcess({
+        natsUrl: stack.natsUrl,
+        clickhouseUrl: stack.clickhouseUrl,
+        log,
+        stopTimeoutMs: Math.max(1000, config.SHUTDOWN_TIMEOUT_MS - 2000),
+        // what the projector role reads, for a config that did not come from the environment
+        env: {
+          CLICKHOUSE_DATABASE: config.CLICKHOUSE_DATABASE,
+          DATA_DIR: config.DATA_DIR,
+          LOG_LEVEL: config.LOG_LEVEL,
+          HOST: config.HOST,
+          PROJECTOR_BATCH_SIZE: String(config.PROJECTOR_BATCH_SIZE),
+          PROJECTOR_MAX_WAIT_MS: String(config.PROJECTOR_MAX_WAIT_MS),
+        },
+      })
+      projectors = p
+      p.start()
+      cleanups.push({ name: 'projector process', run: () => p.stop() })
     }
     const running: { stop(): Promise<void> }[] = []
     for (const c of components) {
       if (config.ROLE !== 'all' && !c.roles.includes(config.ROLE)) continue
+      if (apart && c.name === 'projector') continue
       const handle = await c.start(runtime, app)
       if (handle) running.push(handle)
     }
     // Stop order on shutdown: HTTP first (stop accepting, finish in-flight), then background work,
-    // then connections, then the embedded servers.
-    cleanups.push(async () => {
-      for (const r of running.reverse()) await r.stop()
+    // then the projector process, then connections, then the embedded servers.
+    cleanups.push({
+      name: 'background work',
+      run: async () => {
+        for (const r of running.reverse()) await r.stop()
+      },
     })
-    cleanups.push(() => app.close())
+    cleanups.push({ name: 'http', run: () => app.close() })
     const url = await app.listen({ port: config.PORT, host: config.HOST })
     readiness.state = 'ready'
+    reportToSupervisor(log)
     return {
       runtime,
       app,
@@ -110,6 +167,8 @@ export async function startBurrow(
       stack,
       credentials,
       createdCredentials: created,
+      shutdownSteps: () => steps().map((s) => s.name),
+      projectorPid: () => projectors?.pid,
       stop: stopAll,
     }
   } catch (err) {

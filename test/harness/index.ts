@@ -87,6 +87,8 @@ export async function startTestBurrow(env: Record<string, string> = {}): Promise
     DATA_DIR: tempDir('burrow-data-'),
     PORT: '0',
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    // projectors in this process, where tests can reach them (the child process: test/system)
+    PROJECTOR_PROCESS: 'false',
     ...env,
   })
   const burrow = await startBurrow(config, createLogger(config.LOG_LEVEL))

@@ -224,6 +224,26 @@ describe('capture endpoints', () => {
     expect(got.map((e) => e.uuid).sort()).toEqual(batch.map((e) => e.uuid).sort())
   })
 
+  it('writes concurrent single-event requests as shared log messages, each event once (group commit)', async () => {
+    const before = (await readChunks(nc, project.id)).length
+    const n = 40
+    const sent = Array.from({ length: n }, (_, i) => ({ uuid: uuidv4(), distinct_id: `g${i}` }))
+    const responses = await Promise.all(
+      sent.map((e) =>
+        post(
+          '/i/v0/e/',
+          json({ api_key: project.api_token, event: 'grouped', ...e, properties: { marker: 'group' } }),
+        ),
+      ),
+    )
+    expect(responses.map((r) => r.status)).toEqual(sent.map(() => 200))
+    const got = await eventsMarked('group')
+    expect(got.map((e) => e.uuid).sort()).toEqual(sent.map((e) => e.uuid).sort())
+    const messages = (await readChunks(nc, project.id)).length - before
+    // one message per request would be 40; the requests overlapped, so some shared a message
+    expect(messages).toBeLessThan(n)
+  })
+
   it('routes historical migrations to their own lane', async () => {
     const res = await post(
       '/batch/',

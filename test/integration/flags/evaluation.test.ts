@@ -305,10 +305,12 @@ describe('stored properties', () => {
 
   it('follows the latest person version', async () => {
     const person = randomUUID()
+    const enabled = async () => (await ask({ distinct_id: 'sp-versioned' })).body.flags['stored-pro'].enabled
+    // the change feed reaches the flags process asynchronously (milliseconds)
     await insertPerson(ch, project.id, person, ['sp-versioned'], { plan: 'pro' }, 1)
-    expect((await ask({ distinct_id: 'sp-versioned' })).body.flags['stored-pro'].enabled).toBe(true)
+    await expect.poll(enabled, { timeout: 5000 }).toBe(true)
     await insertPerson(ch, project.id, person, ['sp-versioned'], { plan: 'free' }, 2)
-    expect((await ask({ distinct_id: 'sp-versioned' })).body.flags['stored-pro'].enabled).toBe(false)
+    await expect.poll(enabled, { timeout: 5000 }).toBe(false)
   })
 
   it('evaluates group flags with stored group properties, request overrides winning', async () => {

@@ -8,7 +8,9 @@ import { flagsComponent } from '../../../src/flags/index.ts'
 import { createLogger } from '../../../src/observability/logger.ts'
 import { type RunningBurrow, startBurrow } from '../../../src/runtime/start.ts'
 import type { ClickHouseClient } from '../../../src/clickhouse/client.ts'
-import { stack, tempDir } from '../../harness/index.ts'
+import type { NatsConnection } from '../../../src/jetstream/connection.ts'
+import { type PersonChanges, personChangesSubject } from '../../../src/persons/change-feed.ts'
+import { nats, stack, tempDir } from '../../harness/index.ts'
 
 const running: RunningBurrow[] = []
 
@@ -84,7 +86,10 @@ export function flagInput(
   return { key, name: key, filters, ...extra }
 }
 
-/** Writes a person with properties and its distinct ids straight into ClickHouse. */
+/**
+ * Writes a person with properties and its distinct ids straight into ClickHouse, then announces them
+ * on the person change feed as the projector does after its writes (src/persons/change-feed.ts).
+ */
 export async function insertPerson(
   ch: ClickHouseClient,
   teamId: number,
@@ -122,7 +127,18 @@ export async function insertPerson(
       version,
     })),
   })
+  const change: PersonChanges = {
+    team_id: teamId,
+    persons: [{ id: personId, version, deleted: false, properties }],
+    distinct_ids: distinctIds.map((d) => ({ distinct_id: d, person_id: personId, version, deleted: false })),
+  }
+  const nc = await feedConnection()
+  nc.publish(personChangesSubject(teamId), JSON.stringify(change))
+  await nc.flush()
 }
+
+let feed: Promise<NatsConnection> | undefined
+const feedConnection = () => (feed ??= nats())
 
 export async function insertGroup(
   ch: ClickHouseClient,

@@ -1,5 +1,7 @@
 import { v5 as uuidv5 } from 'uuid'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { TeamPersons } from '../../../src/flags/person-mirror.ts'
+import { personChangesSubject, PersonChangesSchema } from '../../../src/persons/change-feed.ts'
 import type { RunningProjector } from '../../../src/projectors/index.ts'
 import { clickhouse, createTestProject, nats } from '../../harness/index.ts'
 import {
@@ -49,6 +51,32 @@ async function send(team: number, ...events: ReturnType<typeof ev>[]) {
 }
 
 describe('persons', () => {
+  it('announces written person changes on the feed: applied in order they mirror ClickHouse', async () => {
+    const t = await newTeam('feed')
+    const mirror = new TeamPersons()
+    const sub = log.nc.subscribe(personChangesSubject(t), {
+      callback: (_err, msg) => mirror.apply(PersonChangesSchema.parse(msg.json())),
+    })
+    await log.nc.flush()
+    await send(
+      t,
+      ev(t, '$pageview', 'anon-f', { $set: { from_anon: true, both: 'anon' } }),
+      ev(t, '$pageview', 'user-f', { $set: { from_user: true } }),
+      ev(t, '$identify', 'user-f', { $anon_distinct_id: 'anon-f', $set: { email: 'f@x.io' } }),
+    )
+    await log.nc.flush()
+    const stored = await persons(ch, t)
+    const ids = await distinctIds(ch, t)
+    sub.unsubscribe()
+    const live = stored.filter((p) => p.is_deleted === 0)
+    expect(live).toHaveLength(1)
+    for (const d of ['anon-f', 'user-f']) {
+      expect(ids[d]).toBe(live[0]!.id)
+      expect(mirror.properties(d)).toEqual(live[0]!.properties)
+    }
+    expect(mirror.properties('never-seen')).toEqual({})
+  })
+
   it('$identify adds the identified id to the anonymous person and marks it identified', async () => {
     const t = await newTeam('identify')
     await send(

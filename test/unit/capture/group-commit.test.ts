@@ -1,0 +1,152 @@
+import { describe, expect, it } from 'vitest'
+import { GroupCommit, messageIdOf, type SerializedEvent } from '../../../src/capture/group-commit.ts'
+import { chunkMessageId, type EventChunk, EventChunkSchema } from '../../../src/jetstream/messages.ts'
+
+interface Sent {
+  subject: string
+  body: { v: number; team_id: number; lane: string; events: { uuid: string }[] }
+  msgId: string
+  ack(): void
+  fail(err: Error): void
+}
+
+/** A fake log: records each message and lets the test decide when (and whether) it is acked. */
+function fakeLog() {
+  const sent: Sent[] = []
+  const send = (subject: string, payload: Uint8Array, msgId: string) =>
+    new Promise<{ duplicate: boolean }>((resolve, reject) => {
+      sent.push({
+        subject,
+        body: JSON.parse(new TextDecoder().decode(payload)),
+        msgId,
+        ack: () => resolve({ duplicate: false }),
+        fail: reject,
+      })
+    })
+  return { sent, send }
+}
+
+const ev = (n: number): SerializedEvent => {
+  const uuid = `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`
+  const json = JSON.stringify({ uuid, event: 'e', n })
+  return { uuid, json, size: json.length + 1 }
+}
+
+const turn = () => new Promise((r) => setImmediate(r))
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+
+/** Tracks whether a promise settled, without awaiting it. */
+function track(p: Promise<void>) {
+  const t = { done: false, error: undefined as unknown }
+  p.then(
+    () => (t.done = true),
+    (e: unknown) => (t.error = e),
+  )
+  return t
+}
+
+const opts = { maxEvents: 1000, maxBytes: 1 << 20, maxInFlight: 1, maxWaitMs: 50 }
+
+describe('group commit', () => {
+  it('writes requests arriving together as one message and answers none before its ack', async () => {
+    const log = fakeLog()
+    const gc = new GroupCommit(log.send, opts)
+    const reqs = [0, 1, 2].map((i) => track(gc.add(7, 'live', 'events.live.1', [ev(i)])))
+    await turn()
+    expect(log.sent).toHaveLength(1)
+    expect(log.sent[0]!.subject).toBe('events.live.1')
+    expect(log.sent[0]!.body.events.map((e) => e.uuid)).toEqual([ev(0).uuid, ev(1).uuid, ev(2).uuid])
+    await sleep(5)
+    expect(reqs.some((r) => r.done)).toBe(false)
+    log.sent[0]!.ack()
+    await turn()
+    expect(reqs.every((r) => r.done)).toBe(true)
+  })
+
+  it('keeps the log format: a chunk of the current version with the id capture always used', async () => {
+    const log = fakeLog()
+    const gc = new GroupCommit(log.send, opts)
+    const done = gc.add(7, 'historical', 'events.historical.0', [ev(1), ev(2)])
+    await turn()
+    const body = log.sent[0]!.body
+    expect(body).toMatchObject({ v: 2, team_id: 7, lane: 'historical' })
+    const chunk: EventChunk = {
+      v: 2,
+      team_id: 7,
+      lane: 'historical',
+      events: body.events.map((e) => ({
+        uuid: e.uuid,
+        event: 'e',
+        distinct_id: 'd',
+        properties: {},
+        timestamp: '2026-01-01T00:00:00.000Z',
+        now: '2026-01-01T00:00:00.000Z',
+        sent_at: null,
+        ip: null,
+        team_id: 7,
+      })),
+    }
+    expect(EventChunkSchema.safeParse(chunk).success).toBe(true)
+    expect(log.sent[0]!.msgId).toBe(chunkMessageId(chunk))
+    expect(messageIdOf(7, [ev(1).uuid, ev(2).uuid])).toBe(chunkMessageId(chunk))
+    log.sent[0]!.ack()
+    await done
+  })
+
+  it('lets requests wait for an in-flight ack and then sends them together', async () => {
+    const log = fakeLog()
+    const gc = new GroupCommit(log.send, opts)
+    const first = track(gc.add(1, 'live', 's', [ev(0)]))
+    await turn()
+    const later = [1, 2, 3].map((i) => track(gc.add(1, 'live', 's', [ev(i)])))
+    await turn()
+    expect(log.sent).toHaveLength(1) // at maxInFlight: the others wait for company
+    log.sent[0]!.ack()
+    await turn()
+    await turn()
+    expect(first.done).toBe(true)
+    expect(later.some((r) => r.done)).toBe(false)
+    expect(log.sent).toHaveLength(2)
+    expect(log.sent[1]!.body.events).toHaveLength(3)
+    log.sent[1]!.ack()
+    await turn()
+    expect(later.every((r) => r.done)).toBe(true)
+  })
+
+  it('sends a waiting group after maxWaitMs even if the in-flight message is never acked', async () => {
+    const log = fakeLog()
+    const gc = new GroupCommit(log.send, { ...opts, maxWaitMs: 20 })
+    void gc.add(1, 'live', 's', [ev(0)]).catch(() => {})
+    await turn()
+    void gc.add(1, 'live', 's', [ev(1)])
+    await turn()
+    expect(log.sent).toHaveLength(1)
+    await sleep(40)
+    expect(log.sent).toHaveLength(2)
+  })
+
+  it('fails every request of a failed message, and only those', async () => {
+    const log = fakeLog()
+    const gc = new GroupCommit(log.send, { ...opts, maxInFlight: 5 })
+    const a = track(gc.add(1, 'live', 's', [ev(0)]))
+    const b = track(gc.add(1, 'live', 's', [ev(1)]))
+    const other = track(gc.add(2, 'live', 's', [ev(2)]))
+    await turn()
+    expect(log.sent).toHaveLength(2) // another team: another message
+    log.sent[0]!.fail(new Error('no ack'))
+    log.sent[1]!.ack()
+    await turn()
+    expect((a.error as Error).message).toBe('no ack')
+    expect((b.error as Error).message).toBe('no ack')
+    expect(other.done).toBe(true)
+  })
+
+  it('never splits a request, and starts a new message when one would exceed maxEvents', async () => {
+    const log = fakeLog()
+    const gc = new GroupCommit(log.send, { ...opts, maxEvents: 4, maxInFlight: 5 })
+    void gc.add(1, 'live', 's', [ev(0), ev(1), ev(2)])
+    void gc.add(1, 'live', 's', [ev(3), ev(4)])
+    await turn()
+    expect(log.sent.map((m) => m.body.events.length)).toEqual([3, 2])
+  })
+})
