@@ -127,7 +127,8 @@ describe('a historical import spanning ten years of months', () => {
       await waitIdle(log, p)
       const [r] = await rows<{ n: string; months: string; first: string; last: string }>(
         ch,
-        `SELECT count() AS n, uniqExact(toYYYYMM(timestamp)) AS months,
+        // toString: 64-bit integers come back as JSON strings on 18.16 and as numbers on 26.x
+        `SELECT toString(count()) AS n, toString(uniqExact(toYYYYMM(timestamp))) AS months,
                 toString(min(timestamp)) AS first, toString(max(timestamp)) AS last
          FROM events WHERE team_id = ${team}`,
       )
