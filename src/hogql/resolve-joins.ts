@@ -43,7 +43,8 @@ export function resolveJoins(r: Resolution, first: JoinExprNode, scope: Scope): 
         if (c) throw new HogQLError('syntax_error', 'CROSS JOIN takes no condition', span(join))
       } else {
         if (!c) throw new HogQLError('syntax_error', 'JOIN needs an ON or USING condition', span(join))
-        source.on = c.constraint_type === 'USING' ? using(r, c.expr, source, scope) : r.expr(c.expr, scope)
+        const on = c.constraint_type === 'USING' ? using(r, c.expr, source, scope) : r.expr(c.expr, scope)
+        source.on = joinKeys(on)
         checkEquiJoin(source, scope.select, c.expr)
       }
     }
@@ -112,6 +113,14 @@ function msTwin(e: Expr): Expr | undefined {
     return { k: 'col', src: e.src, column: e.ms, type: 'Int64' }
   }
   return undefined
+}
+
+// Join keys compare as ClickHouse's join does (a NULL key matches nothing): the null-safe wrapping
+// of `=` would hide the key equality from the server's join analysis.
+function joinKeys(on: Expr): Expr {
+  if (on.k === 'and') return { ...on, items: on.items.map(joinKeys) }
+  if (on.k === 'op' && on.op === '=' && on.ifNull) return { ...on, ifNull: undefined }
+  return on
 }
 
 function normalizeJoinType(raw: string, node: Node): string {

@@ -12,6 +12,7 @@ import {
   type SetQuery,
 } from './ir.ts'
 import { materializedProperties } from './materialized.ts'
+import { asFilter } from './nulls.ts'
 import type { AliasSlot, CteEntry, Resolution, ResolveOptions, Scope } from './resolve-context.ts'
 import { constInt, positional, resolveExpr } from './resolve-expr.ts'
 import { asterisk, tryField } from './resolve-fields.ts'
@@ -172,11 +173,13 @@ export class Resolver implements Resolution {
       }
     }
 
-    const where = [node.prewhere, node.where].filter((n): n is Node => !!n).map((n) => this.expr(n, scope))
+    const where = [node.prewhere, node.where]
+      .filter((n): n is Node => !!n)
+      .map((n) => asFilter(this.expr(n, scope)))
     if (where.length === 1) select.where = where[0]
     if (where.length > 1) select.where = { k: 'and', items: where, type: 'UInt8' }
     if (node.group_by?.length) select.groupBy = node.group_by.map((n) => positional(this, n, scope))
-    if (node.having) select.having = this.expr(node.having, scope)
+    if (node.having) select.having = asFilter(this.expr(node.having, scope))
     if (windowNodes.length) {
       select.windows = Object.fromEntries(
         windowNodes.map(([name, w]) => [name, resolveWindowSpec(this, w, scope)]),
