@@ -6,10 +6,12 @@ import {
   isDateTimeType,
   isDateType,
   isNumericType,
+  isStringType,
   lookupFunction,
   withTimeZone,
 } from './functions.ts'
 import { type Expr, outputItems } from './ir.ts'
+import { maybeNull } from './nulls.ts'
 import type { Resolution, Scope } from './resolve-context.ts'
 import { resolveWindowFunction } from './resolve-windows.ts'
 
@@ -215,7 +217,12 @@ function call(r: Resolution, node: Node, scope: Scope): Expr {
   ) {
     argNodes = []
   }
-  const args = argNodes.map((a) => r.expr(a, scope))
+  let args = argNodes.map((a) => r.expr(a, scope))
+  if (name.toLowerCase() === 'concat') {
+    args = args.map(concatArg)
+    // 18.16's concat takes two arguments at least.
+    if (args.length === 1) args.push({ k: 'const', value: '', type: 'String' })
+  }
   let fnName = name
   if (node.distinct) {
     if (fnName.toLowerCase() !== 'count') {
@@ -250,6 +257,20 @@ function call(r: Resolution, node: Node, scope: Scope): Expr {
   const argTypes = args.map((a) => a.type)
   const type = typeof fn.ret === 'function' ? fn.ret(argTypes) : (fn.ret ?? 'Unknown')
   return { k: 'call', fn, name: fnName, args, params, type: withTimeZone(type, r.opts.tz), span: s }
+}
+
+// concat (and ||) reads NULL as '' and converts other values to text, as PostHog prints it.
+function concatArg(a: Expr): Expr {
+  if (a.k === 'const') {
+    if (a.value === null) return { k: 'const', value: '', type: 'String' }
+    if (typeof a.value === 'string') return a
+    return { k: 'template', parts: ['toString(', ')'], args: [a], type: 'String' }
+  }
+  const inner = a.k === 'call' && a.name === 'toString' && a.args.length === 1 ? a.args[0]! : undefined
+  if (inner?.k === 'const' && inner.value === null) return { k: 'const', value: '', type: 'String' }
+  if (!maybeNull(a))
+    return isStringType(a.type) ? a : { k: 'template', parts: ['toString(', ')'], args: [a], type: 'String' }
+  return { k: 'template', parts: ['ifNull(toString(', "), '')"], args: [a], type: 'String' }
 }
 
 function access(r: Resolution, node: Node, scope: Scope): Expr {

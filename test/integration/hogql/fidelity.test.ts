@@ -99,3 +99,22 @@ describe('missing properties compare as NULL, never as an unknown', () => {
     ])
   })
 })
+
+describe('concat and || read NULL as an empty string and convert other values (PostHog test_concat)', () => {
+  it.each([
+    ["select concat(null, 'a', 3, toString(4), toString(NULL))", 'a34'],
+    ["select 'a' || null || 1", 'a1'],
+    ["select concat('only')", 'only'],
+    ['select concat(toString(null), null)', ''],
+  ])('%s', async (q, out) => {
+    expect(await run(q)).toEqual([[out]])
+  })
+
+  it('reads missing properties and non-text columns', async () => {
+    expect(
+      await run(
+        "select concat(event, '-', properties.plan, '-', properties.n) from events order by timestamp",
+      ),
+    ).toEqual([['a-pro-5'], ['b-free-1'], ['c--']])
+  })
+})

@@ -148,4 +148,12 @@ export const PRINTER_CASES: PrinterCase[] = [
     hogql: 'select toInt(properties.n), toFloat(event), toUUID(distinct_id), toDate(event) from events',
     server: '26.7.2.1',
   },
+  // null-safe comparisons (PostHog's test_null_equality): wrapped only where a side can be NULL
+  { hogql: 'select a < b, a = b, a != b, a like b from (select null as a, 2 as b)' },
+  {
+    hogql:
+      "select properties.plan = 'pro', event = 'x' from events where not (properties.plan = 'pro') and properties.plan not in ('a', null)",
+  },
+  // concat reads NULL as ''
+  { hogql: "select concat(null, 'a', 3, toString(4), toString(NULL)), event || properties.x from events" },
 ]
