@@ -13,6 +13,7 @@ import {
 } from './ir.ts'
 import { materializedProperties } from './materialized.ts'
 import { asFilter } from './nulls.ts'
+import { bundleJoinedLazies } from './resolve-bundles.ts'
 import type { AliasSlot, CteEntry, Resolution, ResolveOptions, Scope } from './resolve-context.ts'
 import { constInt, positional, resolveExpr } from './resolve-expr.ts'
 import { asterisk, tryField } from './resolve-fields.ts'
@@ -202,6 +203,7 @@ export class Resolver implements Resolution {
         exprs: node.limit_by.exprs.map((e) => this.expr(e, scope)),
       }
     }
+    bundleJoinedLazies(this, select)
     select.aggregating =
       !!select.groupBy ||
       select.items.some((i) => hasAggregate(i.expr)) ||

@@ -4,17 +4,20 @@
 import { beforeAll, describe, expect, it } from 'vitest'
 import { capabilitiesOf, compileHogQL } from '../../../src/hogql/index.ts'
 import { clickhouse, stack, uniqueTeamId } from '../../harness/index.ts'
-import { insertEvents } from './fixtures.ts'
+import { insertEvents, insertOverrides, insertPersons } from './fixtures.ts'
 import { BETWEEN, NULL_EQUALITY, nullEqualityForms } from './null-equality.cases.ts'
 
 const ch = clickhouse()
 const TEAM = uniqueTeamId()
+const JOINS = TEAM + 1
 const uuid = (n: number) => `00000000-0000-7000-8000-${n.toString().padStart(12, '0')}`
 const P1 = '00000000-0000-4000-8000-000000000001'
+const P2 = '00000000-0000-4000-8000-000000000002' // merged into P1
+const P3 = '00000000-0000-4000-8000-000000000003'
 
-async function run(hogql: string): Promise<unknown[][]> {
+async function run(hogql: string, teamId = TEAM): Promise<unknown[][]> {
   const compiled = await compileHogQL(hogql, {
-    teamId: TEAM,
+    teamId,
     capabilities: capabilitiesOf(stack().clickhouse.version),
   })
   const result = await ch.query({ query: compiled.clickhouse, format: 'JSONCompact' })
@@ -53,6 +56,23 @@ beforeAll(async () => {
       timestamp: '2024-01-01 00:00:03',
       properties: {},
     },
+  ])
+})
+
+beforeAll(async () => {
+  const ev = (n: number, event: string, personId: string) => ({
+    team: JOINS,
+    uuid: uuid(100 + n),
+    event,
+    distinctId: `d${n}`,
+    personId,
+    timestamp: `2024-01-02 00:00:0${n}`,
+  })
+  await insertEvents(ch, [ev(1, 'a', P1), ev(2, 'b', P2), ev(3, 'c', P3)])
+  await insertOverrides(ch, [{ team: JOINS, oldPersonId: P2, overridePersonId: P1, version: 1 }])
+  await insertPersons(ch, [
+    { team: JOINS, id: P1, createdAt: '2024-01-01 00:00:00', properties: { email: 'p1@x' }, version: 1 },
+    { team: JOINS, id: P3, createdAt: '2024-01-01 00:00:00', properties: { email: 'p3@x' }, version: 1 },
   ])
 })
 
@@ -116,5 +136,47 @@ describe('concat and || read NULL as an empty string and convert other values (P
         "select concat(event, '-', properties.plan, '-', properties.n) from events order by timestamp",
       ),
     ).toEqual([['a-pro-5'], ['b-free-1'], ['c--']])
+  })
+})
+
+describe('a joined table whose join key needs its own lazy join (person_id through overrides)', () => {
+  it('joins events to events on person_id', async () => {
+    expect(
+      await run(
+        'SELECT e1.event, e2.event FROM events e1 JOIN events e2 ON e1.person_id = e2.person_id ORDER BY e1.event, e2.event',
+        JOINS,
+      ),
+    ).toEqual([
+      ['a', 'a'],
+      ['a', 'b'],
+      ['b', 'a'],
+      ['b', 'b'],
+      ['c', 'c'],
+    ])
+  })
+
+  it('joins persons to events on the merged person', async () => {
+    expect(
+      await run(
+        'SELECT persons.id, events.event, persons.properties.email FROM persons JOIN events ON persons.id = events.person_id ORDER BY events.event',
+        JOINS,
+      ),
+    ).toEqual([
+      [P1, 'a', 'p1@x'],
+      [P1, 'b', 'p1@x'],
+      [P3, 'c', 'p3@x'],
+    ])
+  })
+
+  it("reads the joined table's lazy fields in the select list and WHERE", async () => {
+    expect(
+      await run(
+        "SELECT p.id, e.person.properties.email FROM persons p LEFT JOIN events e ON p.id = e.person_id WHERE e.event != 'a' ORDER BY e.event",
+        JOINS,
+      ),
+    ).toEqual([
+      [P1, 'p1@x'],
+      [P3, 'p3@x'],
+    ])
   })
 })

@@ -156,4 +156,7 @@ export const PRINTER_CASES: PrinterCase[] = [
   },
   // concat reads NULL as ''
   { hogql: "select concat(null, 'a', 3, toString(4), toString(NULL)), event || properties.x from events" },
+  // a joined table whose join key needs its own lazy join: wrapped with it into one subquery
+  { hogql: 'SELECT e1.event, e2.event FROM events e1 JOIN events e2 ON e1.person_id = e2.person_id' },
+  { hogql: 'SELECT persons.id, events.event FROM persons JOIN events ON persons.id = events.person_id' },
 ]
