@@ -10,6 +10,7 @@ import {
   lookupFunction,
   withTimeZone,
 } from './functions.ts'
+import { atLeast, parseVersion } from './capabilities.ts'
 import { type Expr, outputItems } from './ir.ts'
 import { maybeNull } from './nulls.ts'
 import type { Resolution, Scope } from './resolve-context.ts'
@@ -207,6 +208,15 @@ function call(r: Resolution, node: Node, scope: Scope): Expr {
   }
   let fn = lookupFunction(name)
   if (!fn) throw new HogQLError('function_not_allowed', `Function '${name}' is not available in HogQL`, s)
+  const caps = r.opts.capabilities
+  if (fn.since && !atLeast(parseVersion(caps.version), fn.since)) {
+    const on = caps.version === 'portable' ? 'every supported server' : `ClickHouse ${caps.version}`
+    throw new HogQLError(
+      'not_supported',
+      `Function '${name}' needs ClickHouse ${fn.since} or later; this query is compiled for ${on}`,
+      s,
+    )
+  }
   let argNodes = (node.args ?? []) as Node[]
   // count(*) is count()
   if (
@@ -225,12 +235,15 @@ function call(r: Resolution, node: Node, scope: Scope): Expr {
   }
   let fnName = name
   if (node.distinct) {
-    if (fnName.toLowerCase() !== 'count') {
+    // count(DISTINCT x) counts distinct values; countIf(DISTINCT x, cond) those where cond holds.
+    const lower = fnName.toLowerCase()
+    if (lower !== 'count' && lower !== 'countif') {
       throw new HogQLError('not_supported', `${name}(DISTINCT ...) is not supported; try uniqExact`, s)
     }
-    fn = lookupFunction('uniqExact')!
-    fnName = 'uniqExact'
+    fnName = lower === 'count' ? 'uniqExact' : 'uniqExactIf'
+    fn = lookupFunction(fnName)!
   }
+  if (fnName === 'arrayReduce') checkReducer(args[0], s)
   if (node.filter_expr) {
     const base = fnName.toLowerCase() === 'count' ? 'count' : fnName
     const withIf = lookupFunction(`${base}If`)
@@ -257,6 +270,19 @@ function call(r: Resolution, node: Node, scope: Scope): Expr {
   const argTypes = args.map((a) => a.type)
   const type = typeof fn.ret === 'function' ? fn.ret(argTypes) : (fn.ret ?? 'Unknown')
   return { k: 'call', fn, name: fnName, args, params, type: withTimeZone(type, r.opts.tz), span: s }
+}
+
+// arrayReduce('name', ...) runs aggregate `name`: only an allow-listed one, named by a constant.
+function checkReducer(first: Expr | undefined, s: Span): void {
+  const text = first?.k === 'const' && typeof first.value === 'string' ? first.value : undefined
+  const name = text ? /^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(\(.*\))?\s*$/.exec(text)?.[1] : undefined
+  if (!name || !lookupFunction(name)?.agg) {
+    throw new HogQLError(
+      'function_not_allowed',
+      "arrayReduce's first argument must name an allowed aggregate function, e.g. arrayReduce('max', arr)",
+      s,
+    )
+  }
 }
 
 // concat (and ||) reads NULL as '' and converts other values to text, as PostHog prints it.

@@ -2,9 +2,10 @@
 // joins...) compiled for the server under test and run on it. Expected values come from PostHog's
 // tests (posthog/hogql/test/test_query.py) or, for rows inserted here, from counting by hand.
 import { beforeAll, describe, expect, it } from 'vitest'
-import { capabilitiesOf, compileHogQL } from '../../../src/hogql/index.ts'
+import { capabilitiesOf, compileHogQL, HogQLError } from '../../../src/hogql/index.ts'
 import { clickhouse, stack, uniqueTeamId } from '../../harness/index.ts'
 import { insertEvents, insertOverrides, insertPersons } from './fixtures.ts'
+import { EVERYWHERE_AGGREGATES, EVERYWHERE_SAMPLES, NEWER_SAMPLES } from './function-samples.ts'
 import { BETWEEN, NULL_EQUALITY, nullEqualityForms } from './null-equality.cases.ts'
 
 const ch = clickhouse()
@@ -178,5 +179,51 @@ describe('a joined table whose join key needs its own lazy join (person_id throu
       [P1, 'p1@x'],
       [P3, 'p3@x'],
     ])
+  })
+})
+
+// 64-bit integers come back quoted from one server and not the other: compare numbers as text.
+const asText = (v: unknown): unknown =>
+  Array.isArray(v) ? v.map(asText) : typeof v === 'number' ? String(v) : v
+
+describe("functions from PostHog's list", () => {
+  it.each(EVERYWHERE_SAMPLES)('select %s', async (e, want) => {
+    expect(asText((await run(`select ${e}`))[0]![0])).toEqual(asText(want))
+  })
+
+  it.each(EVERYWHERE_AGGREGATES)('select %s from numbers(5)', async (e, want) => {
+    const rows = await run(`select ${e} from (select number as x from numbers(5))`)
+    expect(asText(rows[0]![0])).toEqual(asText(want))
+  })
+
+  it.each(NEWER_SAMPLES)(
+    'select %s (current releases; a 400 naming the release on 18.16)',
+    async (e, want) => {
+      if (stack().clickhouse.flavor === '18.16') {
+        const err = await run(`select ${e}`).catch((x: unknown) => x)
+        expect(err).toBeInstanceOf(HogQLError)
+        expect((err as HogQLError).message).toMatch(
+          /needs ClickHouse 26\.1 or later; this query is compiled for ClickHouse 18\.16/,
+        )
+        return
+      }
+      expect(asText((await run(`select ${e}`))[0]![0])).toEqual(asText(want))
+    },
+  )
+
+  it('refuses arrayReduce with a name that is no allowed aggregate', async () => {
+    await expect(run("select arrayReduce('file', [1])")).rejects.toThrow(/must name an allowed aggregate/)
+  })
+})
+
+describe('numbers()', () => {
+  it('reads numbers(n) and numbers(offset, n)', async () => {
+    expect(asText(await run('select number from numbers(2, 3)'))).toEqual([['2'], ['3'], ['4']])
+    expect(asText(await run('select sum(number) from numbers(10)'))).toEqual([['45']])
+  })
+
+  it('refuses other table functions and huge ranges', async () => {
+    await expect(run("select * from url('http://x', CSV)")).rejects.toThrow(/Table functions are not allowed/)
+    await expect(run('select * from numbers(100000000000)')).rejects.toThrow(/at most/)
   })
 })

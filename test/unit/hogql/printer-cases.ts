@@ -159,4 +159,11 @@ export const PRINTER_CASES: PrinterCase[] = [
   // a joined table whose join key needs its own lazy join: wrapped with it into one subquery
   { hogql: 'SELECT e1.event, e2.event FROM events e1 JOIN events e2 ON e1.person_id = e2.person_id' },
   { hogql: 'SELECT persons.id, events.event FROM persons JOIN events ON persons.id = events.person_id' },
+  // more of PostHog's functions; numbers(); countIf(DISTINCT ...)
+  {
+    hogql: "select arrayReduce('max', [1, 2]), gcd(4, 6), cutQueryString('https://a.com/?x=1'), toInt32('7')",
+  },
+  { hogql: 'select sum(number) from numbers(2, 10)' },
+  { hogql: "select countIf(distinct event, timestamp > '2024-01-01') from events" },
+  { hogql: "select JSONExtractInt(properties, 'n'), arrayZip([1], ['a']) from events", server: '26.7.2.1' },
 ]
