@@ -182,6 +182,9 @@ function placeholder(r: Resolution, node: Node): Expr {
     throw new HogQLError('not_supported', 'Placeholders must be a single name, e.g. {name}', span(node))
   }
   const name = String(chain[0])
+  // PostHog's {filters} with no filters given is true (it adds nothing to the query).
+  if (name === 'filters' && !Object.hasOwn(r.opts.values, name))
+    return { k: 'const', value: true, type: 'UInt8' }
   if (!Object.hasOwn(r.opts.values, name)) {
     throw new HogQLError('missing_placeholder', `No value given for placeholder {${name}}`, span(node))
   }

@@ -1,6 +1,6 @@
 import type { HogQLParser } from '@posthog/hogql-parser'
 import { type FieldNode, type Node, type QueryNode, type SelectQueryNode, span } from './ast.ts'
-import { hasAggregate } from './analysis.ts'
+import { hasAggregate, isConstant } from './analysis.ts'
 import { HogQLError, type Span } from './errors.ts'
 import {
   type Expr,
@@ -181,6 +181,17 @@ export class Resolver implements Resolution {
     if (where.length > 1) select.where = { k: 'and', items: where, type: 'UInt8' }
     if (node.group_by?.length) select.groupBy = node.group_by.map((n) => positional(this, n, scope))
     if (node.having) select.having = asFilter(this.expr(node.having, scope))
+    if (
+      select.having &&
+      !select.groupBy &&
+      select.items.some((i) => !hasAggregate(i.expr) && !isConstant(i.expr))
+    ) {
+      throw new HogQLError(
+        'not_supported',
+        'HAVING without GROUP BY needs every selected column to be an aggregate (or add GROUP BY)',
+        span(node.having!),
+      )
+    }
     if (windowNodes.length) {
       select.windows = Object.fromEntries(
         windowNodes.map(([name, w]) => [name, resolveWindowSpec(this, w, scope)]),

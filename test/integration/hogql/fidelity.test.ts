@@ -227,3 +227,40 @@ describe('numbers()', () => {
     await expect(run('select * from numbers(100000000000)')).rejects.toThrow(/at most/)
   })
 })
+
+describe('smaller differences from PostHog', () => {
+  it('trims given characters: trim(LEADING/TRAILING/BOTH x FROM s)', async () => {
+    expect(
+      await run(
+        "select trim(LEADING 'x' FROM 'xxaxx'), trim(TRAILING 'x' FROM 'xxaxx'), trim(BOTH 'x' FROM 'xxaxx'), trim(BOTH ']^-' FROM '^]a-')",
+      ),
+    ).toEqual([['axx', 'xxa', 'a', 'a']])
+  })
+
+  it("reads now('zone')", async () => {
+    expect(await run("select toTimeZone(now('Asia/Tokyo'), 'UTC') <= now() + 1")).toEqual([[1]])
+  })
+
+  it('reads {filters} without filters as true', async () => {
+    expect(await run('select count() from events where {filters}')).toEqual([[3]])
+  })
+
+  it('applies the default limit to a whole UNION ALL', async () => {
+    const rows = await run('select number from numbers(80) union all select number from numbers(80)')
+    expect(rows).toHaveLength(100)
+  })
+
+  it.each([
+    [
+      'select * from events e join persons p on e.person_id = p.id',
+      /SELECT \* is not supported with more than one table/,
+    ],
+    ['select * from (select 1 as a, 2 as a)', /used twice/],
+    ['select event from events having 1', /HAVING without GROUP BY/],
+    ['select 1 limit (select 1)', /LIMIT must be a non-negative whole number/],
+  ])('refuses with a 400 naming the construct: %s', async (q, message) => {
+    const err = await run(q).catch((x: unknown) => x)
+    expect(err).toBeInstanceOf(HogQLError)
+    expect((err as HogQLError).message).toMatch(message)
+  })
+})
