@@ -102,6 +102,8 @@ export interface SetQuery {
   // UNION ALL of the branches; `distinct` removes duplicates afterwards (UNION DISTINCT).
   queries: Query[]
   distinct: boolean
+  // INTERSECT / EXCEPT [DISTINCT] of two queries instead of a UNION (servers from 21.8).
+  op?: string
 }
 
 /** A resolved statement or subquery. */

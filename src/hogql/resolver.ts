@@ -2,6 +2,7 @@ import type { HogQLParser } from '@posthog/hogql-parser'
 import { type FieldNode, type Node, type QueryNode, type SelectQueryNode, span } from './ast.ts'
 import { hasAggregate, isConstant } from './analysis.ts'
 import { HogQLError, type Span } from './errors.ts'
+import { FEATURES, needsRelease } from './capabilities.ts'
 import {
   type Expr,
   type OrderItem,
@@ -82,10 +83,19 @@ export class Resolver implements Resolution {
       const q = this.query(next.select_query, ctes)
       const op = next.set_operator.toUpperCase()
       if (op === 'UNION ALL') {
-        if (current.k === 'set' && !current.distinct) current.queries.push(q)
+        if (current.k === 'set' && !current.distinct && !current.op) current.queries.push(q)
         else current = { k: 'set', queries: [current, q], distinct: false }
       } else if (op === 'UNION DISTINCT' || op === 'UNION') {
         current = { k: 'set', queries: [current, q], distinct: true }
+      } else if (/^(INTERSECT|EXCEPT)( DISTINCT)?$/.test(op)) {
+        if (!this.opts.capabilities.intersectExcept) {
+          throw new HogQLError(
+            'not_supported',
+            needsRelease(FEATURES.intersectExcept, this.opts.capabilities),
+            span(next.select_query),
+          )
+        }
+        current = { k: 'set', queries: [current, q], distinct: false, op }
       } else {
         throw new HogQLError('not_supported', `${op} is not supported`, span(next.select_query))
       }
@@ -96,7 +106,7 @@ export class Resolver implements Resolution {
       if (outputWidth(q) !== width) {
         throw new HogQLError(
           'syntax_error',
-          'All parts of a UNION must select the same number of columns',
+          `All parts of a ${set.op ?? 'UNION'} must select the same number of columns`,
           span(node),
         )
       }

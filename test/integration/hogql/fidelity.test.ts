@@ -264,3 +264,17 @@ describe('smaller differences from PostHog', () => {
     expect((err as HogQLError).message).toMatch(message)
   })
 })
+
+describe('INTERSECT and EXCEPT (servers from 21.8; a 400 naming the release on 18.16)', () => {
+  it.each([
+    ['select number from numbers(5) intersect select number from numbers(3, 5)', [['3'], ['4']]],
+    ['select number from numbers(4) except select number from numbers(2, 5)', [['0'], ['1']]],
+  ])('%s', async (q, want) => {
+    if (stack().clickhouse.flavor === '18.16') {
+      await expect(run(q)).rejects.toThrow(/INTERSECT and EXCEPT need ClickHouse 21\.8 or later/)
+      return
+    }
+    const rows = asText(await run(q)) as string[][]
+    expect(rows.sort()).toEqual(want)
+  })
+})

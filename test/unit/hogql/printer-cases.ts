@@ -166,4 +166,6 @@ export const PRINTER_CASES: PrinterCase[] = [
   { hogql: 'select sum(number) from numbers(2, 10)' },
   { hogql: "select countIf(distinct event, timestamp > '2024-01-01') from events" },
   { hogql: "select JSONExtractInt(properties, 'n'), arrayZip([1], ['a']) from events", server: '26.7.2.1' },
+  { hogql: 'select event from events intersect select event from events', server: '26.7.2.1' },
+  { hogql: "trim(LEADING 'x' FROM event), now('Asia/Tokyo') from events".replace(/^/, 'select ') },
 ]
