@@ -145,16 +145,6 @@ export class Resolver implements Resolution {
 
     if (node.select_from) resolveJoins(this, node.select_from, scope)
 
-    if (node.array_join_list?.length) {
-      const items = node.array_join_list.map((a) => {
-        if (a.node !== 'Alias') throw new HogQLError('syntax_error', 'ARRAY JOIN needs an alias', span(a))
-        const expr = this.expr(a.expr, scope)
-        scope.arrayJoinAliases.add(a.alias)
-        return { expr, alias: a.alias as string }
-      })
-      select.arrayJoin = { left: /LEFT/i.test(node.array_join_op ?? ''), items }
-    }
-
     // Aliases are visible everywhere in the query, including earlier select items: register them
     // all first, resolve each on first use.
     const slots: (AliasSlot | Node)[] = []
@@ -175,6 +165,17 @@ export class Resolver implements Resolution {
         slots.push(itemNode)
       }
     }
+    // ARRAY JOIN after the aliases are registered: it may unroll a select item (`ARRAY JOIN a AS x`).
+    if (node.array_join_list?.length) {
+      const items = node.array_join_list.map((a) => {
+        if (a.node !== 'Alias') throw new HogQLError('syntax_error', 'ARRAY JOIN needs an alias', span(a))
+        const expr = this.expr(a.expr, scope)
+        scope.arrayJoinAliases.add(a.alias)
+        return { expr, alias: a.alias as string }
+      })
+      select.arrayJoin = { left: /LEFT/i.test(node.array_join_op ?? ''), items }
+    }
+
     for (const slot of slots) {
       if (isSlot(slot)) {
         this.resolveAlias(slot, scope)

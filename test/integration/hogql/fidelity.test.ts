@@ -278,3 +278,16 @@ describe('INTERSECT and EXCEPT (servers from 21.8; a 400 naming the release on 1
     expect(rows.sort()).toEqual(want)
   })
 })
+
+describe('ARRAY JOIN over a select alias', () => {
+  it('unrolls the aliased item', async () => {
+    expect(asText(await run('select [1, 2] as a, x from numbers(1) array join a as x'))).toEqual([
+      [['1', '2'], '1'],
+      [['1', '2'], '2'],
+    ])
+    expect(await run("select event as t, x from events array join [t, 'z'] as x where event = 'a'")).toEqual([
+      ['a', 'a'],
+      ['a', 'z'],
+    ])
+  })
+})

@@ -168,4 +168,5 @@ export const PRINTER_CASES: PrinterCase[] = [
   { hogql: "select JSONExtractInt(properties, 'n'), arrayZip([1], ['a']) from events", server: '26.7.2.1' },
   { hogql: 'select event from events intersect select event from events', server: '26.7.2.1' },
   { hogql: "trim(LEADING 'x' FROM event), now('Asia/Tokyo') from events".replace(/^/, 'select ') },
+  { hogql: "select event as t, x from events array join [t, 'z'] as x" },
 ]
