@@ -33,6 +33,8 @@ export const FEATURES = {
   accurateCastOrNull: { name: 'accurateCastOrNull', since: '21.1' },
   /** Current releases refuse `JOIN (SELECT ...)` without an alias (joined_subquery_requires_alias = 1). */
   joinedSubqueryAlias: { name: 'an alias on every joined subquery', since: '20.3' },
+  /** `INTERSECT` and `EXCEPT` between SELECTs. */
+  intersectExcept: { name: 'INTERSECT and EXCEPT', since: '21.8' },
 } as const satisfies Record<string, Feature>
 
 /** What the compiler may rely on for one server. */
@@ -45,6 +47,8 @@ export interface Capabilities {
   accurateCastOrNull: boolean
   /** The server refuses a joined subquery without an alias (Burrow aliases every one regardless). */
   joinedSubqueryNeedsAlias: boolean
+  /** INTERSECT / EXCEPT print as written (they have no portable form). */
+  intersectExcept: boolean
 }
 
 /** The server's version string as numbers; [0] when it cannot be read. */
@@ -72,6 +76,7 @@ export function capabilitiesOf(version: string): Capabilities {
     windowFunctions: atLeast(v, FEATURES.windowFunctions.since),
     accurateCastOrNull: atLeast(v, FEATURES.accurateCastOrNull.since),
     joinedSubqueryNeedsAlias: atLeast(v, FEATURES.joinedSubqueryAlias.since),
+    intersectExcept: atLeast(v, FEATURES.intersectExcept.since),
   }
 }
 
@@ -84,6 +89,7 @@ export const PORTABLE: Capabilities = {
   windowFunctions: false,
   accurateCastOrNull: false,
   joinedSubqueryNeedsAlias: true,
+  intersectExcept: false,
 }
 
 /**

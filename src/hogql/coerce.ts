@@ -1,6 +1,7 @@
 import { escapeString } from './escape.ts'
 import { isDateTimeType, isDateType, isNumericType } from './functions.ts'
 import type { Expr } from './ir.ts'
+import { maybeNull, nullFallback } from './nulls.ts'
 
 // Comparisons are where HogQL's loose typing meets ClickHouse's strict one. Properties are stored
 // as text, so comparing one with a number compares numerically, with true/false compares with the
@@ -57,16 +58,65 @@ function dateLiteral(e: Expr, other: Expr, tz: string): Expr {
   return e
 }
 
-/** A comparison with HogQL's loose typing made explicit for ClickHouse. */
+// How each comparison treats NULL (see nulls.ts): like `=`, like `!=`, or never true.
+const NULL_KIND: Record<string, 'eq' | 'ne' | 'order'> = {
+  '=': 'eq',
+  LIKE: 'eq',
+  ILIKE: 'eq',
+  '=~': 'eq',
+  '=~*': 'eq',
+  '!=': 'ne',
+  'NOT LIKE': 'ne',
+  'NOT ILIKE': 'ne',
+  '!~': 'ne',
+  '!~*': 'ne',
+  '<': 'order',
+  '<=': 'order',
+  '>': 'order',
+  '>=': 'order',
+}
+
+const bool = (b: boolean): Expr => ({ k: 'const', value: b ? 1 : 0, type: 'UInt8' })
+
+/** A comparison with HogQL's loose typing made explicit for ClickHouse, and null-safe. */
 export function coerceCompare(op: string, leftIn: Expr, rightIn: Expr, tz: string): Expr {
+  const kind = NULL_KIND[op]
+  if (kind && (isNullConst(leftIn) || isNullConst(rightIn))) {
+    // A NULL literal: decided here (18.16 refuses NULL in LIKE, match and IN lists).
+    if (kind === 'order') return bool(false)
+    if (isNullConst(leftIn) && isNullConst(rightIn)) return bool(kind === 'eq')
+    const x = isNullConst(rightIn) ? leftIn : rightIn
+    if (!maybeNull(x)) return bool(kind === 'ne')
+    return tpl([kind === 'eq' ? 'isNull(' : 'isNotNull(', ')'], [x], 'UInt8')
+  }
+  const out = coerceLoose(op, leftIn, rightIn, tz)
+  if (!kind || (out.k !== 'op' && out.k !== 'template')) return out
+  const [l, r] = out.k === 'op' ? [out.left, out.right] : [out.args[0]!, out.args[1]!]
+  const fallback = nullFallback(kind, l, r)
+  return fallback ? { ...out, ifNull: fallback } : out
+}
+
+// `x IN (...)` answers 0/1: NULL is in a list that holds NULL, and in nothing else.
+function nullSafeIn(op: string, left: Expr, right: Expr): Expr {
+  const items = right.k === 'tuple' ? right.items : undefined
+  const hasNull = !!items?.some(isNullConst)
+  if (!hasNull && !maybeNull(left)) return { k: 'op', op, left, right, type: 'UInt8' }
+  if (isNullConst(left)) return bool(hasNull === (op === 'IN'))
+  const rest = items ? items.filter((i) => !isNullConst(i)) : undefined
+  const parts: Expr[] = []
+  if (!rest || rest.length) {
+    const list = rest ? { ...right, items: rest } : right
+    const within: Expr = { k: 'op', op: 'IN', left, right: list, type: 'UInt8' }
+    parts.push(maybeNull(left) ? { ...within, ifNull: bool(false) } : within)
+  }
+  if (hasNull) parts.push(tpl(['isNull(', ')'], [left], 'UInt8'))
+  const inside: Expr = parts.length === 1 ? parts[0]! : { k: 'or', items: parts, type: 'UInt8' }
+  return op === 'IN' ? inside : { k: 'not', expr: inside, type: 'UInt8' }
+}
+
+function coerceLoose(op: string, leftIn: Expr, rightIn: Expr, tz: string): Expr {
   let left = leftIn
   let right = rightIn
-  if (op === '=' || op === '!=') {
-    if (isNullConst(left) || isNullConst(right)) {
-      const x = isNullConst(right) ? left : right
-      return tpl([op === '=' ? 'isNull(' : 'isNotNull(', ')'], [x], 'UInt8')
-    }
-  }
 
   if (op === 'IN' || op === 'NOT IN') {
     const consts = constantsOf(right)
@@ -81,7 +131,7 @@ export function coerceCompare(op: string, leftIn: Expr, rightIn: Expr, tz: strin
     }
     if (right.k === 'array') right = { ...right, k: 'tuple' }
     if (right.k === 'const') right = { k: 'tuple', items: [right], type: 'Tuple' }
-    return { k: 'op', op, left, right, type: 'UInt8' }
+    return nullSafeIn(op, left, right)
   }
 
   if (isProp(left) !== isProp(right)) {

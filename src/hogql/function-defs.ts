@@ -24,6 +24,8 @@ export interface FnDef {
   params?: [number, number]
   // Names that SQL users habitually type in any case (COUNT, Sum, ...).
   ci?: boolean
+  // The first release (of those Burrow is tested with) that has the function; older servers get a 400.
+  since?: string
 }
 
 /** No upper bound on the number of arguments. */

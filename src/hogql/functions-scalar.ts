@@ -3,10 +3,17 @@ import { type FnDef, type FnPrinter, first, fixed, INF } from './function-defs.t
 
 // Allow-listed scalar functions: logic, conditionals, maths, strings, arrays and tuples.
 
+// trim(LEADING 'x' FROM s) arrives as trimLeft(s, 'x'): the characters become a regex character
+// class (18.16 has neither the LEADING syntax nor regexpQuoteMeta), so they must be a constant.
 const trimP =
   (re: string): FnPrinter =>
-  (a) =>
-    `replaceRegexpAll(${a[0]}, ${escapeString(re)}, '')`
+  (a) => {
+    if (a.length < 2) return `replaceRegexpAll(${a[0]}, ${escapeString(re)}, '')`
+    const chars = /^'((?:[^'\\]|\\.)*)'$/.exec(a[1]!)?.[1]?.replace(/\\(.)/g, '$1')
+    if (!chars) throw new Error('the characters to trim must be a non-empty constant string')
+    const set = `[${chars.replace(/[\\\]^-]/g, '\\$&')}]+`
+    return `replaceRegexpAll(${a[0]}, ${escapeString(re.replace(/\\s\+/g, set))}, '')`
+  }
 
 const caseWithExpression: FnPrinter = (a) => {
   // _caseWithExpression(x, when1, then1, ..., else)
@@ -106,9 +113,9 @@ export const SCALAR_FUNCTIONS: Record<string, FnDef> = {
   extract: fixed('extract', 2, 2, 'String'),
   extractAll: fixed('extractAll', 2, 2, 'Array(String)'),
   // 18.16 has no trim functions; a regexp replacement does the same.
-  trim: { min: 1, max: 1, print: trimP('^\\s+|\\s+$'), ret: 'String', ci: true },
-  trimLeft: { min: 1, max: 1, print: trimP('^\\s+'), ret: 'String' },
-  trimRight: { min: 1, max: 1, print: trimP('\\s+$'), ret: 'String' },
+  trim: { min: 1, max: 2, print: trimP('^\\s+|\\s+$'), ret: 'String', ci: true },
+  trimLeft: { min: 1, max: 2, print: trimP('^\\s+'), ret: 'String' },
+  trimRight: { min: 1, max: 2, print: trimP('\\s+$'), ret: 'String' },
   domain: fixed('domain', 1, 1, 'String'),
   domainWithoutWWW: fixed('domainWithoutWWW', 1, 1, 'String'),
   topLevelDomain: fixed('topLevelDomain', 1, 1, 'String'),

@@ -127,10 +127,11 @@ export const TIME_FUNCTIONS: Record<string, FnDef> = {
   sipHash64: fixed('sipHash64', 1, INF, 'UInt64'),
 
   // dates and times
+  // now('Europe/Berlin'): the current time shown in that zone instead of the project's.
   now: {
     min: 0,
-    max: 0,
-    print: (_a, _p, c) => `toTimeZone(now(), ${escapeString(c.tz)})`,
+    max: 1,
+    print: (a, _p, c) => `toTimeZone(now(), ${a[0] ?? escapeString(c.tz)})`,
     ret: dateTimeRet,
     ci: true,
   },

@@ -1,4 +1,5 @@
 import { AGGREGATE_FUNCTIONS } from './functions-aggregate.ts'
+import { EVERYWHERE_FUNCTIONS, NEWER_FUNCTIONS, NEWER_FUNCTIONS_SINCE } from './functions-extra.ts'
 import { SCALAR_FUNCTIONS } from './functions-scalar.ts'
 import { TIME_FUNCTIONS } from './functions-time.ts'
 import type { FnDef } from './function-defs.ts'
@@ -20,6 +21,10 @@ export {
 
 /** Every allow-listed function by its HogQL name. */
 export const FUNCTIONS: Record<string, FnDef> = {
+  ...Object.fromEntries(
+    Object.entries(NEWER_FUNCTIONS).map(([name, d]) => [name, { ...d, since: NEWER_FUNCTIONS_SINCE }]),
+  ),
+  ...EVERYWHERE_FUNCTIONS,
   ...SCALAR_FUNCTIONS,
   ...TIME_FUNCTIONS,
   ...AGGREGATE_FUNCTIONS,

@@ -15,7 +15,8 @@ export type Expr =
   | { k: 'prop'; src: Source; keys: string; values: string; key: string; type: string }
   | { k: 'item'; item: SelectItem; type: string }
   | { k: 'call'; fn: FnDef; name: string; args: Expr[]; params?: Expr[]; type: string; span: Span }
-  | { k: 'op'; op: string; left: Expr; right: Expr; type: string }
+  // `ifNull`: what a comparison answers where ClickHouse's is NULL (printed `ifNull(op, ifNull)`).
+  | { k: 'op'; op: string; left: Expr; right: Expr; type: string; ifNull?: Expr }
   | { k: 'and' | 'or'; items: Expr[]; type: string }
   | { k: 'not'; expr: Expr; type: string }
   | { k: 'lambda'; args: string[]; body: Expr; type: string }
@@ -23,7 +24,7 @@ export type Expr =
   | { k: 'array' | 'tuple'; items: Expr[]; type: string }
   | { k: 'subquery'; query: Query; type: string }
   // Fixed SQL around printed children: `parts` interleave with `args` (parts.length = args.length + 1).
-  | { k: 'template'; parts: string[]; args: Expr[]; type: string }
+  | { k: 'template'; parts: string[]; args: Expr[]; type: string; ifNull?: Expr }
   // A window function: `name(params)(args) OVER (spec)` or `OVER <named window>`.
   | { k: 'window'; name: string; args: Expr[]; params?: Expr[]; over: WindowSpec | string; type: string }
 
@@ -101,6 +102,8 @@ export interface SetQuery {
   // UNION ALL of the branches; `distinct` removes duplicates afterwards (UNION DISTINCT).
   queries: Query[]
   distinct: boolean
+  // INTERSECT / EXCEPT [DISTINCT] of two queries instead of a UNION (servers from 21.8).
+  op?: string
 }
 
 /** A resolved statement or subquery. */

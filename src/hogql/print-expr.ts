@@ -11,6 +11,14 @@ import { quoteIdentifier } from './escape.ts'
 export function printExpr(p: PrintContext, e: Expr, level: Level): string {
   const pre = level.pre?.get(e)
   if (pre) return pre
+  if ((e.k === 'op' || e.k === 'template') && e.ifNull) {
+    return `ifNull(${printBare(p, e, level)}, ${p.expr(e.ifNull, level)})`
+  }
+  return printBare(p, e, level)
+}
+
+// `e` itself, without the null-safe wrapping of a comparison.
+function printBare(p: PrintContext, e: Expr, level: Level): string {
   switch (e.k) {
     case 'const':
       return literal(e.value)

@@ -132,6 +132,8 @@ export function guardable(e: Expr, base: Source): boolean {
     case 'not':
       return guardable(e.expr, base)
     case 'op':
+      // A null-safe comparison of a Nullable column answers a constant where it is NULL.
+      if (e.ifNull && e.ifNull.k !== 'const') return false
       if (e.op === 'IN' || e.op === 'NOT IN') {
         return column(e.left) && e.right.k === 'tuple' && e.right.items.every(constant)
       }

@@ -39,6 +39,7 @@ export class Printer implements PrintContext {
       const wrap = sub.k === 'set' || sub.orderBy || sub.limit !== undefined || sub.limitBy
       return wrap ? `SELECT * FROM (${sql})` : sql
     })
+    if (q.op) return parts.map((x) => `SELECT * FROM (${x})`).join(` ${q.op} `)
     const union = parts.join(' UNION ALL ')
     return q.distinct ? `SELECT DISTINCT * FROM (${union})` : union
   }

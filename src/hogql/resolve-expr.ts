@@ -6,10 +6,13 @@ import {
   isDateTimeType,
   isDateType,
   isNumericType,
+  isStringType,
   lookupFunction,
   withTimeZone,
 } from './functions.ts'
+import { atLeast, parseVersion } from './capabilities.ts'
 import { type Expr, outputItems } from './ir.ts'
+import { maybeNull } from './nulls.ts'
 import type { Resolution, Scope } from './resolve-context.ts'
 import { resolveWindowFunction } from './resolve-windows.ts'
 
@@ -179,6 +182,9 @@ function placeholder(r: Resolution, node: Node): Expr {
     throw new HogQLError('not_supported', 'Placeholders must be a single name, e.g. {name}', span(node))
   }
   const name = String(chain[0])
+  // PostHog's {filters} with no filters given is true (it adds nothing to the query).
+  if (name === 'filters' && !Object.hasOwn(r.opts.values, name))
+    return { k: 'const', value: true, type: 'UInt8' }
   if (!Object.hasOwn(r.opts.values, name)) {
     throw new HogQLError('missing_placeholder', `No value given for placeholder {${name}}`, span(node))
   }
@@ -205,6 +211,15 @@ function call(r: Resolution, node: Node, scope: Scope): Expr {
   }
   let fn = lookupFunction(name)
   if (!fn) throw new HogQLError('function_not_allowed', `Function '${name}' is not available in HogQL`, s)
+  const caps = r.opts.capabilities
+  if (fn.since && !atLeast(parseVersion(caps.version), fn.since)) {
+    const on = caps.version === 'portable' ? 'every supported server' : `ClickHouse ${caps.version}`
+    throw new HogQLError(
+      'not_supported',
+      `Function '${name}' needs ClickHouse ${fn.since} or later; this query is compiled for ${on}`,
+      s,
+    )
+  }
   let argNodes = (node.args ?? []) as Node[]
   // count(*) is count()
   if (
@@ -215,15 +230,23 @@ function call(r: Resolution, node: Node, scope: Scope): Expr {
   ) {
     argNodes = []
   }
-  const args = argNodes.map((a) => r.expr(a, scope))
+  let args = argNodes.map((a) => r.expr(a, scope))
+  if (name.toLowerCase() === 'concat') {
+    args = args.map(concatArg)
+    // 18.16's concat takes two arguments at least.
+    if (args.length === 1) args.push({ k: 'const', value: '', type: 'String' })
+  }
   let fnName = name
   if (node.distinct) {
-    if (fnName.toLowerCase() !== 'count') {
+    // count(DISTINCT x) counts distinct values; countIf(DISTINCT x, cond) those where cond holds.
+    const lower = fnName.toLowerCase()
+    if (lower !== 'count' && lower !== 'countif') {
       throw new HogQLError('not_supported', `${name}(DISTINCT ...) is not supported; try uniqExact`, s)
     }
-    fn = lookupFunction('uniqExact')!
-    fnName = 'uniqExact'
+    fnName = lower === 'count' ? 'uniqExact' : 'uniqExactIf'
+    fn = lookupFunction(fnName)!
   }
+  if (fnName === 'arrayReduce') checkReducer(args[0], s)
   if (node.filter_expr) {
     const base = fnName.toLowerCase() === 'count' ? 'count' : fnName
     const withIf = lookupFunction(`${base}If`)
@@ -250,6 +273,33 @@ function call(r: Resolution, node: Node, scope: Scope): Expr {
   const argTypes = args.map((a) => a.type)
   const type = typeof fn.ret === 'function' ? fn.ret(argTypes) : (fn.ret ?? 'Unknown')
   return { k: 'call', fn, name: fnName, args, params, type: withTimeZone(type, r.opts.tz), span: s }
+}
+
+// arrayReduce('name', ...) runs aggregate `name`: only an allow-listed one, named by a constant.
+function checkReducer(first: Expr | undefined, s: Span): void {
+  const text = first?.k === 'const' && typeof first.value === 'string' ? first.value : undefined
+  const name = text ? /^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(\(.*\))?\s*$/.exec(text)?.[1] : undefined
+  if (!name || !lookupFunction(name)?.agg) {
+    throw new HogQLError(
+      'function_not_allowed',
+      "arrayReduce's first argument must name an allowed aggregate function, e.g. arrayReduce('max', arr)",
+      s,
+    )
+  }
+}
+
+// concat (and ||) reads NULL as '' and converts other values to text, as PostHog prints it.
+function concatArg(a: Expr): Expr {
+  if (a.k === 'const') {
+    if (a.value === null) return { k: 'const', value: '', type: 'String' }
+    if (typeof a.value === 'string') return a
+    return { k: 'template', parts: ['toString(', ')'], args: [a], type: 'String' }
+  }
+  const inner = a.k === 'call' && a.name === 'toString' && a.args.length === 1 ? a.args[0]! : undefined
+  if (inner?.k === 'const' && inner.value === null) return { k: 'const', value: '', type: 'String' }
+  if (!maybeNull(a))
+    return isStringType(a.type) ? a : { k: 'template', parts: ['toString(', ')'], args: [a], type: 'String' }
+  return { k: 'template', parts: ['ifNull(toString(', "), '')"], args: [a], type: 'String' }
 }
 
 function access(r: Resolution, node: Node, scope: Scope): Expr {

@@ -206,6 +206,14 @@ export function asterisk(r: Resolution, qualifier: string[], scope: Scope, s: Sp
     if (!sources.length) throw new HogQLError('unknown_table', `Unknown table '${qualifier.join('.')}'`, s)
   }
   if (!scope.select.sources.length) throw new HogQLError('syntax_error', 'SELECT * needs a FROM clause', s)
+  // As PostHog: with several tables, * would mix (and repeat) their names; say which table's.
+  if (!qualifier.length && sources.length > 1) {
+    throw new HogQLError(
+      'not_supported',
+      'SELECT * is not supported with more than one table; name the columns or use t.* for each table',
+      s,
+    )
+  }
   const items: SelectItem[] = []
   for (const src of sources) {
     const names =

@@ -4,7 +4,7 @@ import { HogQLError, type Span } from './errors.ts'
 import { descendsFrom, type Expr, type Query, type Select, type Source } from './ir.ts'
 import type { Resolution, Scope } from './resolve-context.ts'
 import { using } from './resolve-fields.ts'
-import { userTable } from './schema.ts'
+import { type TableDef, userTable } from './schema.ts'
 
 // FROM and JOIN: the sources of a SELECT level, and the join rules every supported server can run
 // (18.16's hash joins take only `left = right` keys and cannot return the right key of RIGHT/FULL
@@ -43,7 +43,8 @@ export function resolveJoins(r: Resolution, first: JoinExprNode, scope: Scope): 
         if (c) throw new HogQLError('syntax_error', 'CROSS JOIN takes no condition', span(join))
       } else {
         if (!c) throw new HogQLError('syntax_error', 'JOIN needs an ON or USING condition', span(join))
-        source.on = c.constraint_type === 'USING' ? using(r, c.expr, source, scope) : r.expr(c.expr, scope)
+        const on = c.constraint_type === 'USING' ? using(r, c.expr, source, scope) : r.expr(c.expr, scope)
+        source.on = joinKeys(on)
         checkEquiJoin(source, scope.select, c.expr)
       }
     }
@@ -64,6 +65,7 @@ function sourceOf(r: Resolution, join: JoinExprNode, scope: Scope): Source {
     const chain = (table as FieldNode).chain.map(String)
     const name = chain.join('.')
     if (join.table_args) {
+      if (name === 'numbers') return numbersSource(r, join, scope, s)
       throw new HogQLError('table_function_not_allowed', `Table functions are not allowed: ${name}()`, s)
     }
     if (chain.length === 1) {
@@ -92,6 +94,45 @@ function sourceOf(r: Resolution, join: JoinExprNode, scope: Scope): Source {
   throw new HogQLError('not_supported', `Unsupported table expression ${table.node}`, s)
 }
 
+// At most this many rows from numbers(): it reads no project data, but should not be a way to
+// keep the server busy.
+const MAX_NUMBERS = 10_000_000
+
+// numbers(n) / numbers(offset, n), the table function PostHog allows: a derived relation of
+// constants (no project data, so no guard to apply).
+function numbersSource(r: Resolution, join: JoinExprNode, scope: Scope, s: Span): Source {
+  const args = (join.table_args as Node[]).map((a) => r.expr(a, scope))
+  const ints = args.map((a) =>
+    a.k === 'const' && typeof a.value === 'number' && Number.isInteger(a.value) && a.value >= 0
+      ? a.value
+      : -1,
+  )
+  if (!ints.length || ints.length > 2 || ints.includes(-1)) {
+    throw new HogQLError('bad_argument', 'numbers() takes one or two non-negative whole numbers', s)
+  }
+  const [offset, count] = ints.length === 2 ? ints : [0, ints[0]!]
+  if (count! > MAX_NUMBERS) {
+    throw new HogQLError('bad_argument', `numbers() returns at most ${MAX_NUMBERS} rows`, s)
+  }
+  const table: TableDef = {
+    name: 'numbers',
+    relation: {
+      kind: 'derived',
+      sql: () => `SELECT number FROM system.numbers LIMIT ${count} OFFSET ${offset}`,
+    },
+    fields: { number: { kind: 'column', column: 'number', type: 'UInt64' } },
+    asterisk: ['number'],
+  }
+  return {
+    id: r.newSourceId(),
+    name: join.alias ?? 'numbers',
+    kind: 'table',
+    table,
+    used: new Set(),
+    span: s,
+  }
+}
+
 function querySource(r: Resolution, query: Query, name: string, s: Span): Source {
   const src: Source = { id: r.newSourceId(), name, kind: 'query', query, used: new Set(), span: s }
   // Timestamps keep their milliseconds through a plain subquery: a hidden twin column carries them.
@@ -112,6 +153,14 @@ function msTwin(e: Expr): Expr | undefined {
     return { k: 'col', src: e.src, column: e.ms, type: 'Int64' }
   }
   return undefined
+}
+
+// Join keys compare as ClickHouse's join does (a NULL key matches nothing): the null-safe wrapping
+// of `=` would hide the key equality from the server's join analysis.
+function joinKeys(on: Expr): Expr {
+  if (on.k === 'and') return { ...on, items: on.items.map(joinKeys) }
+  if (on.k === 'op' && on.op === '=' && on.ifNull) return { ...on, ifNull: undefined }
+  return on
 }
 
 function normalizeJoinType(raw: string, node: Node): string {

@@ -1,7 +1,8 @@
 import type { HogQLParser } from '@posthog/hogql-parser'
 import { type FieldNode, type Node, type QueryNode, type SelectQueryNode, span } from './ast.ts'
-import { hasAggregate } from './analysis.ts'
+import { hasAggregate, isConstant } from './analysis.ts'
 import { HogQLError, type Span } from './errors.ts'
+import { FEATURES, needsRelease } from './capabilities.ts'
 import {
   type Expr,
   type OrderItem,
@@ -12,6 +13,8 @@ import {
   type SetQuery,
 } from './ir.ts'
 import { materializedProperties } from './materialized.ts'
+import { asFilter } from './nulls.ts'
+import { bundleJoinedLazies } from './resolve-bundles.ts'
 import type { AliasSlot, CteEntry, Resolution, ResolveOptions, Scope } from './resolve-context.ts'
 import { constInt, positional, resolveExpr } from './resolve-expr.ts'
 import { asterisk, tryField } from './resolve-fields.ts'
@@ -80,10 +83,19 @@ export class Resolver implements Resolution {
       const q = this.query(next.select_query, ctes)
       const op = next.set_operator.toUpperCase()
       if (op === 'UNION ALL') {
-        if (current.k === 'set' && !current.distinct) current.queries.push(q)
+        if (current.k === 'set' && !current.distinct && !current.op) current.queries.push(q)
         else current = { k: 'set', queries: [current, q], distinct: false }
       } else if (op === 'UNION DISTINCT' || op === 'UNION') {
         current = { k: 'set', queries: [current, q], distinct: true }
+      } else if (/^(INTERSECT|EXCEPT)( DISTINCT)?$/.test(op)) {
+        if (!this.opts.capabilities.intersectExcept) {
+          throw new HogQLError(
+            'not_supported',
+            needsRelease(FEATURES.intersectExcept, this.opts.capabilities),
+            span(next.select_query),
+          )
+        }
+        current = { k: 'set', queries: [current, q], distinct: false, op }
       } else {
         throw new HogQLError('not_supported', `${op} is not supported`, span(next.select_query))
       }
@@ -94,7 +106,7 @@ export class Resolver implements Resolution {
       if (outputWidth(q) !== width) {
         throw new HogQLError(
           'syntax_error',
-          'All parts of a UNION must select the same number of columns',
+          `All parts of a ${set.op ?? 'UNION'} must select the same number of columns`,
           span(node),
         )
       }
@@ -133,16 +145,6 @@ export class Resolver implements Resolution {
 
     if (node.select_from) resolveJoins(this, node.select_from, scope)
 
-    if (node.array_join_list?.length) {
-      const items = node.array_join_list.map((a) => {
-        if (a.node !== 'Alias') throw new HogQLError('syntax_error', 'ARRAY JOIN needs an alias', span(a))
-        const expr = this.expr(a.expr, scope)
-        scope.arrayJoinAliases.add(a.alias)
-        return { expr, alias: a.alias as string }
-      })
-      select.arrayJoin = { left: /LEFT/i.test(node.array_join_op ?? ''), items }
-    }
-
     // Aliases are visible everywhere in the query, including earlier select items: register them
     // all first, resolve each on first use.
     const slots: (AliasSlot | Node)[] = []
@@ -163,6 +165,17 @@ export class Resolver implements Resolution {
         slots.push(itemNode)
       }
     }
+    // ARRAY JOIN after the aliases are registered: it may unroll a select item (`ARRAY JOIN a AS x`).
+    if (node.array_join_list?.length) {
+      const items = node.array_join_list.map((a) => {
+        if (a.node !== 'Alias') throw new HogQLError('syntax_error', 'ARRAY JOIN needs an alias', span(a))
+        const expr = this.expr(a.expr, scope)
+        scope.arrayJoinAliases.add(a.alias)
+        return { expr, alias: a.alias as string }
+      })
+      select.arrayJoin = { left: /LEFT/i.test(node.array_join_op ?? ''), items }
+    }
+
     for (const slot of slots) {
       if (isSlot(slot)) {
         this.resolveAlias(slot, scope)
@@ -172,11 +185,24 @@ export class Resolver implements Resolution {
       }
     }
 
-    const where = [node.prewhere, node.where].filter((n): n is Node => !!n).map((n) => this.expr(n, scope))
+    const where = [node.prewhere, node.where]
+      .filter((n): n is Node => !!n)
+      .map((n) => asFilter(this.expr(n, scope)))
     if (where.length === 1) select.where = where[0]
     if (where.length > 1) select.where = { k: 'and', items: where, type: 'UInt8' }
     if (node.group_by?.length) select.groupBy = node.group_by.map((n) => positional(this, n, scope))
-    if (node.having) select.having = this.expr(node.having, scope)
+    if (node.having) select.having = asFilter(this.expr(node.having, scope))
+    if (
+      select.having &&
+      !select.groupBy &&
+      select.items.some((i) => !hasAggregate(i.expr) && !isConstant(i.expr))
+    ) {
+      throw new HogQLError(
+        'not_supported',
+        'HAVING without GROUP BY needs every selected column to be an aggregate (or add GROUP BY)',
+        span(node.having!),
+      )
+    }
     if (windowNodes.length) {
       select.windows = Object.fromEntries(
         windowNodes.map(([name, w]) => [name, resolveWindowSpec(this, w, scope)]),
@@ -199,6 +225,7 @@ export class Resolver implements Resolution {
         exprs: node.limit_by.exprs.map((e) => this.expr(e, scope)),
       }
     }
+    bundleJoinedLazies(this, select)
     select.aggregating =
       !!select.groupBy ||
       select.items.some((i) => hasAggregate(i.expr)) ||

@@ -30,8 +30,10 @@ describe('capabilities', () => {
       windowFunctions: true,
       accurateCastOrNull: true,
       joinedSubqueryNeedsAlias: true,
+      intersectExcept: true,
     })
     expect(capabilitiesOf('21.3.1').windowFunctions).toBe(false)
+    expect(capabilitiesOf('21.7.1').intersectExcept).toBe(false)
   })
 
   it('sends only the guard settings the server knows', () => {

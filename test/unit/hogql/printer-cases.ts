@@ -148,4 +148,25 @@ export const PRINTER_CASES: PrinterCase[] = [
     hogql: 'select toInt(properties.n), toFloat(event), toUUID(distinct_id), toDate(event) from events',
     server: '26.7.2.1',
   },
+  // null-safe comparisons (PostHog's test_null_equality): wrapped only where a side can be NULL
+  { hogql: 'select a < b, a = b, a != b, a like b from (select null as a, 2 as b)' },
+  {
+    hogql:
+      "select properties.plan = 'pro', event = 'x' from events where not (properties.plan = 'pro') and properties.plan not in ('a', null)",
+  },
+  // concat reads NULL as ''
+  { hogql: "select concat(null, 'a', 3, toString(4), toString(NULL)), event || properties.x from events" },
+  // a joined table whose join key needs its own lazy join: wrapped with it into one subquery
+  { hogql: 'SELECT e1.event, e2.event FROM events e1 JOIN events e2 ON e1.person_id = e2.person_id' },
+  { hogql: 'SELECT persons.id, events.event FROM persons JOIN events ON persons.id = events.person_id' },
+  // more of PostHog's functions; numbers(); countIf(DISTINCT ...)
+  {
+    hogql: "select arrayReduce('max', [1, 2]), gcd(4, 6), cutQueryString('https://a.com/?x=1'), toInt32('7')",
+  },
+  { hogql: 'select sum(number) from numbers(2, 10)' },
+  { hogql: "select countIf(distinct event, timestamp > '2024-01-01') from events" },
+  { hogql: "select JSONExtractInt(properties, 'n'), arrayZip([1], ['a']) from events", server: '26.7.2.1' },
+  { hogql: 'select event from events intersect select event from events', server: '26.7.2.1' },
+  { hogql: "trim(LEADING 'x' FROM event), now('Asia/Tokyo') from events".replace(/^/, 'select ') },
+  { hogql: "select event as t, x from events array join [t, 'z'] as x" },
 ]
