@@ -26,7 +26,11 @@ export const EnvSchema = z.object({
   HOST: z.string().min(1).default('127.0.0.1'),
   NATS_URL: z
     .string()
-    .regex(/^(nats|tls|ws|wss):\/\/\S+$/, 'must be a nats:// URL')
+    // several URLs, comma-separated, name members of one cluster
+    .regex(
+      /^(nats|tls|ws|wss):\/\/[^\s,]+(,(nats|tls|ws|wss):\/\/[^\s,]+)*$/,
+      'must be nats:// URLs, comma-separated',
+    )
     .optional(),
   CLICKHOUSE_URL: z.string().url().optional(),
   CLICKHOUSE_DATABASE: z
