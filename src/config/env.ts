@@ -64,6 +64,8 @@ export const EnvSchema = z.object({
   LOG_PARTITIONS: z.coerce.number().int().min(1).max(256).default(4),
   PROJECTOR_BATCH_SIZE: z.coerce.number().int().min(1).default(100),
   PROJECTOR_MAX_WAIT_MS: z.coerce.number().int().min(1).default(200),
+  // several projector processes share the partitions through leases (src/projectors/partition-leases.ts)
+  PROJECTOR_PARTITION_LEASES: bool.default(false),
   API_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(1200),
   FLAGS_QUOTA_PER_MINUTE: z.coerce.number().int().min(0).default(0),
   QUERY_MAX_EXECUTION_SECONDS: z.coerce.number().int().positive().default(60),

@@ -8,14 +8,32 @@ export interface ClickHouseServerOptions {
   httpPort: number
   tcpPort: number
   timeoutMs?: number
+  /**
+   * Makes the server one shard of a cluster (`remote_servers`): the native (TCP) ports of every
+   * shard on loopback, in shard order, this one's included; `shard` is this server's 1-based number.
+   */
+  cluster?: { name: string; shardTcpPorts: number[]; shard: number }
 }
 
 const xmlEscape = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;')
 
 // A minimal config that works on 18.16 and keeps everything (data, logs, users) under dataDir,
 // so the server never touches /etc or /var and two data dirs never share state.
-function configXml(dir: string, httpPort: number, tcpPort: number): string {
+function configXml(
+  dir: string,
+  httpPort: number,
+  tcpPort: number,
+  cluster?: ClickHouseServerOptions['cluster'],
+): string {
   const p = (s: string) => xmlEscape(join(dir, s))
+  // One replica per shard: the copies that keep data safe are the log's (JetStream), and a lost
+  // shard is rebuilt from it by a replay. internal_replication off: the Distributed table writes.
+  const remote = cluster
+    ? `<remote_servers><${cluster.name}>${cluster.shardTcpPorts
+        .map((port) => `<shard><replica><host>127.0.0.1</host><port>${port}</port></replica></shard>`)
+        .join('')}</${cluster.name}></remote_servers>
+  <macros><shard>${cluster.shard}</shard></macros>`
+    : ''
   return `<?xml version="1.0"?>
 <yandex>
   <logger><level>warning</level><log>${p('log/server.log')}</log><errorlog>${p('log/error.log')}</errorlog><size>50M</size><count>2</count></logger>
@@ -32,6 +50,7 @@ function configXml(dir: string, httpPort: number, tcpPort: number): string {
   <default_profile>default</default_profile>
   <default_database>default</default_database>
   <timezone>UTC</timezone>
+  ${remote}
 </yandex>
 `
 }
@@ -56,7 +75,7 @@ export async function startClickHouseServer(
   for (const d of ['log', 'data', 'tmp', 'user_files', 'format_schemas']) {
     mkdirSync(join(dir, d), { recursive: true })
   }
-  writeFileSync(join(dir, 'config.xml'), configXml(dir, opts.httpPort, opts.tcpPort))
+  writeFileSync(join(dir, 'config.xml'), configXml(dir, opts.httpPort, opts.tcpPort, opts.cluster))
   writeFileSync(join(dir, 'users.xml'), USERS_XML)
   const pidFile = join(dir, 'server.pid')
   await stopStale(pidFile, 'clickhouse')
