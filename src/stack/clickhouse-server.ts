@@ -55,9 +55,15 @@ function configXml(
 `
 }
 
-const USERS_XML = `<?xml version="1.0"?>
+// A shard of a cluster: writes through Distributed tables reach the shards before the INSERT
+// returns (a projector acks only stored rows), and joins/IN over Distributed tables are GLOBAL
+// (correct whatever the sharding key; see schema/cluster.ts).
+const CLUSTER_PROFILE =
+  '<insert_distributed_sync>1</insert_distributed_sync><distributed_product_mode>global</distributed_product_mode>'
+
+const usersXml = (cluster: boolean) => `<?xml version="1.0"?>
 <yandex>
-  <profiles><default><max_memory_usage>8000000000</max_memory_usage></default></profiles>
+  <profiles><default><max_memory_usage>8000000000</max_memory_usage>${cluster ? CLUSTER_PROFILE : ''}</default></profiles>
   <users><default><password></password><networks><ip>127.0.0.1</ip><ip>::1</ip></networks><profile>default</profile><quota>default</quota></default></users>
   <quotas><default><interval><duration>3600</duration><queries>0</queries><errors>0</errors><result_rows>0</result_rows><read_rows>0</read_rows><execution_time>0</execution_time></interval></default></quotas>
 </yandex>
@@ -76,7 +82,7 @@ export async function startClickHouseServer(
     mkdirSync(join(dir, d), { recursive: true })
   }
   writeFileSync(join(dir, 'config.xml'), configXml(dir, opts.httpPort, opts.tcpPort, opts.cluster))
-  writeFileSync(join(dir, 'users.xml'), USERS_XML)
+  writeFileSync(join(dir, 'users.xml'), usersXml(opts.cluster !== undefined))
   const pidFile = join(dir, 'server.pid')
   await stopStale(pidFile, 'clickhouse')
   const proc = startProcess({

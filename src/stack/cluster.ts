@@ -8,6 +8,7 @@ import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { type Credentials, credentialsFile, ensureDefaults } from '../accounts/bootstrap.ts'
 import { AccountStore } from '../accounts/store.ts'
+import { migrateClickHouseCluster } from '../../schema/cluster.ts'
 import { migrateClickHouse } from '../clickhouse/migrate.ts'
 import { connectNats, migrateJetStream } from '../jetstream/connection.ts'
 import type { Logger } from '../observability/logger.ts'
@@ -148,8 +149,6 @@ export async function startCluster(o: ClusterOptions): Promise<RunningCluster> {
     )
     servers.push(...shards)
     const clickhouseUrls = shards.map((s) => s.url)
-    const clusterEnv: Record<string, string> =
-      o.clickhouseShards > 1 ? { CLICKHOUSE_CLUSTER: CLICKHOUSE_CLUSTER } : {}
 
     // The schema and the default project once, here, so the processes start on a ready store.
     const nc = await connectNats(natsCluster.url, 'burrow-cluster')
@@ -160,12 +159,21 @@ export async function startCluster(o: ClusterOptions): Promise<RunningCluster> {
     } finally {
       await nc.close()
     }
-    const { client } = await migrateClickHouse(clickhouseUrls[0]!, o.database, o.log)
-    await client.close()
+    if (o.clickhouseShards > 1) {
+      // cluster mode: local tables per shard, Distributed tables under the usual names
+      await migrateClickHouseCluster({
+        shardUrls: clickhouseUrls,
+        database: o.database,
+        cluster: CLICKHOUSE_CLUSTER,
+        log: o.log,
+      })
+    } else {
+      const { client } = await migrateClickHouse(clickhouseUrls[0]!, o.database, o.log)
+      await client.close()
+    }
 
     const env = {
       ...o.env,
-      ...clusterEnv,
       NATS_URL: natsCluster.url,
       CLICKHOUSE_URL: clickhouseUrls[0]!,
       CLICKHOUSE_DATABASE: o.database,
