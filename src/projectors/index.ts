@@ -31,6 +31,8 @@ export interface ProjectorOptions {
   subjectPrefix?: string
   /** only this partition of each lane (its own durables); default all partitions */
   partition?: number
+  /** the partition's lease was just taken: its consumers' previous owner is gone (LaneConsumer) */
+  takeOver?: boolean
   durablePrefix?: string
   dlqSubject?: string
   lanes?: readonly Lane[]
@@ -110,6 +112,7 @@ export async function startProjector(o: ProjectorOptions): Promise<RunningProjec
         log,
         pipelineDepth: o.pipelineDepth,
         retry: o.retry,
+        takeOver: o.takeOver,
         projection: {
           ch: o.ch,
           js,
@@ -154,7 +157,7 @@ export const projectorComponent: Component = {
         partitions: rt.config.LOG_PARTITIONS,
         log: rt.log,
         start: (partition) =>
-          startProjector({ ...base, partition, durablePrefix: `projector-p${partition}` }),
+          startProjector({ ...base, partition, durablePrefix: `projector-p${partition}`, takeOver: true }),
       })
       await leases.start()
       rt.log.info({ owner: leases.owner, partitions: leases.owned }, 'projector started (partition leases)')

@@ -33,11 +33,12 @@ afterAll(async () => {
 
 /** Occurrences of each event uuid in the EVENTS stream, read whole with an ordered consumer. */
 async function uuidsInLog(): Promise<Map<string, number>> {
-  const jsm = await jetstreamManager(nc)
+  // generous API timeouts: right after a node loss a busy machine answers slowly
+  const jsm = await jetstreamManager(nc, { timeout: 30_000 })
   const last = (await jsm.streams.info(EVENTS_STREAM)).state.last_seq
   const counts = new Map<string, number>()
   if (last === 0) return counts
-  const consumer = await jetstream(nc).consumers.get(EVENTS_STREAM)
+  const consumer = await jetstream(nc, { timeout: 30_000 }).consumers.get(EVENTS_STREAM)
   const iter = await consumer.consume()
   for await (const m of iter) {
     for (const e of (m.json() as { events: { uuid: string }[] }).events) {

@@ -142,6 +142,7 @@ async function startProcess(bucketName: string, n: number): Promise<Process> {
         durablePrefix: `${PREFIX}-${bucketName}-p${partition}`,
         dlqSubject: `dlq.${PREFIX}`,
         partition,
+        takeOver: true,
         plugins: false,
       }),
   })
