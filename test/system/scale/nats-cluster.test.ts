@@ -2,7 +2,7 @@
 // keep 3 copies; killing the EVENTS stream's leader during a /batch/ flood loses no acknowledged
 // event and stores none twice; capture answers 503 while no quorum exists, and only then.
 import { join } from 'node:path'
-import { jetstream, jetstreamManager } from '@nats-io/jetstream'
+import { jetstreamManager } from '@nats-io/jetstream'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { BUCKETS, EVENTS_STREAM } from '../../../schema/jetstream.ts'
 import { connectNats, type NatsConnection } from '../../../src/jetstream/connection.ts'
@@ -31,22 +31,28 @@ afterAll(async () => {
   await cluster?.stop()
 })
 
-/** Occurrences of each event uuid in the EVENTS stream, read whole with an ordered consumer. */
+/**
+ * Occurrences of each event uuid in the EVENTS stream, read message by message (direct gets need
+ * no consumer, whose creation can stall on a busy machine while the cluster misses a node).
+ */
 async function uuidsInLog(): Promise<Map<string, number>> {
-  // generous API timeouts: right after a node loss a busy machine answers slowly
-  const jsm = await jetstreamManager(nc, { timeout: 30_000 })
-  const last = (await jsm.streams.info(EVENTS_STREAM)).state.last_seq
+  const jsm = await jetstreamManager(nc, { timeout: 10_000 })
+  const { first_seq, last_seq } = (await jsm.streams.info(EVENTS_STREAM)).state
   const counts = new Map<string, number>()
-  if (last === 0) return counts
-  const consumer = await jetstream(nc, { timeout: 30_000 }).consumers.get(EVENTS_STREAM)
-  const iter = await consumer.consume()
-  for await (const m of iter) {
-    for (const e of (m.json() as { events: { uuid: string }[] }).events) {
+  for (let seq = first_seq; seq <= last_seq && last_seq > 0; seq++) {
+    let m
+    for (let attempt = 1; !m; attempt++) {
+      try {
+        m = await jsm.streams.getMessage(EVENTS_STREAM, { seq })
+      } catch (err) {
+        if (attempt >= 5) throw err
+        await sleep(500)
+      }
+    }
+    for (const e of (m!.json() as { events: { uuid: string }[] }).events) {
       counts.set(e.uuid, (counts.get(e.uuid) ?? 0) + 1)
     }
-    if (m.seq >= last) break
   }
-  await iter.close()
   return counts
 }
 
