@@ -12,6 +12,7 @@ const integration = (flavor: '18.16' | '26', setup: string) => ({
   test: {
     name: `clickhouse-${flavor}`,
     include: ['test/integration/**/*.test.ts', ...(flavor === '18.16' ? ['test/system/**/*.test.ts'] : [])],
+    exclude: ['test/system/scale/**'],
     globalSetup: [setup],
     testTimeout: 60_000,
     hookTimeout: 120_000,
@@ -28,6 +29,23 @@ export default defineConfig({
       { test: { name: 'unit', include: ['test/unit/**/*.test.ts'], testTimeout: 20_000 } },
       ...(only === '26' ? [] : [integration('18.16', 'test/harness/setup-clickhouse-18.ts')]),
       ...(only === '18.16' ? [] : [integration('26', 'test/harness/setup-clickhouse-26.ts')]),
+      // Scale-out (NATS cluster, many processes, shards): real clusters of their own, run once on
+      // 18.16 (their SQL is the schema's, which both flavors' projects test) and one file at a time.
+      ...(only === '26'
+        ? []
+        : [
+            {
+              test: {
+                name: 'scale',
+                include: ['test/system/scale/**/*.test.ts'],
+                globalSetup: ['test/harness/setup-clickhouse-18.ts'],
+                testTimeout: 180_000,
+                hookTimeout: 180_000,
+                pool: 'forks' as const,
+                fileParallelism: false,
+              },
+            },
+          ]),
     ],
   },
 })

@@ -14,6 +14,7 @@ import { type Binary, ensureBinaries } from '../src/stack/install.ts'
 import { loadMaterialized, materializeProperty } from '../src/clickhouse/materialize.ts'
 import { migrateClickHouse } from '../src/clickhouse/migrate.ts'
 import { logLimits } from '../src/clickhouse/retention.ts'
+import { registerClusterCommand } from './cluster.ts'
 
 function config(overrides: Partial<Record<string, string>> = {}): Config {
   try {
@@ -344,6 +345,8 @@ program
         .join('\n'),
     )
   })
+
+registerClusterCommand(program, () => config())
 
 program.parseAsync().catch((err: unknown) => {
   console.error(`burrow: ${err instanceof Error ? err.message : String(err)}`)

@@ -49,6 +49,11 @@ export const BUCKETS = {
   pluginConfigs: { name: 'burrow_plugin_configs', history: 5, ttlSeconds: 0 },
   /** surveys (`survey.<team>.<id>`) and their per-project name claims */
   surveys: { name: 'burrow_surveys', history: 5, ttlSeconds: 0 },
+  /**
+   * which projector process owns which partition (`lease.<p>`) and who is alive (`member.<id>`),
+   * with PROJECTOR_PARTITION_LEASES; an entry not renewed for the TTL is gone (its owner died)
+   */
+  projectorLeases: { name: 'burrow_projector_leases', history: 1, ttlSeconds: 10 },
   /** early access features (`feature.<team>.<id>`) and their flag links */
   earlyAccess: { name: 'burrow_early_access', history: 5, ttlSeconds: 0 },
 } as const satisfies Record<string, BucketDef>

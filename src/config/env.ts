@@ -26,7 +26,11 @@ export const EnvSchema = z.object({
   HOST: z.string().min(1).default('127.0.0.1'),
   NATS_URL: z
     .string()
-    .regex(/^(nats|tls|ws|wss):\/\/\S+$/, 'must be a nats:// URL')
+    // several URLs, comma-separated, name members of one cluster
+    .regex(
+      /^(nats|tls|ws|wss):\/\/[^\s,]+(,(nats|tls|ws|wss):\/\/[^\s,]+)*$/,
+      'must be nats:// URLs, comma-separated',
+    )
     .optional(),
   CLICKHOUSE_URL: z.string().url().optional(),
   CLICKHOUSE_DATABASE: z
@@ -62,6 +66,8 @@ export const EnvSchema = z.object({
   PROJECTOR_MAX_WAIT_MS: z.coerce.number().int().min(1).default(200),
   // Role all: projectors in a supervised child process, on the second core (src/runtime/projector-process.ts).
   PROJECTOR_PROCESS: bool.default(true),
+  // several projector processes share the partitions through leases (src/projectors/partition-leases.ts)
+  PROJECTOR_PARTITION_LEASES: bool.default(false),
   API_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(1200),
   FLAGS_QUOTA_PER_MINUTE: z.coerce.number().int().min(0).default(0),
   QUERY_MAX_EXECUTION_SECONDS: z.coerce.number().int().positive().default(60),

@@ -12,6 +12,7 @@ import type { BatchWriter, ProjectionPlugins } from './batch.ts'
 import { KvIdentityStore, type KvIdentityStoreOptions } from './identity-store/store.ts'
 import { LaneConsumer } from './lane-consumer.ts'
 import { Mutex } from './mutex.ts'
+import { PartitionLeases } from './partition-leases.ts'
 import { ProjectorPlugins } from './plugins.ts'
 import { LIVE_TABLES, type ProjectionTables } from './tables.ts'
 import { ClickHouseWriter } from './writer.ts'
@@ -29,6 +30,10 @@ export interface ProjectorOptions {
   stream?: string
   /** subjects are `<subjectPrefix>.<lane>.<partition>` */
   subjectPrefix?: string
+  /** only this partition of each lane (its own durables); default all partitions */
+  partition?: number
+  /** the partition's lease was just taken: its consumers' previous owner is gone (LaneConsumer) */
+  takeOver?: boolean
   durablePrefix?: string
   dlqSubject?: string
   lanes?: readonly Lane[]
@@ -105,7 +110,7 @@ export async function startProjector(o: ProjectorOptions): Promise<RunningProjec
         jsm,
         stream,
         durable,
-        filterSubject: `${prefix}.${lane}.>`,
+        filterSubject: `${prefix}.${lane}.${o.partition ?? '>'}`,
         batchSize: o.batchSize,
         maxWaitMs: o.maxWaitMs,
         ackWaitMs: o.ackWaitMs ?? 30_000,
@@ -114,6 +119,7 @@ export async function startProjector(o: ProjectorOptions): Promise<RunningProjec
         log,
         pipelineDepth: o.pipelineDepth,
         retry: o.retry,
+        takeOver: o.takeOver,
         projection: {
           ch: o.ch,
           js,
@@ -164,13 +170,29 @@ export const projectorComponent: Component = {
   name: 'projector',
   roles: ['projector'],
   async start(rt) {
-    const p = await startProjector({
+    const base = {
       nc: rt.nc,
       ch: rt.ch,
       log: rt.log,
       batchSize: rt.config.PROJECTOR_BATCH_SIZE,
       maxWaitMs: rt.config.PROJECTOR_MAX_WAIT_MS,
-    })
+    }
+    if (rt.config.PROJECTOR_PARTITION_LEASES) {
+      // One projector (three lane consumers, one identity store) per partition this process
+      // holds the lease of; a team's events are all in one partition, so its identity state is
+      // written by one process at a time.
+      const leases = new PartitionLeases({
+        kv: await bucket(rt.nc, BUCKETS.projectorLeases),
+        partitions: rt.config.LOG_PARTITIONS,
+        log: rt.log,
+        start: (partition) =>
+          startProjector({ ...base, partition, durablePrefix: `projector-p${partition}`, takeOver: true }),
+      })
+      await leases.start()
+      rt.log.info({ owner: leases.owner, partitions: leases.owned }, 'projector started (partition leases)')
+      return { stop: () => leases.stop() }
+    }
+    const p = await startProjector(base)
     rt.log.info('projector started')
     return { stop: () => p.stop() }
   },

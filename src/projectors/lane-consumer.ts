@@ -36,6 +36,12 @@ export interface LaneConsumerOptions {
   pipelineDepth?: number
   /** waits between attempts at a failed batch (default: 200 ms doubling to 10 s) */
   retry?: BackoffPolicy
+  /**
+   * The consumer's previous owner is known to be gone (its partition lease expired): its
+   * unacknowledged messages are taken over even while the server still counts its pull requests,
+   * which outlive a dead connection until they expire.
+   */
+  takeOver?: boolean
 }
 
 /** The default waits between attempts at a failed batch. */
@@ -139,7 +145,7 @@ export class LaneConsumer {
       return
     }
     // No waiting pull request means no live owner (the server drops those of closed connections).
-    const orphaned = info.num_ack_pending > 0 && info.num_waiting === 0
+    const orphaned = info.num_ack_pending > 0 && (info.num_waiting === 0 || this.o.takeOver === true)
     if (orphaned || info.config.filter_subject !== filterSubject) {
       this.recoverUpTo = info.delivered.stream_seq
       await jsm.consumers.delete(stream, durable)

@@ -8,14 +8,32 @@ export interface ClickHouseServerOptions {
   httpPort: number
   tcpPort: number
   timeoutMs?: number
+  /**
+   * Makes the server one shard of a cluster (`remote_servers`): the native (TCP) ports of every
+   * shard on loopback, in shard order, this one's included; `shard` is this server's 1-based number.
+   */
+  cluster?: { name: string; shardTcpPorts: number[]; shard: number }
 }
 
 const xmlEscape = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;')
 
 // A minimal config that works on 18.16 and keeps everything (data, logs, users) under dataDir,
 // so the server never touches /etc or /var and two data dirs never share state.
-function configXml(dir: string, httpPort: number, tcpPort: number): string {
+function configXml(
+  dir: string,
+  httpPort: number,
+  tcpPort: number,
+  cluster?: ClickHouseServerOptions['cluster'],
+): string {
   const p = (s: string) => xmlEscape(join(dir, s))
+  // One replica per shard: the copies that keep data safe are the log's (JetStream), and a lost
+  // shard is rebuilt from it by a replay. internal_replication off: the Distributed table writes.
+  const remote = cluster
+    ? `<remote_servers><${cluster.name}>${cluster.shardTcpPorts
+        .map((port) => `<shard><replica><host>127.0.0.1</host><port>${port}</port></replica></shard>`)
+        .join('')}</${cluster.name}></remote_servers>
+  <macros><shard>${cluster.shard}</shard></macros>`
+    : ''
   return `<?xml version="1.0"?>
 <yandex>
   <logger><level>warning</level><log>${p('log/server.log')}</log><errorlog>${p('log/error.log')}</errorlog><size>50M</size><count>2</count></logger>
@@ -32,13 +50,20 @@ function configXml(dir: string, httpPort: number, tcpPort: number): string {
   <default_profile>default</default_profile>
   <default_database>default</default_database>
   <timezone>UTC</timezone>
+  ${remote}
 </yandex>
 `
 }
 
-const USERS_XML = `<?xml version="1.0"?>
+// A shard of a cluster: writes through Distributed tables reach the shards before the INSERT
+// returns (a projector acks only stored rows), and joins/IN over Distributed tables are GLOBAL
+// (correct whatever the sharding key; see schema/cluster.ts).
+const CLUSTER_PROFILE =
+  '<insert_distributed_sync>1</insert_distributed_sync><distributed_product_mode>global</distributed_product_mode>'
+
+const usersXml = (cluster: boolean) => `<?xml version="1.0"?>
 <yandex>
-  <profiles><default><max_memory_usage>8000000000</max_memory_usage></default></profiles>
+  <profiles><default><max_memory_usage>8000000000</max_memory_usage>${cluster ? CLUSTER_PROFILE : ''}</default></profiles>
   <users><default><password></password><networks><ip>127.0.0.1</ip><ip>::1</ip></networks><profile>default</profile><quota>default</quota></default></users>
   <quotas><default><interval><duration>3600</duration><queries>0</queries><errors>0</errors><result_rows>0</result_rows><read_rows>0</read_rows><execution_time>0</execution_time></interval></default></quotas>
 </yandex>
@@ -56,8 +81,8 @@ export async function startClickHouseServer(
   for (const d of ['log', 'data', 'tmp', 'user_files', 'format_schemas']) {
     mkdirSync(join(dir, d), { recursive: true })
   }
-  writeFileSync(join(dir, 'config.xml'), configXml(dir, opts.httpPort, opts.tcpPort))
-  writeFileSync(join(dir, 'users.xml'), USERS_XML)
+  writeFileSync(join(dir, 'config.xml'), configXml(dir, opts.httpPort, opts.tcpPort, opts.cluster))
+  writeFileSync(join(dir, 'users.xml'), usersXml(opts.cluster !== undefined))
   const pidFile = join(dir, 'server.pid')
   await stopStale(pidFile, 'clickhouse')
   const proc = startProcess({

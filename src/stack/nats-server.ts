@@ -8,6 +8,11 @@ export interface NatsServerOptions {
   dataDir: string
   port: number
   timeoutMs?: number
+  /**
+   * Joins a JetStream cluster: this server's route port, the route ports of all members (its own
+   * included; nats-server ignores a route to itself), and a server name unique in the cluster.
+   */
+  cluster?: { name: string; serverName: string; port: number; routes: number[] }
 }
 
 function tcpAnswers(port: number): Promise<boolean> {
@@ -27,6 +32,21 @@ function tcpAnswers(port: number): Promise<boolean> {
   })
 }
 
+function clusterArgs(opts: NatsServerOptions): string[] {
+  const c = opts.cluster
+  if (!c) return []
+  return [
+    '--server_name',
+    c.serverName,
+    '--cluster_name',
+    c.name,
+    '--cluster',
+    `nats://127.0.0.1:${c.port}`,
+    '--routes',
+    c.routes.map((p) => `nats://127.0.0.1:${p}`).join(','),
+  ]
+}
+
 export async function startNatsServer(opts: NatsServerOptions): Promise<ManagedProcess & { url: string }> {
   const dir = resolve(opts.dataDir)
   mkdirSync(join(dir, 'jetstream'), { recursive: true })
@@ -35,7 +55,16 @@ export async function startNatsServer(opts: NatsServerOptions): Promise<ManagedP
   const proc = startProcess({
     name: 'nats-server',
     bin: opts.bin,
-    args: ['-a', '127.0.0.1', '-p', String(opts.port), '-js', '-sd', join(dir, 'jetstream')],
+    args: [
+      '-a',
+      '127.0.0.1',
+      '-p',
+      String(opts.port),
+      '-js',
+      '-sd',
+      join(dir, 'jetstream'),
+      ...clusterArgs(opts),
+    ],
     logFile: join(dir, 'server.log'),
     pidFile,
   })

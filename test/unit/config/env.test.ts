@@ -27,6 +27,11 @@ describe('config', () => {
     expect(issuesOf({ PORT: 'eighty' }).map((i) => i.variable)).toEqual(['PORT'])
     expect(issuesOf({ PORT: '70000' }).map((i) => i.variable)).toEqual(['PORT'])
     expect(issuesOf({ NATS_URL: 'http://localhost:4222' }).map((i) => i.variable)).toEqual(['NATS_URL'])
+    expect(issuesOf({ NATS_URL: 'nats://a:4222,http://b:4222' }).map((i) => i.variable)).toEqual(['NATS_URL'])
+    expect(issuesOf({ NATS_URL: 'nats://a:4222,,nats://b:4222' }).map((i) => i.variable)).toEqual([
+      'NATS_URL',
+    ])
+    expect(issuesOf({ NATS_URL: 'nats://a:4222,nats://b:4222,nats://c:4222' })).toEqual([])
     expect(issuesOf({ CLICKHOUSE_URL: 'not a url' }).map((i) => i.variable)).toEqual(['CLICKHOUSE_URL'])
     expect(issuesOf({ ROLE: 'everything' }).map((i) => i.variable)).toEqual(['ROLE'])
     expect(issuesOf({ CLICKHOUSE_DATABASE: 'x; DROP' }).map((i) => i.variable)).toEqual([

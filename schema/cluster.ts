@@ -1,0 +1,95 @@
+// The ClickHouse schema's cluster mode (docs/scaling.md): every shard holds the ordinary schema in
+// `<database>_shard` (local tables, applied by the usual migrations), and `<database>` on every
+// shard holds, under the same names, a Distributed table over each local table (and the views,
+// recreated over the Distributed tables). Burrow's queries and writes use `<database>` unchanged.
+// Each table is sharded by its own ORDER BY key, so every version of a row (ReplacingMergeTree,
+// AggregatingMergeTree) lands on one shard and FINAL / merges stay correct per shard. Joins across
+// tables are made GLOBAL by the servers' profile (distributed_product_mode = global), and inserts
+// are synchronous (insert_distributed_sync = 1), so a projector acks only rows that are on their
+// shard: both settings are in the shard servers' users.xml (src/stack/clickhouse-server.ts).
+import { migrateClickHouse } from '../src/clickhouse/migrate.ts'
+import { clickhouseClient } from '../src/clickhouse/client.ts'
+import type { Logger } from '../src/observability/logger.ts'
+
+/** The database on every shard that holds the local tables. */
+export const shardDatabase = (database: string) => `${database}_shard`
+
+/** The top-level comma-separated parts of an expression list. */
+function splitTopLevel(list: string): string[] {
+  const parts: string[] = []
+  let depth = 0
+  let start = 0
+  for (let i = 0; i < list.length; i++) {
+    const c = list[i]
+    if (c === '(') depth++
+    else if (c === ')') depth--
+    else if (c === ',' && depth === 0) {
+      parts.push(list.slice(start, i).trim())
+      start = i + 1
+    }
+  }
+  parts.push(list.slice(start).trim())
+  return parts.filter(Boolean)
+}
+
+/**
+ * `cityHash64(toString(c1), toString(c2), …)` over the ORDER BY key of a CREATE TABLE statement:
+ * the sharding key of its table (18.16's cityHash64 takes no UUID, hence toString).
+ */
+export function shardingKey(createTable: string): string {
+  const m =
+    createTable.match(/ORDER BY \((.+?)\)(?:\s+SETTINGS|\s*$)/s) ?? createTable.match(/ORDER BY (\S+)/)
+  if (!m) throw new Error(`no ORDER BY in: ${createTable.slice(0, 200)}`)
+  const columns = splitTopLevel(m[1]!).map((c) => `toString(${c})`)
+  return `cityHash64(${columns.join(', ')})`
+}
+
+/** Applies the migrations on every shard, then the Distributed tables and views of `database`. */
+export async function migrateClickHouseCluster(o: {
+  shardUrls: string[]
+  database: string
+  cluster: string
+  log?: Logger
+}): Promise<void> {
+  const local = shardDatabase(o.database)
+  for (const url of o.shardUrls) {
+    const { client } = await migrateClickHouse(url, local, o.log)
+    await client.close()
+  }
+  for (const url of o.shardUrls) {
+    const ch = clickhouseClient(url)
+    try {
+      await ch.command({ query: `CREATE DATABASE IF NOT EXISTS ${o.database}` })
+      const tables = await (
+        await ch.query({
+          // 18.16 has no query parameters; `local` is a plain identifier (CLICKHOUSE_DATABASE's rule)
+          query: `SELECT name, engine FROM system.tables WHERE database = '${local}' ORDER BY name`,
+          format: 'JSONEachRow',
+        })
+      ).json<{ name: string; engine: string }>()
+      const show = async (name: string) =>
+        (
+          await (
+            await ch.query({ query: `SHOW CREATE TABLE ${local}.${name}`, format: 'JSONEachRow' })
+          ).json<{ statement: string }>()
+        )[0]!.statement
+      for (const t of tables.filter((t) => t.engine.endsWith('MergeTree'))) {
+        const key = shardingKey(await show(t.name))
+        await ch.command({
+          query:
+            `CREATE TABLE IF NOT EXISTS ${o.database}.${t.name} AS ${local}.${t.name} ` +
+            `ENGINE = Distributed(${o.cluster}, ${local}, ${t.name}, ${key})`,
+        })
+      }
+      for (const t of tables.filter((t) => t.engine === 'View')) {
+        const ddl = (await show(t.name))
+          .replace(/^CREATE VIEW /, 'CREATE VIEW IF NOT EXISTS ')
+          .split(`${local}.`)
+          .join(`${o.database}.`)
+        await ch.command({ query: ddl })
+      }
+    } finally {
+      await ch.close()
+    }
+  }
+}

@@ -1,0 +1,171 @@
+// The schema's cluster mode (schema/cluster.ts) on two 18.16 clickhouse-servers on loopback:
+// Burrow captures and projects into Distributed tables, then the same rows are copied into a
+// one-server database, and HogQL and insight queries answer the same on 2 shards as on one.
+// 18.16 only: the 26.x test engine (chdb) has no native TCP server for Distributed tables to reach.
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { migrateClickHouseCluster, shardDatabase } from '../../../schema/cluster.ts'
+import { type ClickHouseClient, clickhouseClient, selectRows } from '../../../src/clickhouse/client.ts'
+import { migrateClickHouse } from '../../../src/clickhouse/migrate.ts'
+import type { RunningBurrow } from '../../../src/runtime/start.ts'
+import { startClickHouseServer } from '../../../src/stack/clickhouse-server.ts'
+import { freePort } from '../../../src/stack/ports.ts'
+import type { ManagedProcess } from '../../../src/stack/process.ts'
+import { stack, startTestBurrow, tempDir } from '../../harness/index.ts'
+import { sendBatch, sleep, type TestEvent } from '../reliability/helpers.ts'
+
+const DB = 'burrow'
+const ONE = 'burrow_one'
+let shards: (ManagedProcess & { url: string })[] = []
+let sharded: RunningBurrow
+let single: RunningBurrow
+let ch: ClickHouseClient
+
+const at = (day: number, s: number) => new Date(Date.UTC(2024, 2, day, 10, 0, s)).toISOString()
+
+/** Visitors who sign up, some identify (merging two distinct ids), some pay; three days. */
+function dataset(): TestEvent[] {
+  const out: TestEvent[] = []
+  let n = 0
+  const e = (event: string, distinct_id: string, day: number, properties: Record<string, unknown> = {}) =>
+    out.push({
+      uuid: `00000000-0000-4000-8000-${String(++n).padStart(12, '0')}`,
+      event,
+      distinct_id,
+      properties,
+      timestamp: at(day, n % 60),
+    })
+  for (let u = 0; u < 40; u++) {
+    const anon = `anon-${u}`
+    const day = 1 + (u % 3)
+    e('$pageview', anon, day, { $current_url: `https://x.test/${u % 4}`, plan: u % 2 ? 'pro' : 'free' })
+    if (u % 4 !== 3) e('signup', anon, day)
+    if (u % 2 === 0)
+      e('$identify', `user-${u}`, day, { $anon_distinct_id: anon, $set: { email: `u${u}@x.test` } })
+    if (u % 3 === 0) e('activate', u % 2 === 0 ? `user-${u}` : anon, Math.min(day + 1, 3))
+    if (u % 6 === 0) e('pay', `user-${u}`, 3, { amount: u })
+  }
+  return out
+}
+
+beforeAll(async () => {
+  const dir = tempDir('burrow-shards-')
+  const tcp = [await freePort(), await freePort()]
+  shards = await Promise.all(
+    tcp.map(async (tcpPort, i) =>
+      startClickHouseServer({
+        bin: stack().bins.clickhouse,
+        dataDir: join(dir, `s${i + 1}`),
+        httpPort: await freePort(),
+        tcpPort,
+        cluster: { name: 'burrow', shardTcpPorts: tcp, shard: i + 1 },
+      }),
+    ),
+  )
+  await migrateClickHouseCluster({ shardUrls: shards.map((s) => s.url), database: DB, cluster: 'burrow' })
+  sharded = await startTestBurrow({ CLICKHOUSE_URL: shards[0]!.url, CLICKHOUSE_DATABASE: DB })
+  ch = clickhouseClient(shards[0]!.url)
+})
+
+afterAll(async () => {
+  await ch?.close()
+  await single?.stop()
+  await sharded?.stop()
+  await Promise.all(shards.map((s) => s.stop()))
+})
+
+async function query(b: RunningBurrow, q: unknown): Promise<unknown> {
+  const res = await fetch(`${b.url}/api/projects/${b.credentials.project_id}/query/`, {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${b.credentials.personal_api_key}`,
+      'content-type': 'application/json',
+    },
+    body: JSON.stringify({ query: q, refresh: 'force_blocking' }),
+  })
+  const body = (await res.json()) as { results: unknown }
+  expect(res.status, JSON.stringify(body)).toBe(200)
+  return body.results
+}
+
+describe('ClickHouse cluster mode (2 shards)', () => {
+  it('spreads the rows over both shards and answers as one server does', async () => {
+    const events = dataset()
+    expect(await sendBatch(sharded.url, sharded.credentials.project_api_key, events)).toBe(200)
+    const team = sharded.credentials.project_id
+    for (let i = 0; i < 240; i++) {
+      const [r] = await selectRows<{ n: string }>(
+        ch,
+        `SELECT count() AS n FROM ${DB}.events WHERE team_id = ${team}`,
+      )
+      if (Number(r!.n) >= events.length) break
+      await sleep(250)
+    }
+    // both shards hold events and persons
+    for (const s of shards) {
+      const c = clickhouseClient(s.url, shardDatabase(DB))
+      const [r] = await selectRows<{ e: string; p: string }>(
+        c,
+        `SELECT (SELECT count() FROM events) AS e, (SELECT count() FROM person) AS p`,
+      )
+      await c.close()
+      expect(Number(r!.e)).toBeGreaterThan(0)
+      expect(Number(r!.p)).toBeGreaterThan(0)
+    }
+    // the same rows in one server's database, for the one-server answers
+    const { client } = await migrateClickHouse(shards[0]!.url, ONE)
+    await client.close()
+    const tables = await selectRows<{ name: string }>(
+      ch,
+      `SELECT name FROM system.tables WHERE database = '${shardDatabase(DB)}' AND engine LIKE '%MergeTree' AND name != 'schema_migrations'`,
+    )
+    for (const { name } of tables)
+      await ch.command({ query: `INSERT INTO ${ONE}.${name} SELECT * FROM ${DB}.${name}` })
+    // every event reached the copy: the Distributed tables read both shards
+    const [copied] = await selectRows<{ n: string }>(
+      ch,
+      `SELECT count() AS n FROM ${ONE}.events WHERE team_id = ${team}`,
+    )
+    expect(Number(copied!.n)).toBe(events.length)
+    single = await startTestBurrow({ CLICKHOUSE_URL: shards[0]!.url, CLICKHOUSE_DATABASE: ONE, ROLE: 'api' })
+
+    const range = { date_from: '2024-03-01', date_to: '2024-03-03' }
+    const queries: unknown[] = [
+      { kind: 'HogQLQuery', query: 'SELECT event, count() FROM events GROUP BY event ORDER BY event' },
+      { kind: 'HogQLQuery', query: 'SELECT count(DISTINCT person_id) FROM events' },
+      {
+        kind: 'HogQLQuery',
+        query:
+          "SELECT person.properties.email AS email, count() FROM events WHERE email != '' GROUP BY email ORDER BY email",
+      },
+      {
+        kind: 'TrendsQuery',
+        series: [
+          { kind: 'EventsNode', event: '$pageview', math: 'dau' },
+          { kind: 'EventsNode', event: 'signup' },
+        ],
+        interval: 'day',
+        dateRange: range,
+      },
+      {
+        kind: 'TrendsQuery',
+        series: [{ kind: 'EventsNode', event: '$pageview' }],
+        interval: 'day',
+        dateRange: range,
+        breakdownFilter: { breakdown: 'plan', breakdown_type: 'event' },
+      },
+      {
+        kind: 'FunnelsQuery',
+        series: ['signup', 'activate', 'pay'].map((event) => ({ kind: 'EventsNode', event })),
+        dateRange: range,
+        funnelsFilter: {},
+      },
+    ]
+    for (const q of queries) {
+      const one = await query(single, q)
+      expect(await query(sharded, q), JSON.stringify(q)).toEqual(one)
+    }
+    // the questions were not empty
+    expect(JSON.stringify(await query(single, queries[2]))).toContain('u0@x.test')
+  })
+})
