@@ -134,7 +134,7 @@ const SHAPE_ERRORS = new Set([
   1, 10, 34, 35, 36, 42, 43, 44, 46, 47, 48, 53, 62, 113, 130, 179, 182, 183, 184, 215, 352, 386,
 ])
 /** The query needs more than it may: memory, rows, nesting. */
-const COMPLEXITY_ERRORS = new Set([128, 158, 160, 161, 167, 168, 241, 306, 307, 396])
+const COMPLEXITY_ERRORS = new Set([128, 158, 160, 161, 167, 168, 306, 307, 396])
 
 const VALUE_DETAIL =
   'A value in the data could not be converted or computed (for example text that is not a number or a date, ' +
@@ -185,6 +185,16 @@ export function mapClickHouseError(err: unknown): AppError {
   }
   if (code === 394 || /QUERY_WAS_CANCELLED|Query was cancelled/.test(message)) {
     return new AppError(409, 'invalid_request', 'query_cancelled', 'The query was cancelled.')
+  }
+  if (code === 241 || /MEMORY_LIMIT_EXCEEDED|Memory limit \(for query\) exceeded/.test(message)) {
+    // ClickHouse stopped the query at QUERY_MAX_MEMORY_BYTES
+    return new AppError(
+      400,
+      'validation_error',
+      'query_memory_limit',
+      'The query needed more memory than the limit and was stopped; narrow its date range or filters.',
+      'query',
+    )
   }
   if (VALUE_ERRORS.has(code)) return new AppError(400, 'validation_error', 'query_value_error', VALUE_DETAIL)
   if (COMPLEXITY_ERRORS.has(code)) {

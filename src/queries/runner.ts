@@ -37,23 +37,6 @@ export interface RunnerOptions {
 /** How long a cancel waits for ClickHouse to drop the query from system.processes. */
 const CANCEL_WAIT_MS = 10_000
 
-/** ClickHouse stopped the query at QUERY_MAX_MEMORY_BYTES (code 241, MEMORY_LIMIT_EXCEEDED). */
-function memoryLimitError(err: unknown): AppError | undefined {
-  const texts = [err, (err as { cause?: unknown } | null)?.cause].map((e) =>
-    e instanceof Error ? e.message : '',
-  )
-  if (!texts.some((t) => /Code: 241\b|MEMORY_LIMIT_EXCEEDED|Memory limit \(for query\) exceeded/.test(t))) {
-    return undefined
-  }
-  return new AppError(
-    400,
-    'validation_error',
-    'query_memory_limit',
-    'The query needed more memory than the limit and was stopped; narrow its date range or filters.',
-    'query',
-  )
-}
-
 type Response = Record<string, unknown>
 
 /** What a query run logs through: the request's logger (with its request and project ids). */
@@ -186,8 +169,6 @@ export class QueryRunner {
         log,
         teamId: project.id,
       })
-    } catch (err) {
-      throw memoryLimitError(err) ?? err
     } finally {
       abort?.removeEventListener('abort', onAbort)
     }

@@ -46,8 +46,13 @@ describe('mapClickHouseError', () => {
       ),
     ).toMatchObject({
       status: 400,
-      code: 'query_too_complex',
+      code: 'query_memory_limit',
     })
+    expect(
+      mapClickHouseError(
+        new Error('Code: 158. DB::Exception: Limit for rows (controlled by max_rows_to_read)'),
+      ),
+    ).toMatchObject({ status: 400, code: 'query_too_complex' })
     expect(
       mapClickHouseError(new Error('Code: 159. DB::Exception: Timeout exceeded: elapsed 61 seconds')),
     ).toMatchObject({
