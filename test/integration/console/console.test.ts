@@ -340,6 +340,12 @@ describe('the console in Chromium', () => {
     await poll(() => replayed.innerText()).toContain('item 0 of the list')
     await poll(() => replayed.innerText()).toContain('added by a mutation')
     await shot('person-recording')
+    // The list is the person's own: bob recorded nothing.
+    await page.goto(`${burrow.url}/#/people`)
+    await page.getByLabel('Distinct id, email or any property text').fill('bob')
+    await page.getByRole('button', { name: 'Search' }).click()
+    await page.getByRole('link', { name: 'bob@example.com' }).click()
+    await page.getByText('No session recordings for this person.').waitFor({ timeout: 30_000 })
   })
 
   it('Flags: creates a flag with a rollout and variants, then switches it off', async () => {
