@@ -50,6 +50,9 @@ export function consoleFiles(): Map<string, string> {
   files.set('/console/vendor/htm.js', join(packageDir('htm'), 'dist/htm.module.js'))
   files.set('/console/vendor/uplot.js', join(packageDir('uplot'), 'dist/uPlot.esm.js'))
   files.set('/console/vendor/uplot.css', join(packageDir('uplot'), 'dist/uPlot.min.css'))
+  // rrweb-player's ES build is self-contained (rrweb and svelte bundled in), so it needs no bundler.
+  files.set('/console/vendor/rrweb-player.js', join(packageDir('rrweb-player'), 'dist/rrweb-player.js'))
+  files.set('/console/vendor/rrweb-player.css', join(packageDir('rrweb-player'), 'dist/style.min.css'))
   return files
 }
 

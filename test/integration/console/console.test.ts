@@ -3,6 +3,7 @@
 // hand from the events this file captures. Screenshots go to a temp folder, or to docs/console/
 // with CONSOLE_SCREENSHOTS=1 (how the pictures in the docs are made).
 import { mkdirSync } from 'node:fs'
+import { gzipSync } from 'node:zlib'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
@@ -13,6 +14,7 @@ import type { Project } from '../../../src/accounts/documents.ts'
 import type { RunningBurrow } from '../../../src/runtime/start.ts'
 import { DESKTOP_CHROME_UA, launchChromium } from '../../harness/browser.ts'
 import { api, createTestKey, createTestProject, startTestBurrow } from '../../harness/index.ts'
+import { dom, postSnapshots, rr } from '../recordings/helpers.ts'
 
 const SHOTS = process.env.CONSOLE_SCREENSHOTS
   ? resolve(import.meta.dirname, '../../../docs/console')
@@ -285,6 +287,65 @@ describe('the console in Chromium', () => {
     await timeline.waitFor({ timeout: 30_000 })
     expect(await timeline.locator('tbody tr').first().innerText()).toContain('$pageview')
     await shot('person')
+  })
+
+  it("People: lists a person's session recording with its duration and plays it", async () => {
+    // As posthog-js sends it with compress_events (cv "2024-10"): the full snapshot's data and the
+    // mutation's lists gzipped into strings, one character per byte. The page must unpack them for
+    // the replayer, so the replayed DOM showing the snapshot's text proves it did.
+    const packed = (v: unknown) => gzipSync(JSON.stringify(v)).toString('latin1')
+    const t0 = Date.now() - 60_000
+    const session = `01930000-0000-7000-8000-${String(Date.now()).padStart(12, '0').slice(-12)}`
+    const added = { type: 3, textContent: 'added by a mutation', id: 900 }
+    const events = [
+      rr.meta(t0, 'https://shop.example/cart'),
+      { ...rr.full(t0), data: packed(dom(3)), cv: '2024-10' },
+      {
+        type: 3,
+        timestamp: t0 + 1000,
+        cv: '2024-10',
+        data: {
+          source: 0,
+          adds: packed([{ parentId: 2, nextId: null, node: added }]),
+          removes: packed([]),
+          texts: packed([]),
+          attributes: packed([]),
+        },
+      },
+      rr.click(t0 + 2000),
+      rr.move(t0 + 5000),
+    ]
+    const sent = await postSnapshots(burrow.url, project.api_token, [
+      { session, window: 'w1', distinctId: 'alice', events },
+    ])
+    expect(sent.status).toBe(200)
+    const listed = await until(
+      () => call('GET', `/api/projects/${project.id}/session_recordings/`),
+      (r) => r.body.results?.some((x: { id: string }) => x.id === session),
+    )
+    expect(listed.body.results.map((x: { id: string }) => x.id)).toContain(session)
+
+    await page.goto(`${burrow.url}/#/people`)
+    await page.getByLabel('Distinct id, email or any property text').fill('alice')
+    await page.getByRole('button', { name: 'Search' }).click()
+    await page.getByRole('link', { name: 'alice@example.com' }).click()
+    const recordings = page.getByRole('list', { name: 'Session recordings' })
+    await recordings.waitFor({ timeout: 30_000 })
+    expect(await recordings.getByRole('listitem').count()).toBe(1)
+    // first event t0, last t0 + 5 s
+    expect(await recordings.getByRole('listitem').innerText()).toContain('0:05')
+    await recordings.getByRole('button', { name: /Play recording from .*, 0:05 long/ }).click()
+    await page.locator('.rr-player iframe').waitFor({ timeout: 30_000 })
+    const replayed = page.frameLocator('.rr-player iframe').locator('body')
+    await poll(() => replayed.innerText()).toContain('item 0 of the list')
+    await poll(() => replayed.innerText()).toContain('added by a mutation')
+    await shot('person-recording')
+    // The list is the person's own: bob recorded nothing.
+    await page.goto(`${burrow.url}/#/people`)
+    await page.getByLabel('Distinct id, email or any property text').fill('bob')
+    await page.getByRole('button', { name: 'Search' }).click()
+    await page.getByRole('link', { name: 'bob@example.com' }).click()
+    await page.getByText('No session recordings for this person.').waitFor({ timeout: 30_000 })
   })
 
   it('Flags: creates a flag with a rollout and variants, then switches it off', async () => {

@@ -20,7 +20,7 @@ export class ApiError extends Error {
 export function createApi(key) {
   const headers = (extra = {}) => ({ authorization: `Bearer ${key}`, ...extra })
 
-  async function call(method, path, body, signal) {
+  async function call(method, path, body, signal, raw = false) {
     const res = await fetch(path, {
       method,
       headers: headers(body !== undefined ? { 'content-type': 'application/json' } : {}),
@@ -28,6 +28,7 @@ export function createApi(key) {
       signal,
     })
     const text = await res.text()
+    if (raw && res.ok) return text
     let json
     try {
       json = text ? JSON.parse(text) : null
@@ -40,6 +41,8 @@ export function createApi(key) {
 
   return {
     get: (path, signal) => call('GET', path, undefined, signal),
+    /** A GET whose 2xx body is not JSON (recording snapshots are JSON lines). */
+    getText: (path, signal) => call('GET', path, undefined, signal, true),
     post: (path, body, signal) => call('POST', path, body ?? {}, signal),
     patch: (path, body) => call('PATCH', path, body),
     del: (path) => call('DELETE', path),

@@ -1,11 +1,13 @@
 // People: search persons (GET …/persons/ with `search` or a property filter) and a person's page
-// with properties, distinct ids and their latest events (an EventsQuery with `personId`).
+// with properties, distinct ids, session recordings (with a player) and their latest events (an
+// EventsQuery with `personId`).
 import { useEffect, useState } from 'preact/hooks'
 import { html } from '../lib/html.js'
 import { projectPath } from '../lib/api.js'
 import { cell, num, when } from '../lib/format.js'
 import { VirtualTable } from '../components/table.js'
 import { Card, ErrorBox } from '../components/ui.js'
+import { PersonRecordings } from '../components/recordings.js'
 
 function PersonList({ api, project }) {
   const [search, setSearch] = useState('')
@@ -114,6 +116,7 @@ function PersonPage({ api, project, uuid }) {
           </div>`
         : html`<p aria-live="polite">Loading…</p>`
     }
+    <${PersonRecordings} api=${api} project=${project} uuid=${uuid} />
     ${
       events
         ? html`<${Card} title="Events (${num(events.results.length)}${events.hasMore ? '+' : ''})" id="timeline">
