@@ -67,3 +67,13 @@ export async function runBurrow(args: string[], env: Record<string, string>) {
   const code = await p.exited
   return { code, output: p.output() }
 }
+
+/** Whether a process with this pid exists (signal 0 checks without sending anything). */
+export function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch {
+    return false
+  }
+}

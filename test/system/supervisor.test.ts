@@ -3,17 +3,8 @@ import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { selectRows } from '../../src/clickhouse/client.ts'
 import { freePort } from '../../src/stack/ports.ts'
-import { spawnBurrow } from '../harness/cli.ts'
+import { processAlive, spawnBurrow } from '../harness/cli.ts'
 import { clickhouse, stack, tempDir } from '../harness/index.ts'
-
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch {
-    return false
-  }
-}
 
 describe('burrow start (role all) on two cores', () => {
   it(
@@ -36,7 +27,7 @@ describe('burrow start (role all) on two cores', () => {
       const started = /"pid":(\d+)[^\n]*"msg":"projector process started"/.exec(burrow.output())
       expect(started).not.toBeNull()
       const child = Number(started![1])
-      expect(alive(child)).toBe(true)
+      expect(processAlive(child)).toBe(true)
 
       // The child is the projector: an event sent to the parent's capture reaches ClickHouse.
       const creds = JSON.parse(readFileSync(join(dataDir, 'local-credentials.json'), 'utf8'))
@@ -85,7 +76,7 @@ describe('burrow start (role all) on two cores', () => {
       ])
       // the child ran its own clean shutdown, then was gone
       expect(stepsOf('projector')).toContain('nats')
-      expect(alive(child)).toBe(false)
+      expect(processAlive(child)).toBe(false)
     },
   )
 
@@ -102,10 +93,10 @@ describe('burrow start (role all) on two cores', () => {
     const burrow = spawnBurrow(['start'], env)
     await burrow.waitFor(/Burrow listening on/, 120_000)
     const child = Number(/"pid":(\d+)[^\n]*"msg":"projector process started"/.exec(burrow.output())![1])
-    expect(alive(child)).toBe(true)
+    expect(processAlive(child)).toBe(true)
     burrow.child.kill('SIGKILL')
     await burrow.exited
     // the child notices its supervisor's IPC channel closing and exits by itself
-    await expect.poll(() => alive(child), { timeout: 15_000, interval: 200 }).toBe(false)
+    await expect.poll(() => processAlive(child), { timeout: 15_000, interval: 200 }).toBe(false)
   })
 })

@@ -9,7 +9,7 @@ import { BUCKETS } from '../../../schema/jetstream.ts'
 import { partitionOf } from '../../../src/jetstream/messages.ts'
 import { connectNats } from '../../../src/jetstream/connection.ts'
 import type { ClusterDescription } from '../../../src/stack/cluster.ts'
-import { type CliProcess, spawnBurrow } from '../../harness/cli.ts'
+import { type CliProcess, processAlive, spawnBurrow } from '../../harness/cli.ts'
 import { tempDir } from '../../harness/index.ts'
 import { makeEvents, sendBatch, sleep } from '../reliability/helpers.ts'
 
@@ -22,15 +22,6 @@ afterAll(async () => {
     await up.exited
   }
 })
-
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch {
-    return false
-  }
-}
 
 async function countEvents(d: ClusterDescription, tag: string): Promise<number> {
   const res = await fetch(`${d.api_url}/api/projects/${d.credentials.project_id}/query/`, {
