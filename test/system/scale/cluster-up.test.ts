@@ -113,6 +113,6 @@ describe('burrow cluster up', () => {
     up.child.kill('SIGTERM')
     expect(await up.exited).toBe(0)
     const all = [...d.pids.nats, ...d.pids.clickhouse, ...d.pids.capture, ...d.pids.projectors, ...d.pids.api]
-    expect(all.filter(alive)).toEqual([])
+    expect(all.filter(processAlive)).toEqual([])
   })
 })
