@@ -116,6 +116,14 @@ export class ProjectorProcess {
     const child = this.child
     if (!child || child.exitCode !== null || child.signalCode !== null) return
     const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
+    if (!this.isReady) {
+      // Still starting (a tsx boot, connections, migrations: tens of seconds on a loaded machine):
+      // it has projected nothing a clean stop would finish, and waiting for its start-up would
+      // spend the parent's whole shutdown budget. The projectors are crash-safe either way.
+      child.kill('SIGKILL')
+      await exited
+      return
+    }
     child.kill('SIGTERM')
     const timer = setTimeout(() => {
       this.o.log.error('projector process did not stop in time: killed')

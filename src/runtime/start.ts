@@ -126,7 +126,8 @@ export async function startBurrow(
         natsUrl: stack.natsUrl,
         clickhouseUrl: stack.clickhouseUrl,
         log,
-        stopTimeoutMs: Math.max(1000, config.SHUTDOWN_TIMEOUT_MS - 2000),
+        // half the budget: the steps after it (connections, embedded servers) need the rest
+        stopTimeoutMs: Math.max(1000, Math.floor(config.SHUTDOWN_TIMEOUT_MS / 2)),
         // what the projector role reads, for a config that did not come from the environment
         env: {
           CLICKHOUSE_DATABASE: config.CLICKHOUSE_DATABASE,

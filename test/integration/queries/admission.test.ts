@@ -28,16 +28,22 @@ beforeAll(async () => {
     API_RATE_LIMIT_PER_MINUTE: '100000',
   })
   project = await createTestProject('admission')
+  const rows = Array.from({ length: 2000 }, (_, i) => ({
+    team: project.id,
+    uuid: uuidv4(),
+    event: 'e',
+    distinctId: `d${i}`,
+    personId: uuidv4(),
+    timestamp: `${2000 + Math.floor((i % 200) / 12)}-${String(((i % 200) % 12) + 1).padStart(2, '0')}-01 00:00:00.000`,
+  }))
+  // 200 months: current ClickHouse takes at most 100 partitions in one INSERT
   await insertEvents(
     ch(),
-    Array.from({ length: 2000 }, (_, i) => ({
-      team: project.id,
-      uuid: uuidv4(),
-      event: 'e',
-      distinctId: `d${i}`,
-      personId: uuidv4(),
-      timestamp: `${2000 + Math.floor((i % 200) / 12)}-${String(((i % 200) % 12) + 1).padStart(2, '0')}-01 00:00:00.000`,
-    })),
+    rows.filter((_, i) => i % 200 < 100),
+  )
+  await insertEvents(
+    ch(),
+    rows.filter((_, i) => i % 200 >= 100),
   )
 })
 
