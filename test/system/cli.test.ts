@@ -71,7 +71,7 @@ describe('burrow start on the shared servers', () => {
       expect((await runBurrow(['keys', 'list'], env)).output).not.toContain('to revoke')
 
       first.child.kill('SIGTERM')
-      expect(await first.exited).toBe(0)
+      expect(await first.exited, first.output().slice(-4000)).toBe(0)
       // The banner prints the keys on stdout for the person starting Burrow; no log line holds them.
       const logLines = first
         .output()
@@ -86,7 +86,7 @@ describe('burrow start on the shared servers', () => {
       expect(second.output()).not.toMatch(/personal API key/)
       expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual(creds)
       second.child.kill('SIGINT')
-      expect(await second.exited).toBe(0)
+      expect(await second.exited, second.output().slice(-4000)).toBe(0)
     },
   )
 
@@ -145,7 +145,7 @@ describe('burrow start with the embedded stack', () => {
       expect(key.output).toMatch(/^phx_/m)
 
       first.child.kill('SIGTERM')
-      expect(await first.exited).toBe(0)
+      expect(await first.exited, first.output().slice(-4000)).toBe(0)
       // the embedded servers went down with it
       const down = await runBurrow(['status'], env)
       expect(down.output).toMatch(/clickhouse_url:.*\(down\)/)

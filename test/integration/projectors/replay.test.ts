@@ -1,5 +1,5 @@
 import { v5 as uuidv5 } from 'uuid'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { createLogger } from '../../../src/observability/logger.ts'
 import type { RunningProjector } from '../../../src/projectors/index.ts'
 import { type ReplayProgress, replay } from '../../../src/projectors/replay.ts'
@@ -136,8 +136,12 @@ describe('replay', () => {
     expect(first.events).toBe(8)
     expect(seen.at(-1)).toMatchObject({ phase: 'done' })
     expect(seen.some((p) => p.phase === 'build' && p.position > 0 && p.end >= p.position)).toBe(true)
-    // the running projector switched to the replayed identity namespace on resume
-    expect(await projector.store.namespaceOf(X)).toBe(`r${first.id}`)
+    // the running projector switches to the replayed identity namespace when it sees the resume (a
+    // KV watch: it may arrive just after replay() returned)
+    await vi.waitFor(async () => expect(await projector.store.namespaceOf(X)).toBe(`r${first.id}`), {
+      timeout: 10_000,
+      interval: 50,
+    })
     const afterFirst = await views([X, Y])
     // the rebuilt views equal what live projection built, batch boundaries notwithstanding
     expect(afterFirst).toEqual(live)

@@ -133,7 +133,7 @@ function steadyClient(
   ledger: Ledger,
   url: () => string,
   token: string,
-  groups: ReturnType<typeof makeEvents>[],
+  groups: Iterable<ReturnType<typeof makeEvents>>,
   opts: { pauseMs: number; deadline: number; log?: { r: SendResult; startedAt: number; endedAt: number }[] },
 ) {
   return (async () => {
@@ -154,8 +154,16 @@ describe('fault: ClickHouse is stopped during ingestion', () => {
     const b = await burrow(s, { PROJECTOR_BATCH_SIZE: '4', CAPTURE_CHUNK_EVENTS: '50' })
     const ledger = new Ledger()
     const answers: { r: SendResult; startedAt: number; endedAt: number }[] = []
-    const groups = batches(makeEvents(6000, 'chdown'), 100)
-    const client = steadyClient(ledger, () => b.url, b.token, groups, {
+    // The client sends until ClickHouse is back and ten more batches were answered, however slow
+    // the machine: a fixed number of batches may all be answered before the fault starts.
+    let upAt = Infinity
+    function* groups() {
+      for (let i = 0; i < 400; i++) {
+        if (answers.filter((a) => a.startedAt > upAt).length >= 10) return
+        yield makeEvents(100, `chdown-${i}`)
+      }
+    }
+    const client = steadyClient(ledger, () => b.url, b.token, groups(), {
       pauseMs: 40,
       deadline: Date.now() + 90_000,
       log: answers,
@@ -175,7 +183,7 @@ describe('fault: ClickHouse is stopped during ingestion', () => {
     // The projector has been failing its inserts meanwhile; the metric shows it.
     const metrics = await (await fetch(`${b.url}/metrics`)).text()
     expect(metrics).toMatch(/burrow_clickhouse_insert_errors_total\{table="[a-z_]+"\} [1-9]/)
-    const upAt = Date.now()
+    upAt = Date.now()
     await s.startClickHouse()
 
     await client
