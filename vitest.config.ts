@@ -2,17 +2,17 @@ import { defineConfig } from 'vitest/config'
 
 // Unit tests are pure logic and start no servers (`npm run test:unit`, seconds). Integration tests
 // run twice, once per ClickHouse the project supports: Debian's 18.16 and a current 26.x (chdb
-// behind test/harness/chdb). Each project has its own NATS and ClickHouse servers. System tests
-// (test/system: whole processes, the CLI, injected faults, abuse) run once, with 18.16: what they
-// prove is process behaviour, and every SQL statement they cause is one the integration suite
-// already runs on both releases; on the chdb server each ClickHouse restart they inject costs
-// seconds, which would double the run for no new proof.
-// BURROW_TEST_CLICKHOUSE=18.16 or =26 runs only one of them (e.g. while developing).
+// behind test/harness/chdb). System tests (test/system: whole processes, the CLI, injected faults,
+// abuse) run once, with 18.16: what they prove is process behaviour, and every SQL statement they
+// cause is one the integration suite already runs on both releases; on the chdb server each
+// ClickHouse restart they inject costs seconds, which would double the run for no new proof.
+// Each project starts NATS and ClickHouse servers of its own (globalSetup), and runs its files one
+// at a time on them. `npm test` runs the projects in parallel lanes (test/run-suite.ts).
+// BURROW_TEST_CLICKHOUSE=18.16 or =26 runs only one flavor (e.g. while developing).
 const integration = (flavor: '18.16' | '26', setup: string) => ({
   test: {
     name: `clickhouse-${flavor}`,
-    include: ['test/integration/**/*.test.ts', ...(flavor === '18.16' ? ['test/system/**/*.test.ts'] : [])],
-    exclude: ['test/system/scale/**'],
+    include: ['test/integration/**/*.test.ts'],
     globalSetup: [setup],
     testTimeout: 60_000,
     hookTimeout: 120_000,
@@ -29,6 +29,21 @@ export default defineConfig({
       { test: { name: 'unit', include: ['test/unit/**/*.test.ts'], testTimeout: 20_000 } },
       ...(only === '26' ? [] : [integration('18.16', 'test/harness/setup-clickhouse-18.ts')]),
       ...(only === '18.16' ? [] : [integration('26', 'test/harness/setup-clickhouse-26.ts')]),
+      ...(only === '26'
+        ? []
+        : [
+            {
+              test: {
+                name: 'system',
+                include: ['test/system/**/*.test.ts'],
+                exclude: ['test/system/scale/**'],
+                globalSetup: ['test/harness/setup-clickhouse-18.ts'],
+                testTimeout: 60_000,
+                hookTimeout: 120_000,
+                pool: 'forks' as const,
+              },
+            },
+          ]),
       // Scale-out (NATS cluster, many processes, shards): real clusters of their own, run once on
       // 18.16 (their SQL is the schema's, which both flavors' projects test) and one file at a time.
       ...(only === '26'

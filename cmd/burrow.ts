@@ -5,7 +5,7 @@ import { type Config, ConfigError, loadConfig, ROLES } from '../src/config/env.t
 import { AccountStore } from '../src/accounts/store.ts'
 import { connectNats, migrateJetStream } from '../src/jetstream/connection.ts'
 import { createLogger, type Logger } from '../src/observability/logger.ts'
-import { startBurrow } from '../src/runtime/start.ts'
+import type { RunningBurrow } from '../src/runtime/start.ts'
 import { pingClickHouse } from '../src/stack/clickhouse-server.ts'
 import { replayCommand } from '../src/projectors/replay-command.ts'
 import { replayRecordingsCommand } from '../src/recordings/replay.ts'
@@ -81,7 +81,7 @@ program
     const cfg = config(opts.role ? { ROLE: opts.role } : {})
     const log = createLogger(cfg.LOG_LEVEL)
     // Handlers go in before anything starts, so a signal during start-up still shuts down cleanly.
-    let starting: Promise<Awaited<ReturnType<typeof startBurrow>> | undefined> = Promise.resolve(undefined)
+    let starting: Promise<RunningBurrow | undefined> = Promise.resolve(undefined)
     let stopping = false
     const shutdown = async (signal: string) => {
       if (stopping) {
@@ -101,9 +101,11 @@ program
     }
     process.on('SIGINT', () => void shutdown('SIGINT'))
     process.on('SIGTERM', () => void shutdown('SIGTERM'))
-    const start = startBurrow(cfg, log)
+    // Imported here, not at the top: it loads every feature (seconds of tsx on a slow machine),
+    // which the other commands and --help do not need.
+    const start = import('../src/runtime/start.ts').then(({ startBurrow }) => startBurrow(cfg, log))
     starting = start
-    let burrow: Awaited<ReturnType<typeof startBurrow>>
+    let burrow: RunningBurrow
     try {
       burrow = await start
     } catch (err) {

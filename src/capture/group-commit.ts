@@ -1,6 +1,5 @@
-import { createHash } from 'node:crypto'
 import type { Lane } from '../../schema/jetstream.ts'
-import { LOG_FORMAT_VERSION } from '../jetstream/messages.ts'
+import { LOG_FORMAT_VERSION, messageIdOf } from '../jetstream/messages.ts'
 
 // Group commit for small requests (docs/capture.md, "Group commit"). One JetStream message and one
 // ack per request costs a publish, an ack and a socket write per event when SDKs send one event per
@@ -58,13 +57,6 @@ interface Group {
 }
 
 const enc = new TextEncoder()
-
-/** The message id of a chunk: its team, size and a hash of its events' uuids in log order. */
-export function messageIdOf(teamId: number, uuids: readonly string[]): string {
-  const h = createHash('sha1')
-  for (const u of uuids) h.update(u)
-  return `${teamId}-${uuids.length}-${h.digest('hex')}`
-}
 
 /** The log message (current format version) holding already serialized events. */
 export function chunkPayload(teamId: number, lane: Lane, parts: readonly string[]): Uint8Array {

@@ -5,10 +5,11 @@ import {
   type CapturedEvent,
   type EventChunk,
   LOG_FORMAT_VERSION,
+  messageIdOf,
   partitionOf,
 } from '../jetstream/messages.ts'
 import type { NatsConnection } from '../jetstream/connection.ts'
-import { chunkPayload, GroupCommit, messageIdOf, type SerializedEvent } from './group-commit.ts'
+import { chunkPayload, GroupCommit, type SerializedEvent } from './group-commit.ts'
 
 export interface PublishOptions {
   partitions: number

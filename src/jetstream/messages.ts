@@ -76,9 +76,17 @@ export function withTopLevelUpdates(
 
 /** Same events, same id: a resent request is dropped by JetStream's duplicate window. */
 export function chunkMessageId(chunk: EventChunk): string {
+  return messageIdOf(
+    chunk.team_id,
+    chunk.events.map((e) => e.uuid),
+  )
+}
+
+/** The message id of a chunk of `teamId` holding events with these uuids, in log order. */
+export function messageIdOf(teamId: number, uuids: readonly string[]): string {
   const h = createHash('sha1')
-  for (const e of chunk.events) h.update(e.uuid)
-  return `${chunk.team_id}-${chunk.events.length}-${h.digest('hex')}`
+  for (const u of uuids) h.update(u)
+  return `${teamId}-${uuids.length}-${h.digest('hex')}`
 }
 
 /**

@@ -2,6 +2,8 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { freePort } from '../../src/stack/ports.ts'
+import { stack, tempDir } from './index.ts'
 
 export const BURROW_BIN = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'bin', 'burrow.js')
 
@@ -75,5 +77,26 @@ export function processAlive(pid: number): boolean {
     return true
   } catch {
     return false
+  }
+}
+
+/**
+ * The environment of a `burrow` process on this vitest project's shared servers, with a data dir
+ * and a port of its own (`DATA_DIR`, `PORT`), plus `extra`.
+ */
+export async function sharedServersEnv(
+  extra: Record<string, string> = {},
+): Promise<Record<string, string> & { DATA_DIR: string; PORT: string }> {
+  const s = stack()
+  return {
+    NATS_URL: s.natsUrl,
+    CLICKHOUSE_URL: s.clickhouseUrl,
+    CLICKHOUSE_DATABASE: s.database,
+    DATA_DIR: tempDir(),
+    PORT: String(await freePort()),
+    // Tests check the exit code of a clean shutdown, not its speed: a loaded CI machine may need
+    // more than the default budget before the forced exit (which exits 1).
+    SHUTDOWN_TIMEOUT_MS: '120000',
+    ...extra,
   }
 }

@@ -1,7 +1,7 @@
 // Starts throw-away nats-server and ClickHouse processes on free ports, once per vitest project,
 // with their data in a temp dir, and applies the schema. Test files reach them through ./index.ts.
 // The ClickHouse flavor comes from the project (setup-clickhouse-18.ts / setup-clickhouse-26.ts).
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { TestProject } from 'vitest/node'
@@ -46,6 +46,27 @@ export async function setupStack(project: TestProject, flavor: ClickHouseFlavor)
   project.provide('stack', stack)
   return async () => {
     await Promise.all([nats.stop(), ch.stop()])
+    killLeftServers(dir)
     rmSync(dir, { recursive: true, force: true })
+  }
+}
+
+/**
+ * SIGKILLs the servers that test files started below `dir` (tempDir() is there) and left running:
+ * a file whose set-up failed halfway, or whose worker died, never reaches its afterAll, and a
+ * process left behind would outlive the run. Each server writes `server.pid` beside its data.
+ */
+function killLeftServers(dir: string): void {
+  const pidFiles = readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((f) =>
+    f.endsWith('server.pid'),
+  )
+  for (const f of pidFiles) {
+    try {
+      const pid = Number.parseInt(readFileSync(join(dir, f), 'utf8'), 10)
+      const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8')
+      if (cmd.includes('nats-server') || cmd.includes('clickhouse')) process.kill(pid, 'SIGKILL')
+    } catch {
+      // gone already
+    }
   }
 }

@@ -1,6 +1,5 @@
 // What test files use to reach the shared throw-away servers started by global-setup.ts.
 import { mkdtempSync } from 'node:fs'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, inject } from 'vitest'
 import { type ClickHouseFlavor, type OwnClickHouse, ownClickHouse } from './clickhouse.ts'
@@ -43,7 +42,8 @@ export function privateClickHouse(dataDir: string): Promise<() => Promise<OwnCli
   return ownClickHouse({ flavor: s.clickhouse.flavor, bin: s.bins.clickhouse, dataDir })
 }
 
-export const tempDir = (prefix = 'burrow-') => mkdtempSync(join(tmpdir(), prefix))
+/** A new directory below this project's run dir, removed (with any server left in it) after the run. */
+export const tempDir = (prefix = 'burrow-') => mkdtempSync(join(stack().dir, prefix))
 
 const closers: (() => Promise<unknown>)[] = []
 afterAll(async () => {

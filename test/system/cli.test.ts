@@ -2,7 +2,7 @@ import { readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { freePort } from '../../src/stack/ports.ts'
-import { runBurrow, spawnBurrow } from '../harness/cli.ts'
+import { runBurrow, sharedServersEnv, spawnBurrow } from '../harness/cli.ts'
 import { stack, tempDir } from '../harness/index.ts'
 
 describe('burrow start on the shared servers', () => {
@@ -11,18 +11,9 @@ describe('burrow start on the shared servers', () => {
     'creates the default credentials once, serves /_health, reuses them and exits 0 on SIGTERM',
     { timeout: 240_000 },
     async () => {
-      const s = stack()
-      const dataDir = tempDir()
-      const port = String(await freePort())
-      const env = {
-        NATS_URL: s.natsUrl,
-        CLICKHOUSE_URL: s.clickhouseUrl,
-        CLICKHOUSE_DATABASE: s.database,
-        DATA_DIR: dataDir,
-        PORT: port,
-        // everything pino would write, to check that no key reaches the log
-        LOG_LEVEL: 'debug',
-      }
+      // everything pino would write, to check that no key reaches the log
+      const env = await sharedServersEnv({ LOG_LEVEL: 'debug' })
+      const { DATA_DIR: dataDir, PORT: port } = env
       const first = spawnBurrow(['start'], env)
       await first.waitFor(/Burrow listening on/)
       const printed = first.output()

@@ -2,26 +2,16 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { selectRows } from '../../src/clickhouse/client.ts'
-import { freePort } from '../../src/stack/ports.ts'
-import { processAlive, spawnBurrow } from '../harness/cli.ts'
-import { clickhouse, stack, tempDir } from '../harness/index.ts'
+import { processAlive, sharedServersEnv, spawnBurrow } from '../harness/cli.ts'
+import { clickhouse } from '../harness/index.ts'
 
 describe('burrow start (role all) on two cores', () => {
   it(
     'projects in a child process, and one SIGINT runs the named shutdown steps in order',
     { timeout: 240_000 },
     async () => {
-      const s = stack()
-      const dataDir = tempDir()
-      const port = String(await freePort())
-      const env = {
-        NATS_URL: s.natsUrl,
-        CLICKHOUSE_URL: s.clickhouseUrl,
-        CLICKHOUSE_DATABASE: s.database,
-        DATA_DIR: dataDir,
-        PORT: port,
-        LOG_LEVEL: 'info',
-      }
+      const env = await sharedServersEnv({ LOG_LEVEL: 'info' })
+      const { DATA_DIR: dataDir, PORT: port } = env
       const burrow = spawnBurrow(['start'], env)
       await burrow.waitFor(/Burrow listening on/, 120_000)
       const started = /"pid":(\d+)[^\n]*"msg":"projector process started"/.exec(burrow.output())
@@ -81,15 +71,7 @@ describe('burrow start (role all) on two cores', () => {
   )
 
   it('leaves no projector behind when the parent is SIGKILLed', { timeout: 240_000 }, async () => {
-    const s = stack()
-    const env = {
-      NATS_URL: s.natsUrl,
-      CLICKHOUSE_URL: s.clickhouseUrl,
-      CLICKHOUSE_DATABASE: s.database,
-      DATA_DIR: tempDir(),
-      PORT: String(await freePort()),
-      LOG_LEVEL: 'info',
-    }
+    const env = await sharedServersEnv({ LOG_LEVEL: 'info' })
     const burrow = spawnBurrow(['start'], env)
     await burrow.waitFor(/Burrow listening on/, 120_000)
     const child = Number(/"pid":(\d+)[^\n]*"msg":"projector process started"/.exec(burrow.output())![1])
