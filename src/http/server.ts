@@ -14,6 +14,7 @@ import { httpRequests } from '../observability/metrics.ts'
 import { type CorsPolicy, registerCors } from './cors.ts'
 import { installErrorHandler } from './error-handler.ts'
 import { MAX_JSON_DEPTH, nestsDeeperThan } from './json-depth.ts'
+import { discardUnreadBody } from './unread-body.ts'
 
 export type App = FastifyInstance<
   RawServerDefault,
@@ -104,6 +105,11 @@ export function createHttpServer(opts: HttpServerOptions): App {
   app.setSerializerCompiler(serializerCompiler)
   registerCors(app as unknown as FastifyInstance, opts.cors)
   installErrorHandler(app as unknown as FastifyInstance)
+  // A 413 on a body not yet read waits for the rest of it, so the client can read the answer.
+  app.addHook('onSend', (req, reply, payload, done) => {
+    if (reply.statusCode !== 413 || req.raw.complete) return done(null, payload)
+    void discardUnreadBody(req.raw).then(() => done(null, payload))
+  })
   app.addHook('onResponse', (req, reply, done) => {
     httpRequests.inc({
       method: req.method,
