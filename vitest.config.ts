@@ -38,8 +38,9 @@ export default defineConfig({
                 include: ['test/system/**/*.test.ts'],
                 exclude: ['test/system/scale/**'],
                 globalSetup: ['test/harness/setup-clickhouse-18.ts'],
-                testTimeout: 60_000,
-                hookTimeout: 120_000,
+                // whole processes started and stopped, on a machine the other lanes keep busy
+                testTimeout: 150_000,
+                hookTimeout: 180_000,
                 pool: 'forks' as const,
               },
             },
