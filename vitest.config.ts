@@ -14,8 +14,9 @@ const integration = (flavor: '18.16' | '26', setup: string) => ({
     name: `clickhouse-${flavor}`,
     include: ['test/integration/**/*.test.ts'],
     globalSetup: [setup],
-    testTimeout: 60_000,
-    hookTimeout: 120_000,
+    // generous: the lanes of `npm test` share two cores (a timeout is for a hang, not for speed)
+    testTimeout: 120_000,
+    hookTimeout: 180_000,
     pool: 'forks' as const,
   },
 })

@@ -41,7 +41,7 @@ export async function readEvents(
 }
 
 /** Polls until `n` events of the team are in the log (publishing is acked before the 200, so this is quick). */
-export async function waitForEvents(nc: NatsConnection, teamId: number, n: number, timeoutMs = 10_000) {
+export async function waitForEvents(nc: NatsConnection, teamId: number, n: number, timeoutMs = 30_000) {
   const deadline = Date.now() + timeoutMs
   for (;;) {
     const events = await readEvents(nc, teamId)

@@ -130,7 +130,7 @@ export async function waitForRows<T = Record<string, unknown>>(
   ch: ClickHouseClient,
   query: string,
   n: number,
-  timeoutMs = 15_000,
+  timeoutMs = 60_000,
 ): Promise<T[]> {
   const deadline = Date.now() + timeoutMs
   for (;;) {
@@ -141,8 +141,11 @@ export async function waitForRows<T = Record<string, unknown>>(
   }
 }
 
-/** Waits until every lane consumer acknowledged everything published so far. */
-export async function waitIdle(log: TestLog, p: RunningProjector, timeoutMs = 15_000): Promise<void> {
+/**
+ * Waits until every lane consumer acknowledged everything published so far. The timeout catches a
+ * stuck projector; the suite's lanes share two cores, so it is generous.
+ */
+export async function waitIdle(log: TestLog, p: RunningProjector, timeoutMs = 60_000): Promise<void> {
   const jsm = await jetstreamManager(log.nc)
   const last = (await jsm.streams.info(log.stream)).state.last_seq
   const deadline = Date.now() + timeoutMs

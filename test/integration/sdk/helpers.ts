@@ -35,7 +35,7 @@ export function humanTab(browser: Browser): Promise<Page> {
 export async function until<T>(
   fn: () => Promise<T> | T,
   ok: (v: T) => boolean,
-  timeoutMs = 10_000,
+  timeoutMs = 30_000,
   pauseMs = 50,
 ): Promise<T> {
   const deadline = Date.now() + timeoutMs
