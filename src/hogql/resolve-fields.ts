@@ -37,7 +37,15 @@ export function tryField(
   if (chain.length === 1) {
     if (scope.arrayJoinAliases.has(head)) return plain({ k: 'ident', name: head, type: 'Unknown' })
     const slot = scope.aliases.get(head)
-    if (slot && slot.state !== 'resolving') {
+    if (slot?.inline && slot.state !== 'resolving') {
+      slot.state = 'resolving'
+      try {
+        return plain(r.expr(slot.node, scope))
+      } finally {
+        slot.state = 'pending'
+      }
+    }
+    if (slot && !slot.inline && slot.state !== 'resolving') {
       r.resolveAlias(slot, scope)
       return plain({ k: 'item', item: slot.item, type: slot.item.expr.type })
     }

@@ -14,7 +14,8 @@ export type RelationDef =
   | { kind: 'latest'; table: string; key: string[]; version: string; deleted?: string }
   // Rows computed by Burrow's own SQL for one project (every table it reads guarded, ending with the
   // guard's LIMIT barrier), e.g. flag usage aggregated from events.
-  | { kind: 'derived'; sql: (teamId: number) => string }
+  // `printed` are the source's table-function arguments as printed SQL (constants only).
+  | { kind: 'derived'; sql: (teamId: number, printed: string[]) => string }
 
 /** What a field of a virtual table reads. */
 export type FieldDef =
@@ -69,6 +70,9 @@ export const TABLES: Record<string, TableDef> = {
         type: 'UUID',
       },
       person: { kind: 'join', table: 'persons', from: 'person_id', to: 'id' },
+      // PostHog's events.pdi: the distinct id's current row (its person_id is the newest
+      // assignment, which can differ from the id the event was stamped with).
+      pdi: { kind: 'join', table: 'person_distinct_ids', from: 'distinct_id', to: 'distinct_id' },
     },
     hidden: {
       __stamped_person_id: { kind: 'column', column: 'person_id', type: 'UUID' },
