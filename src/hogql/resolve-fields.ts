@@ -1,6 +1,8 @@
 import type { FieldNode, Node } from './ast.ts'
 import { coerceCompare } from './coerce.ts'
+import { atLeast, FEATURES, needsRelease, parseVersion } from './capabilities.ts'
 import { HogQLError, type Span } from './errors.ts'
+import { escapeString } from './escape.ts'
 import { withTimeZone } from './functions.ts'
 import { descendsFrom, type Expr, outputItems, type SelectItem, type Source } from './ir.ts'
 import { parseExpr } from './parse.ts'
@@ -122,9 +124,7 @@ export function inSource(
         src.used.add(def.raw)
         return { k: 'col', src, column: def.raw, type: 'String' }
       }
-      if (path.some((p) => typeof p === 'number')) {
-        throw new HogQLError('not_supported', 'Array indexes inside properties are not supported', s)
-      }
+      if (path.some((p) => typeof p === 'number')) return propertyPath(r, src, def, rest, path, s)
       const materialized =
         table.name === 'events' && rest.length === 1 ? r.opts.materialized?.get(String(rest[0])) : undefined
       if (materialized) {
@@ -256,4 +256,47 @@ export function using(r: Resolution, expr: Node, right: Source, scope: Scope): E
     return coerceCompare('=', l, rr, r.opts.tz)
   })
   return parts.length === 1 ? parts[0]! : { k: 'and', items: parts, type: 'UInt8' }
+}
+
+// `properties.list.1.id`, `properties.list[1]['id']`: the top-level property's stored JSON, read
+// along the rest of the path with JSONExtractRaw (indexes count from 1) and unquoted as PostHog
+// prints property paths. 18.16 has no JSON path functions.
+function propertyPath(
+  r: Resolution,
+  src: Source,
+  def: Extract<FieldDef, { kind: 'properties' }>,
+  rest: string[],
+  path: (string | number)[],
+  s: Span,
+): Expr {
+  const segments = [...rest.slice(0, rest.length - path.length), ...path]
+  const [key, ...steps] = segments
+  if (typeof key !== 'string') {
+    throw new HogQLError(
+      'not_supported',
+      'A property path starts with the property name, e.g. properties.list.1',
+      s,
+    )
+  }
+  if (steps.includes(0)) {
+    throw new HogQLError(
+      'bad_argument',
+      'SQL indexes start from one, not from zero, e.g. properties.list.1',
+      s,
+    )
+  }
+  const caps = r.opts.capabilities
+  if (!atLeast(parseVersion(caps.version), FEATURES.propertyPaths.since)) {
+    throw new HogQLError('not_supported', needsRelease(FEATURES.propertyPaths, caps), s)
+  }
+  src.used.add(def.keys)
+  src.used.add(def.values)
+  const stored: Expr = { k: 'prop', src, keys: def.keys, values: def.values, key, type: 'Nullable(String)' }
+  const args = steps.map((p) => (typeof p === 'number' ? String(p) : escapeString(p))).join(', ')
+  return {
+    k: 'template',
+    parts: ['replaceRegexpAll(nullIf(nullIf(JSONExtractRaw(', `, ${args}), ''), 'null'), '^"|"$', '')`],
+    args: [stored],
+    type: 'Nullable(String)',
+  }
 }

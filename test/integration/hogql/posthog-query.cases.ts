@@ -32,6 +32,24 @@ export interface PostHogCase {
 }
 
 const TS = '2020-01-10 00:00:00.000'
+
+// test_property_access_with_arrays: every way of reaching the random id inside the 'big event'.
+const PROPERTY_PATHS = [
+  'properties.string',
+  'properties.array_str.1',
+  'properties.array_str[1]',
+  'properties.obj_array.id.1',
+  'properties.obj_array.id[1]',
+  'properties.array_array_str.1.1',
+  'properties.array_array_str[1][1]',
+  'properties.array_obj_array.1.id.1',
+  "properties.array_obj_array[1]['id'][1]",
+  'properties.array_obj_array_obj.1.id.1.id',
+  'properties.array_obj_array_obj[1].id[1].id',
+  "properties.array_obj_array_obj[1]['id'][1]['id']",
+  'properties.array_obj.1.id',
+  'properties.array_obj[1].id',
+]
 const NEWER_FN = /needs ClickHouse 26\.1 or later; this query is compiled for ClickHouse 18\.16/
 const WINDOWS = /window functions \(OVER \/ WINDOW\) need ClickHouse 21\.9 or later/
 
@@ -304,10 +322,23 @@ export const POSTHOG_QUERY_CASES: PostHogCase[] = [
     newer: NEWER_FN,
   },
   {
+    test: 'test_property_access_with_arrays',
+    fixture: 'extra',
+    hogql: `SELECT ${PROPERTY_PATHS.join(',')} FROM events WHERE properties.string = '${RANDOM}'`,
+    rows: [PROPERTY_PATHS.map(() => RANDOM)],
+    newer: /array indexes inside properties \(properties\.list\.1\) need ClickHouse 26\.1 or later/,
+  },
+  {
     test: 'test_property_access_with_arrays_zero_index_error',
     fixture: 'random',
     hogql: 'SELECT properties.something[0] FROM events',
-    fails: /./,
+    fails: /SQL indexes start from one, not from zero/,
+  },
+  {
+    test: 'test_property_access_with_arrays_zero_index_error',
+    fixture: 'random',
+    hogql: 'SELECT properties.something.0 FROM events',
+    fails: /SQL indexes start from one, not from zero/,
   },
   {
     test: 'test_time_window_functions',

@@ -52,9 +52,27 @@ beforeAll(async () => {
 })
 
 beforeAll(async () => {
-  // test_null_properties' extra event
+  // test_null_properties' extra event and test_property_access_with_arrays' big event
   const team = TEAMS.extra
+  const id = RANDOM
   await insertEvents(ch, [
+    {
+      team,
+      uuid: uuid(team, 2),
+      event: 'big event',
+      distinctId: `P${id}`,
+      personId: PERSON,
+      timestamp: '2020-01-10 00:00:00',
+      properties: {
+        string: id,
+        array_str: [id],
+        obj_array: { id: [id] },
+        array_array_str: [[id]],
+        array_obj: [{ id }],
+        array_obj_array: [{ id: [id] }],
+        array_obj_array_obj: [{ id: [{ id }] }],
+      },
+    },
     {
       team,
       uuid: uuid(team, 1),

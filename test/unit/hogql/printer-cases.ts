@@ -198,4 +198,6 @@ export const PRINTER_CASES: PrinterCase[] = [
     server: '26.7.2.1',
   },
   { hogql: 'select toStartOfInterval(timestamp, interval 15 minute) from events', server: '26.7.2.1' },
+  // JSON paths into a property (PostHog's test_property_access_with_arrays)
+  { hogql: "select properties.list.1, properties.list[2]['id'] from events", server: '26.7.2.1' },
 ]
