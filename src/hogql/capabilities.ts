@@ -44,7 +44,10 @@ export const FEATURES = {
    */
   joinConditions: { name: 'JOIN conditions other than equalities of the two sides', since: '26.1' },
   /** `properties.list.1`: JSON paths into a property (JSONExtractRaw; 26.1 is the tested boundary). */
-  propertyPaths: { name: 'array indexes inside properties (properties.list.1)', since: '26.1' },
+  propertyPaths: {
+    name: 'JSON paths into properties (properties.list.1, poe.properties.x)',
+    since: '26.1',
+  },
 } as const satisfies Record<string, Feature>
 
 /** What the compiler may rely on for one server. */

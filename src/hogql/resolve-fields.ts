@@ -110,7 +110,22 @@ export function inSource(
   const table = src.table!
   const def: FieldDef | undefined = lookupField(table, name, internal)
   if (!def) throw new HogQLError('unknown_field', `Unknown field '${name}' on '${src.name || table.name}'`, s)
-  const rest = chain.slice(1)
+  return readField(r, src, name, def, chain.slice(1), scope, s, internal, path)
+}
+
+/** What field `name` (schema definition `def`) of table source `src` reads, with `rest` after it. */
+function readField(
+  r: Resolution,
+  src: Source,
+  name: string,
+  def: FieldDef,
+  rest: string[],
+  scope: Scope,
+  s: Span,
+  internal: boolean,
+  path: (string | number)[],
+): Expr {
+  const table = src.table!
   switch (def.kind) {
     case 'column': {
       if (rest.length) throw new HogQLError('unknown_field', `'${name}' has no field '${rest.join('.')}'`, s)
@@ -154,6 +169,27 @@ export function inSource(
       if (rest.length === 1 && rest[0] === def.to) return schemaExpr(r, def.from, src, scope)
       const lazy = lazySource(r, src, name, def, scope, s)
       return inSource(r, lazy, rest, scope, s, internal, path)
+    }
+    case 'namespace': {
+      const inner = rest[0]
+      const sub = inner !== undefined && Object.hasOwn(def.fields, inner) ? def.fields[inner] : undefined
+      if (!sub) {
+        throw new HogQLError(
+          'unknown_field',
+          inner === undefined
+            ? `'${name}' groups fields; select one of them`
+            : `Unknown field '${name}.${inner}'`,
+          s,
+        )
+      }
+      return readField(r, src, inner!, sub, rest.slice(1), scope, s, internal, path)
+    }
+    case 'json': {
+      src.used.add(def.raw)
+      const raw: Expr = { k: 'col', src, column: def.raw, type: 'String' }
+      if (!rest.length) return raw
+      const segments = [...rest.slice(0, rest.length - path.length), ...path]
+      return jsonPath(r, raw, segments, s)
     }
   }
 }
@@ -278,6 +314,15 @@ function propertyPath(
       s,
     )
   }
+  src.used.add(def.keys)
+  src.used.add(def.values)
+  const stored: Expr = { k: 'prop', src, keys: def.keys, values: def.values, key, type: 'Nullable(String)' }
+  return jsonPath(r, stored, steps, s)
+}
+
+// JSON text read along `steps` (keys, and indexes from 1) and unquoted as PostHog prints property
+// paths: a string without its quotes, other values as JSON, missing or null as NULL.
+function jsonPath(r: Resolution, json: Expr, steps: (string | number)[], s: Span): Expr {
   if (steps.includes(0)) {
     throw new HogQLError(
       'bad_argument',
@@ -289,14 +334,11 @@ function propertyPath(
   if (!atLeast(parseVersion(caps.version), FEATURES.propertyPaths.since)) {
     throw new HogQLError('not_supported', needsRelease(FEATURES.propertyPaths, caps), s)
   }
-  src.used.add(def.keys)
-  src.used.add(def.values)
-  const stored: Expr = { k: 'prop', src, keys: def.keys, values: def.values, key, type: 'Nullable(String)' }
   const args = steps.map((p) => (typeof p === 'number' ? String(p) : escapeString(p))).join(', ')
   return {
     k: 'template',
     parts: ['replaceRegexpAll(nullIf(nullIf(JSONExtractRaw(', `, ${args}), ''), 'null'), '^"|"$', '')`],
-    args: [stored],
+    args: [json],
     type: 'Nullable(String)',
   }
 }

@@ -51,6 +51,7 @@ const PROPERTY_PATHS = [
   'properties.array_obj[1].id',
 ]
 const NEWER_FN = /needs ClickHouse 26\.1 or later; this query is compiled for ClickHouse 18\.16/
+const JSON_PATHS = /JSON paths into properties \(.*\) need ClickHouse 26\.1 or later/
 const WINDOWS = /window functions \(OVER \/ WINDOW\) need ClickHouse 21\.9 or later/
 
 // test_window_functions_simple / _with_window: five persons, three events each, ten minutes apart.
@@ -219,6 +220,21 @@ export const POSTHOG_QUERY_CASES: PostHogCase[] = [
     rows: [['tim@posthog.com', 2]],
   },
   {
+    test: 'test_select_person_on_events',
+    fixture: 'random',
+    hogql:
+      'SELECT poe.properties.sneaky_mail, count() FROM events s GROUP BY poe.properties.sneaky_mail LIMIT 10',
+    rows: [['tim@posthog.com', 2]],
+    newer: JSON_PATHS,
+  },
+  {
+    // poe.id: the person id the event was stamped with (PostHog's test_query_select_person_with_poe_without_joins)
+    test: 'test_query_select_person_with_poe_without_joins',
+    fixture: 'random',
+    hogql: 'SELECT event, poe.id FROM events LIMIT 10',
+    first: { 0: 'random event', 1: PERSON },
+  },
+  {
     test: 'test_query_select_person_with_joins_without_poe',
     fixture: 'random',
     hogql: 'SELECT event, timestamp, person.id, person.properties.sneaky_mail FROM events LIMIT 10',
@@ -326,7 +342,7 @@ export const POSTHOG_QUERY_CASES: PostHogCase[] = [
     fixture: 'extra',
     hogql: `SELECT ${PROPERTY_PATHS.join(',')} FROM events WHERE properties.string = '${RANDOM}'`,
     rows: [PROPERTY_PATHS.map(() => RANDOM)],
-    newer: /array indexes inside properties \(properties\.list\.1\) need ClickHouse 26\.1 or later/,
+    newer: JSON_PATHS,
   },
   {
     test: 'test_property_access_with_arrays_zero_index_error',

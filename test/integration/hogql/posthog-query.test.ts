@@ -47,6 +47,7 @@ beforeAll(async () => {
     personId: PERSON,
     timestamp: '2020-01-10 00:00:00',
     properties: { random_prop: "don't include", random_uuid: RANDOM, index },
+    personProperties: { sneaky_mail: 'tim@posthog.com', random_uuid: RANDOM },
   })
   await insertEvents(ch, [random(0), random(1)])
 })

@@ -200,4 +200,7 @@ export const PRINTER_CASES: PrinterCase[] = [
   { hogql: 'select toStartOfInterval(timestamp, interval 15 minute) from events', server: '26.7.2.1' },
   // JSON paths into a property (PostHog's test_property_access_with_arrays)
   { hogql: "select properties.list.1, properties.list[2]['id'] from events", server: '26.7.2.1' },
+  // events.poe: the person as stamped on the event
+  { hogql: 'select poe.id, poe.properties.email from events', server: '26.7.2.1' },
+  { hogql: 'select poe.id, count() from events group by poe.id' },
 ]
