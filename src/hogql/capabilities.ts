@@ -35,6 +35,19 @@ export const FEATURES = {
   joinedSubqueryAlias: { name: 'an alias on every joined subquery', since: '20.3' },
   /** `INTERSECT` and `EXCEPT` between SELECTs. */
   intersectExcept: { name: 'INTERSECT and EXCEPT', since: '21.8' },
+  /** `LIMIT n WITH TIES`: rows tied with the last one on the ORDER BY keys come along. */
+  limitWithTies: { name: 'queries with LIMIT ... WITH TIES', since: '20.1' },
+  /**
+   * JOIN ON conditions other than `left = right` equalities (`a.t < b.t`, OR): 18.16 hash joins
+   * take only key equalities. 26.1 is the tested boundary (the analyzer's join conditions), not
+   * the release that introduced them.
+   */
+  joinConditions: { name: 'JOIN conditions other than equalities of the two sides', since: '26.1' },
+  /** `properties.list.1`: JSON paths into a property (JSONExtractRaw; 26.1 is the tested boundary). */
+  propertyPaths: {
+    name: 'JSON paths into properties (properties.list.1, poe.properties.x)',
+    since: '26.1',
+  },
 } as const satisfies Record<string, Feature>
 
 /** What the compiler may rely on for one server. */
@@ -49,6 +62,10 @@ export interface Capabilities {
   joinedSubqueryNeedsAlias: boolean
   /** INTERSECT / EXCEPT print as written (they have no portable form). */
   intersectExcept: boolean
+  /** `LIMIT n WITH TIES` prints as written. */
+  limitWithTies: boolean
+  /** JOIN ON may hold any condition on the two sides, not only key equalities. */
+  joinConditions: boolean
 }
 
 /** The server's version string as numbers; [0] when it cannot be read. */
@@ -77,6 +94,8 @@ export function capabilitiesOf(version: string): Capabilities {
     accurateCastOrNull: atLeast(v, FEATURES.accurateCastOrNull.since),
     joinedSubqueryNeedsAlias: atLeast(v, FEATURES.joinedSubqueryAlias.since),
     intersectExcept: atLeast(v, FEATURES.intersectExcept.since),
+    limitWithTies: atLeast(v, FEATURES.limitWithTies.since),
+    joinConditions: atLeast(v, FEATURES.joinConditions.since),
   }
 }
 
@@ -90,6 +109,8 @@ export const PORTABLE: Capabilities = {
   accurateCastOrNull: false,
   joinedSubqueryNeedsAlias: true,
   intersectExcept: false,
+  limitWithTies: false,
+  joinConditions: false,
 }
 
 /**

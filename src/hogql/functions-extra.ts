@@ -195,6 +195,17 @@ export const EVERYWHERE_FUNCTIONS: Record<string, FnDef> = {
   sumKahan: agg('sumKahan', 1, 1, 'Float64'),
   sumWithOverflow: agg('sumWithOverflow', 1, 1, first),
   uniqUpTo: agg('uniqUpTo', 1, INF, 'UInt64', [1, 1]),
+  sumMap: agg('sumMap', 1, 2, 'Tuple(Array(Unknown), Array(Unknown))'),
+  // PostHog's own (posthog/hogql/functions/...): version text as an array of numbers that sorts
+  // as versions do; the first run of dot-separated digits counts, anything after it is ignored.
+  sortableSemVer: {
+    min: 1,
+    max: 1,
+    print: (a) =>
+      `arrayMap(x -> toInt64OrZero(x), splitByChar('.', extract(assumeNotNull(${a[0]}), '(\\\\d+(\\\\.\\\\d+)+)')))`,
+    ret: 'Array(Int64)',
+    ci: true,
+  },
 }
 
 /** Functions 18.16 lacks (each gets `since: NEWER_FUNCTIONS_SINCE`). */
@@ -258,6 +269,9 @@ export const NEWER_FUNCTIONS: Record<string, FnDef> = {
   kurtPop: agg('kurtPop', 1, 1, 'Float64'),
   kurtSamp: agg('kurtSamp', 1, 1, 'Float64'),
   entropy: agg('entropy', 1, 1, 'Float64'),
+  minMap: agg('minMap', 1, 2, 'Tuple(Array(Unknown), Array(Unknown))'),
+  maxMap: agg('maxMap', 1, 2, 'Tuple(Array(Unknown), Array(Unknown))'),
+  toStartOfInterval: n('toStartOfInterval', 2, 3, first),
   simpleLinearRegression: agg('simpleLinearRegression', 2, 2, 'Tuple(Float64, Float64)'),
 }
 

@@ -1,5 +1,5 @@
 import { escapeString } from './escape.ts'
-import { type FnDef, type FnPrinter, first, fixed, INF } from './function-defs.ts'
+import { type FnDef, type FnPrinter, first, fixed, INF, isStringType } from './function-defs.ts'
 
 // Allow-listed scalar functions: logic, conditionals, maths, strings, arrays and tuples.
 
@@ -109,7 +109,13 @@ export const SCALAR_FUNCTIONS: Record<string, FnDef> = {
   splitByChar: fixed('splitByChar', 2, 2, 'Array(String)'),
   splitByString: fixed('splitByString', 2, 2, 'Array(String)'),
   arrayStringConcat: fixed('arrayStringConcat', 1, 2, 'String'),
-  reverse: fixed('reverseUTF8', 1, 1, 'String'),
+  // reverse of text keeps UTF-8 characters whole; of an array it reverses the elements.
+  reverse: {
+    min: 1,
+    max: 1,
+    print: (a, _p, ctx) => `${isStringType(ctx.argTypes[0]) ? 'reverseUTF8' : 'reverse'}(${a[0]})`,
+    ret: (t) => (isStringType(t[0]) ? 'String' : (t[0] ?? 'Unknown')),
+  },
   extract: fixed('extract', 2, 2, 'String'),
   extractAll: fixed('extractAll', 2, 2, 'Array(String)'),
   // 18.16 has no trim functions; a regexp replacement does the same.

@@ -19,6 +19,11 @@ export interface CompileOptions {
   teamId: number
   // Values for `{name}` placeholders; printed as escaped literals.
   values?: Record<string, unknown>
+  /**
+   * What `{filters}` stands for: a HogQL condition on the events of the SELECT it appears in
+   * (PostHog's HogQLFilters, built by the query runner). Absent: `{filters}` is true.
+   */
+  filters?: string
   defaultLimit?: number
   maxLimit?: number
   // The project's time zone (IANA name); DateTime values are shown and truncated in it.
@@ -87,7 +92,7 @@ export function compileHogQLSync(query: string, opts: CompileOptions): CompiledQ
   const capabilities = opts.capabilities ?? PORTABLE
   const resolver = new Resolver(
     readyParser,
-    { teamId: opts.teamId, tz, values: opts.values ?? {}, capabilities },
+    { teamId: opts.teamId, tz, values: opts.values ?? {}, filters: opts.filters, capabilities },
     query,
   )
   const q = resolver.query(ast)

@@ -55,6 +55,8 @@ export interface Source {
   // Lazy joins hang off a parent source.
   parent?: Source
   lazyField?: string
+  // Arguments of a table function (numbers), printed into its derived relation's SQL.
+  args?: Expr[]
   // Columns the query reads from this source (physical columns for tables, output names for queries).
   used: Set<string>
   // Set by the printer.
@@ -89,6 +91,8 @@ export interface Select {
   having?: Expr
   orderBy?: OrderItem[]
   limit?: number
+  /** `LIMIT n WITH TIES` (servers that have it) */
+  withTies?: boolean
   offset?: number
   limitBy?: { n: number; offset?: number; exprs: Expr[] }
   /** `WINDOW name AS (...)` definitions, for servers with window functions. */

@@ -82,7 +82,10 @@ export function relation(p: PrintContext, src: Source, marked = false, pushed: E
   const inside = pushed.map((e) => p.expr(e, BARE))
   if (rel.kind === 'derived') {
     const list = [...cols.map(quoteIdentifier), ...marker]
-    return `(SELECT ${list.join(', ') || '1'} FROM (${rel.sql(team)}) AS ${quoteIdentifier('_d')}) AS ${alias}`
+    return `(SELECT ${list.join(', ') || '1'} FROM (${rel.sql(
+      team,
+      (src.args ?? []).map((e) => p.expr(e, BARE)),
+    )}) AS ${quoteIdentifier('_d')}) AS ${alias}`
   }
   if (rel.kind === 'physical') {
     const list = [...cols.map(quoteIdentifier), ...marker]

@@ -157,8 +157,9 @@ export class Printer implements PrintContext {
       const off = s.limitBy.offset ? `${s.limitBy.offset}, ` : ''
       sql += ` LIMIT ${off}${s.limitBy.n} BY ${s.limitBy.exprs.map((e) => this.expr(e, level)).join(', ')}`
     }
-    if (s.limit !== undefined) sql += ` LIMIT ${s.offset ? `${s.offset}, ` : ''}${s.limit}`
-    else if (s.offset) sql += ` LIMIT ${s.offset}, 18446744073709551615`
+    if (s.limit !== undefined) {
+      sql += ` LIMIT ${s.offset ? `${s.offset}, ` : ''}${s.limit}${s.withTies ? ' WITH TIES' : ''}`
+    } else if (s.offset) sql += ` LIMIT ${s.offset}, 18446744073709551615`
     return sql
   }
 }

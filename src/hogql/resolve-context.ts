@@ -14,6 +14,8 @@ export interface ResolveOptions {
   teamId: number
   tz: string
   values: Record<string, unknown>
+  /** The HogQL condition `{filters}` stands for; absent: true. */
+  filters?: string
   /** event property → materialized column of `events` */
   materialized?: ReadonlyMap<string, string>
   /** What the target server runs; constructs it lacks are refused. */
@@ -25,6 +27,8 @@ export interface AliasSlot {
   node: Node
   item: SelectItem
   state: 'pending' | 'resolving' | 'done'
+  /** An alias inside an expression: a use repeats the expression instead of naming an item. */
+  inline?: boolean
 }
 
 /** A CTE and the CTEs visible where it was defined (it may use earlier ones, never itself). */

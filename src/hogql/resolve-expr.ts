@@ -10,11 +10,14 @@ import {
   lookupFunction,
   withTimeZone,
 } from './functions.ts'
+import { hasAggregate } from './analysis.ts'
 import { atLeast, parseVersion } from './capabilities.ts'
 import { type Expr, outputItems } from './ir.ts'
 import { maybeNull } from './nulls.ts'
 import type { Resolution, Scope } from './resolve-context.ts'
+import { access, tupleAccess } from './resolve-access.ts'
 import { resolveWindowFunction } from './resolve-windows.ts'
+import { parseExpr } from './parse.ts'
 
 // Expressions: every AST expression node becomes an IR expression with a (best effort) ClickHouse
 // type; functions are checked against the allow-list and their arity here.
@@ -71,7 +74,7 @@ export function resolveExpr(r: Resolution, node: Node, scope: Scope): Expr {
       // An alias inside an expression: HogQL allows it; we keep the expression, the name is local.
       return r.expr(node.expr, scope)
     case 'Placeholder':
-      return placeholder(r, node)
+      return placeholder(r, node, scope)
     case 'ArithmeticOperation': {
       const op = NUMERIC_OPS[node.op as string]
       if (!op) throw new HogQLError('not_supported', `Unsupported operator ${node.op}`, span(node))
@@ -171,20 +174,31 @@ function field(r: Resolution, node: FieldNode, scope: Scope): Expr {
   const chain = node.chain.map(String)
   const s = span(node)
   if (chain.includes('*')) throw new HogQLError('syntax_error', '* is only allowed in the select list', s)
+  const tuple = tupleAccess(r, chain, scope, s)
+  if (tuple) return tuple
   const found = r.tryField(chain, scope, s, [])
   if (found) return found
   throw new HogQLError('unknown_field', `Unknown field '${chain.join('.')}'`, s)
 }
 
-function placeholder(r: Resolution, node: Node): Expr {
+function placeholder(r: Resolution, node: Node, scope: Scope): Expr {
   const chain = node.expr?.node === 'Field' ? (node.expr as FieldNode).chain : undefined
   if (chain?.length !== 1) {
     throw new HogQLError('not_supported', 'Placeholders must be a single name, e.g. {name}', span(node))
   }
   const name = String(chain[0])
-  // PostHog's {filters} with no filters given is true (it adds nothing to the query).
-  if (name === 'filters' && !Object.hasOwn(r.opts.values, name))
-    return { k: 'const', value: true, type: 'UInt8' }
+  // PostHog's {filters}: the given filters' condition on this SELECT's events, true without filters.
+  if (name === 'filters' && !Object.hasOwn(r.opts.values, name)) {
+    if (!scope.select.sources.some((src) => !src.parent && src.table?.name === 'events')) {
+      throw new HogQLError(
+        'not_supported',
+        "Cannot use the 'filters' placeholder in a SELECT that does not select from the events table",
+        span(node),
+      )
+    }
+    if (r.opts.filters === undefined) return { k: 'const', value: true, type: 'UInt8' }
+    return r.expr(parseExpr(r.parser, r.opts.filters), scope)
+  }
   if (!Object.hasOwn(r.opts.values, name)) {
     throw new HogQLError('missing_placeholder', `No value given for placeholder {${name}}`, span(node))
   }
@@ -247,6 +261,13 @@ function call(r: Resolution, node: Node, scope: Scope): Expr {
     fn = lookupFunction(fnName)!
   }
   if (fnName === 'arrayReduce') checkReducer(args[0], s)
+  if (fn.agg && args.some(hasAggregate)) {
+    throw new HogQLError(
+      'not_supported',
+      `An aggregation cannot be nested inside the aggregation '${name}'; aggregate in a subquery first`,
+      s,
+    )
+  }
   if (node.filter_expr) {
     const base = fnName.toLowerCase() === 'count' ? 'count' : fnName
     const withIf = lookupFunction(`${base}If`)
@@ -300,56 +321,6 @@ function concatArg(a: Expr): Expr {
   if (!maybeNull(a))
     return isStringType(a.type) ? a : { k: 'template', parts: ['toString(', ')'], args: [a], type: 'String' }
   return { k: 'template', parts: ['ifNull(toString(', "), '')"], args: [a], type: 'String' }
-}
-
-function access(r: Resolution, node: Node, scope: Scope): Expr {
-  // properties.a['b'].c and friends: gather the whole path first so it becomes one exact key.
-  const chain = accessChain(node)
-  if (chain) {
-    const found = r.tryField(chain.base, scope, span(node), chain.path)
-    if (found) return found
-  }
-  if (node.node === 'ArrayAccess') {
-    const arr = r.expr(node.array, scope)
-    const idx = r.expr(node.property, scope)
-    const fn = lookupFunction('arrayElement')!
-    const type = /^Array\((.*)\)$/.exec(arr.type)?.[1] ?? 'Unknown'
-    return { k: 'call', fn, name: 'arrayElement', args: [arr, idx], type, span: span(node) }
-  }
-  const tuple = r.expr(node.tuple, scope)
-  const fn = lookupFunction('tupleElement')!
-  return {
-    k: 'call',
-    fn,
-    name: 'tupleElement',
-    args: [tuple, { k: 'const', value: node.index as number, type: 'UInt64' }],
-    type: 'Unknown',
-    span: span(node),
-  }
-}
-
-interface AccessChain {
-  base: string[]
-  path: (string | number)[]
-}
-
-function accessChain(node: Node): AccessChain | undefined {
-  const path: (string | number)[] = []
-  let cur: Node = node
-  while (cur.node === 'ArrayAccess' || cur.node === 'TupleAccess') {
-    if (cur.node === 'TupleAccess') {
-      path.unshift(cur.index as number)
-      cur = cur.tuple
-    } else {
-      const p = cur.property as Node
-      if (p.node !== 'Constant' || (typeof p.value !== 'string' && typeof p.value !== 'number'))
-        return undefined
-      path.unshift(p.value)
-      cur = cur.array
-    }
-  }
-  if (cur.node !== 'Field') return undefined
-  return { base: (cur as FieldNode).chain.map(String), path }
 }
 
 function arithmeticType(op: string, l: string, r: string): string {

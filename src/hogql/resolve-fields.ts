@@ -1,6 +1,8 @@
 import type { FieldNode, Node } from './ast.ts'
 import { coerceCompare } from './coerce.ts'
+import { atLeast, FEATURES, needsRelease, parseVersion } from './capabilities.ts'
 import { HogQLError, type Span } from './errors.ts'
+import { escapeString } from './escape.ts'
 import { withTimeZone } from './functions.ts'
 import { descendsFrom, type Expr, outputItems, type SelectItem, type Source } from './ir.ts'
 import { parseExpr } from './parse.ts'
@@ -37,7 +39,15 @@ export function tryField(
   if (chain.length === 1) {
     if (scope.arrayJoinAliases.has(head)) return plain({ k: 'ident', name: head, type: 'Unknown' })
     const slot = scope.aliases.get(head)
-    if (slot && slot.state !== 'resolving') {
+    if (slot?.inline && slot.state !== 'resolving') {
+      slot.state = 'resolving'
+      try {
+        return plain(r.expr(slot.node, scope))
+      } finally {
+        slot.state = 'pending'
+      }
+    }
+    if (slot && !slot.inline && slot.state !== 'resolving') {
       r.resolveAlias(slot, scope)
       return plain({ k: 'item', item: slot.item, type: slot.item.expr.type })
     }
@@ -100,7 +110,22 @@ export function inSource(
   const table = src.table!
   const def: FieldDef | undefined = lookupField(table, name, internal)
   if (!def) throw new HogQLError('unknown_field', `Unknown field '${name}' on '${src.name || table.name}'`, s)
-  const rest = chain.slice(1)
+  return readField(r, src, name, def, chain.slice(1), scope, s, internal, path)
+}
+
+/** What field `name` (schema definition `def`) of table source `src` reads, with `rest` after it. */
+function readField(
+  r: Resolution,
+  src: Source,
+  name: string,
+  def: FieldDef,
+  rest: string[],
+  scope: Scope,
+  s: Span,
+  internal: boolean,
+  path: (string | number)[],
+): Expr {
+  const table = src.table!
   switch (def.kind) {
     case 'column': {
       if (rest.length) throw new HogQLError('unknown_field', `'${name}' has no field '${rest.join('.')}'`, s)
@@ -114,9 +139,7 @@ export function inSource(
         src.used.add(def.raw)
         return { k: 'col', src, column: def.raw, type: 'String' }
       }
-      if (path.some((p) => typeof p === 'number')) {
-        throw new HogQLError('not_supported', 'Array indexes inside properties are not supported', s)
-      }
+      if (path.some((p) => typeof p === 'number')) return propertyPath(r, src, def, rest, path, s)
       const materialized =
         table.name === 'events' && rest.length === 1 ? r.opts.materialized?.get(String(rest[0])) : undefined
       if (materialized) {
@@ -146,6 +169,27 @@ export function inSource(
       if (rest.length === 1 && rest[0] === def.to) return schemaExpr(r, def.from, src, scope)
       const lazy = lazySource(r, src, name, def, scope, s)
       return inSource(r, lazy, rest, scope, s, internal, path)
+    }
+    case 'namespace': {
+      const inner = rest[0]
+      const sub = inner !== undefined && Object.hasOwn(def.fields, inner) ? def.fields[inner] : undefined
+      if (!sub) {
+        throw new HogQLError(
+          'unknown_field',
+          inner === undefined
+            ? `'${name}' groups fields; select one of them`
+            : `Unknown field '${name}.${inner}'`,
+          s,
+        )
+      }
+      return readField(r, src, inner!, sub, rest.slice(1), scope, s, internal, path)
+    }
+    case 'json': {
+      src.used.add(def.raw)
+      const raw: Expr = { k: 'col', src, column: def.raw, type: 'String' }
+      if (!rest.length) return raw
+      const segments = [...rest.slice(0, rest.length - path.length), ...path]
+      return jsonPath(r, raw, segments, s)
     }
   }
 }
@@ -248,4 +292,53 @@ export function using(r: Resolution, expr: Node, right: Source, scope: Scope): E
     return coerceCompare('=', l, rr, r.opts.tz)
   })
   return parts.length === 1 ? parts[0]! : { k: 'and', items: parts, type: 'UInt8' }
+}
+
+// `properties.list.1.id`, `properties.list[1]['id']`: the top-level property's stored JSON, read
+// along the rest of the path with JSONExtractRaw (indexes count from 1) and unquoted as PostHog
+// prints property paths. 18.16 has no JSON path functions.
+function propertyPath(
+  r: Resolution,
+  src: Source,
+  def: Extract<FieldDef, { kind: 'properties' }>,
+  rest: string[],
+  path: (string | number)[],
+  s: Span,
+): Expr {
+  const segments = [...rest.slice(0, rest.length - path.length), ...path]
+  const [key, ...steps] = segments
+  if (typeof key !== 'string') {
+    throw new HogQLError(
+      'not_supported',
+      'A property path starts with the property name, e.g. properties.list.1',
+      s,
+    )
+  }
+  src.used.add(def.keys)
+  src.used.add(def.values)
+  const stored: Expr = { k: 'prop', src, keys: def.keys, values: def.values, key, type: 'Nullable(String)' }
+  return jsonPath(r, stored, steps, s)
+}
+
+// JSON text read along `steps` (keys, and indexes from 1) and unquoted as PostHog prints property
+// paths: a string without its quotes, other values as JSON, missing or null as NULL.
+function jsonPath(r: Resolution, json: Expr, steps: (string | number)[], s: Span): Expr {
+  if (steps.includes(0)) {
+    throw new HogQLError(
+      'bad_argument',
+      'SQL indexes start from one, not from zero, e.g. properties.list.1',
+      s,
+    )
+  }
+  const caps = r.opts.capabilities
+  if (!atLeast(parseVersion(caps.version), FEATURES.propertyPaths.since)) {
+    throw new HogQLError('not_supported', needsRelease(FEATURES.propertyPaths, caps), s)
+  }
+  const args = steps.map((p) => (typeof p === 'number' ? String(p) : escapeString(p))).join(', ')
+  return {
+    k: 'template',
+    parts: ['replaceRegexpAll(nullIf(nullIf(JSONExtractRaw(', `, ${args}), ''), 'null'), '^"|"$', '')`],
+    args: [json],
+    type: 'Nullable(String)',
+  }
 }

@@ -1,5 +1,6 @@
 import { type FieldNode, type JoinExprNode, type Node, span } from './ast.ts'
-import { sourcesOf } from './analysis.ts'
+import { isConstant, sourcesOf } from './analysis.ts'
+import { FEATURES, needsRelease } from './capabilities.ts'
 import { HogQLError, type Span } from './errors.ts'
 import { descendsFrom, type Expr, type Query, type Select, type Source } from './ir.ts'
 import type { Resolution, Scope } from './resolve-context.ts'
@@ -45,7 +46,7 @@ export function resolveJoins(r: Resolution, first: JoinExprNode, scope: Scope): 
         if (!c) throw new HogQLError('syntax_error', 'JOIN needs an ON or USING condition', span(join))
         const on = c.constraint_type === 'USING' ? using(r, c.expr, source, scope) : r.expr(c.expr, scope)
         source.on = joinKeys(on)
-        checkEquiJoin(source, scope.select, c.expr)
+        if (!r.opts.capabilities.joinConditions) checkEquiJoin(source, scope.select, c.expr, r)
       }
     }
     join = join.next_join
@@ -99,27 +100,48 @@ function sourceOf(r: Resolution, join: JoinExprNode, scope: Scope): Source {
 const MAX_NUMBERS = 10_000_000
 
 // numbers(n) / numbers(offset, n), the table function PostHog allows: a derived relation of
-// constants (no project data, so no guard to apply).
+// constants (no project data, so no guard to apply). Whole-number literals are checked here;
+// other constant expressions (`numbers(2 + 2)`, `numbers(dateDiff(...))`) are computed by the
+// server, which refuses a count over the bound (throwIf: a 400 for the value, never more rows).
 function numbersSource(r: Resolution, join: JoinExprNode, scope: Scope, s: Span): Source {
   const args = (join.table_args as Node[]).map((a) => r.expr(a, scope))
-  const ints = args.map((a) =>
-    a.k === 'const' && typeof a.value === 'number' && Number.isInteger(a.value) && a.value >= 0
-      ? a.value
-      : -1,
-  )
-  if (!ints.length || ints.length > 2 || ints.includes(-1)) {
-    throw new HogQLError('bad_argument', 'numbers() takes one or two non-negative whole numbers', s)
+  if (!args.length || args.length > 2) {
+    throw new HogQLError(
+      'bad_argument',
+      'numbers() takes one or two arguments: numbers(n) or numbers(offset, n)',
+      s,
+    )
   }
-  const [offset, count] = ints.length === 2 ? ints : [0, ints[0]!]
-  if (count! > MAX_NUMBERS) {
-    throw new HogQLError('bad_argument', `numbers() returns at most ${MAX_NUMBERS} rows`, s)
+  if (!args.every(isConstant)) {
+    throw new HogQLError('bad_argument', 'numbers() takes constant arguments (no columns or subqueries)', s)
+  }
+  const literal = (a: Expr) =>
+    a.k === 'const' && typeof a.value === 'number' && Number.isInteger(a.value) ? a.value : undefined
+  const ints = args.map(literal)
+  let sql: (teamId: number, printed: string[]) => string
+  if (ints.every((n) => n !== undefined)) {
+    if (ints.some((n) => n < 0)) {
+      throw new HogQLError('bad_argument', 'numbers() takes non-negative whole numbers', s)
+    }
+    const [offset, count] = ints.length === 2 ? ints : [0, ints[0]!]
+    if (count! > MAX_NUMBERS) {
+      throw new HogQLError('bad_argument', `numbers() returns at most ${MAX_NUMBERS} rows`, s)
+    }
+    sql = () => `SELECT number FROM system.numbers LIMIT ${count} OFFSET ${offset}`
+  } else {
+    // 18.16 takes only an unsigned count in numbers(); a negative one becomes huge and is refused.
+    sql = (_team, printed) => {
+      const [offset, count] =
+        printed.length === 2 ? printed.map((p) => `toUInt64(${p})`) : ['0', `toUInt64(${printed[0]})`]
+      return (
+        `SELECT n AS number FROM (SELECT plus(number, ${offset}) AS n FROM numbers(least(${count}, ${MAX_NUMBERS}))` +
+        ` WHERE throwIf(${count} > ${MAX_NUMBERS}) = 0)`
+      )
+    }
   }
   const table: TableDef = {
     name: 'numbers',
-    relation: {
-      kind: 'derived',
-      sql: () => `SELECT number FROM system.numbers LIMIT ${count} OFFSET ${offset}`,
-    },
+    relation: { kind: 'derived', sql },
     fields: { number: { kind: 'column', column: 'number', type: 'UInt64' } },
     asterisk: ['number'],
   }
@@ -128,6 +150,7 @@ function numbersSource(r: Resolution, join: JoinExprNode, scope: Scope, s: Span)
     name: join.alias ?? 'numbers',
     kind: 'table',
     table,
+    args,
     used: new Set(),
     span: s,
   }
@@ -181,7 +204,7 @@ function normalizeJoinType(raw: string, node: Node): string {
 
 // 18.16 evaluates JOIN ON as hash-join keys: each condition must be `left side = right side`.
 // Anything else reads garbage or crashes the server there, so it is refused here.
-function checkEquiJoin(right: Source, select: Select, node: Node): void {
+function checkEquiJoin(right: Source, select: Select, node: Node, r: Resolution): void {
   const conds = right.on!.k === 'and' ? right.on!.items : [right.on!]
   const rightSet = new Set<Source>()
   for (const s of select.sources) if (s === right || descendsFrom(s, right)) rightSet.add(s)
@@ -198,7 +221,8 @@ function checkEquiJoin(right: Source, select: Select, node: Node): void {
     if (!l || !rr || l === rr) {
       throw new HogQLError(
         'not_supported',
-        'JOIN conditions must be equalities between a column of the left side and one of the right side',
+        'JOIN conditions must be equalities between a column of the left side and one of the right side ' +
+          `on this server (${needsRelease(FEATURES.joinConditions, r.opts.capabilities)})`,
         span(node),
       )
     }

@@ -118,8 +118,13 @@ export class Resolver implements Resolution {
     if (node.qualify) throw new HogQLError('not_supported', 'QUALIFY is not supported', span(node))
     const windowNodes = Object.entries(node.window_exprs ?? {})
     if (windowNodes.length) requireWindows(this, node)
-    if (node.limit_with_ties)
-      throw new HogQLError('not_supported', 'LIMIT ... WITH TIES is not supported', span(node))
+    if (node.limit_with_ties && !this.opts.capabilities.limitWithTies) {
+      throw new HogQLError(
+        'not_supported',
+        needsRelease(FEATURES.limitWithTies, this.opts.capabilities),
+        span(node),
+      )
+    }
 
     const ctes = new Map(outerCtes)
     for (const cte of node.ctes ?? []) {
@@ -163,6 +168,17 @@ export class Resolver implements Resolution {
         slots.push(slot)
       } else {
         slots.push(itemNode)
+      }
+    }
+    // Aliases inside expressions (`arrayZip((sumMap(a, b) AS x).1, x.2)`) are visible too; a use
+    // repeats the expression (ClickHouse computes it once).
+    for (const itemNode of node.select) {
+      const top = itemNode.node === 'Alias' ? itemNode.expr : itemNode
+      for (const inner of nestedAliases(top)) {
+        const name = inner.alias as string
+        if (scope.aliases.has(name)) continue
+        const item = { name, expr: { k: 'const', value: null, type: 'Unknown' } as const }
+        scope.aliases.set(name, { node: inner.expr, item, state: 'pending', inline: true })
       }
     }
     // ARRAY JOIN after the aliases are registered: it may unroll a select item (`ARRAY JOIN a AS x`).
@@ -215,6 +231,7 @@ export class Resolver implements Resolution {
       }))
     }
     if (node.limit) select.limit = constInt(this, node.limit, scope, 'LIMIT')
+    if (node.limit_with_ties) select.withTies = true
     if (node.offset) select.offset = constInt(this, node.offset, scope, 'OFFSET')
     if (node.limit_by) {
       select.limitBy = {
@@ -249,4 +266,17 @@ function outputWidth(q: Query): number {
 
 function isSlot(x: AliasSlot | Node): x is AliasSlot {
   return 'state' in x && 'item' in x
+}
+
+// Alias nodes inside an expression, not descending into subqueries or lambdas (their own scopes).
+function nestedAliases(node: Node, out: Node[] = []): Node[] {
+  if (node.node === 'SelectQuery' || node.node === 'SelectSetQuery' || node.node === 'Lambda') return out
+  if (node.node === 'Alias') out.push(node)
+  for (const v of Object.values(node)) {
+    for (const child of Array.isArray(v) ? v : [v]) {
+      if (child && typeof child === 'object' && typeof (child as Node).node === 'string')
+        nestedAliases(child as Node, out)
+    }
+  }
+  return out
 }

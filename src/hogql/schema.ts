@@ -14,7 +14,8 @@ export type RelationDef =
   | { kind: 'latest'; table: string; key: string[]; version: string; deleted?: string }
   // Rows computed by Burrow's own SQL for one project (every table it reads guarded, ending with the
   // guard's LIMIT barrier), e.g. flag usage aggregated from events.
-  | { kind: 'derived'; sql: (teamId: number) => string }
+  // `printed` are the source's table-function arguments as printed SQL (constants only).
+  | { kind: 'derived'; sql: (teamId: number, printed: string[]) => string }
 
 /** What a field of a virtual table reads. */
 export type FieldDef =
@@ -28,6 +29,10 @@ export type FieldDef =
   // A lazy join: `person.x` on events joins persons only when used. `from` is a HogQL expression
   // on this table, `to` a field of the joined table; they must be equal.
   | { kind: 'join'; table: string; from: string; to: string }
+  // Fields of the same row grouped under one name (PostHog's events.poe: poe.id, poe.properties.x).
+  | { kind: 'namespace'; fields: Record<string, FieldDef> }
+  // A property bag kept only as JSON text: read along a path with JSONExtractRaw (servers from 26.1).
+  | { kind: 'json'; raw: string }
 
 /** One virtual table: its relation, its fields and what `*` shows. */
 export interface TableDef {
@@ -69,6 +74,18 @@ export const TABLES: Record<string, TableDef> = {
         type: 'UUID',
       },
       person: { kind: 'join', table: 'persons', from: 'person_id', to: 'id' },
+      // PostHog's events.pdi: the distinct id's current row (its person_id is the newest
+      // assignment, which can differ from the id the event was stamped with).
+      pdi: { kind: 'join', table: 'person_distinct_ids', from: 'distinct_id', to: 'distinct_id' },
+      // PostHog's events.poe ("person on events"): the person as the event was stamped with it,
+      // its id before any later merge and its properties as they were when the event arrived.
+      poe: {
+        kind: 'namespace',
+        fields: {
+          id: { kind: 'column', column: 'person_id', type: 'UUID' },
+          properties: { kind: 'json', raw: 'person_properties' },
+        },
+      },
     },
     hidden: {
       __stamped_person_id: { kind: 'column', column: 'person_id', type: 'UUID' },

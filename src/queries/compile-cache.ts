@@ -38,6 +38,7 @@ function keyOf(query: string, opts: CompileOptions): string {
     opts.teamId,
     opts.timezone ?? 'UTC',
     opts.values ?? null,
+    opts.filters ?? null,
     opts.capabilities ?? null,
     opts.defaultLimit ?? null,
     opts.maxLimit ?? null,

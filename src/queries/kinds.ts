@@ -2,6 +2,7 @@ import type { Project } from '../accounts/documents.ts'
 import { ValidationError } from '../http/errors.ts'
 import type { Capabilities, CompiledQuery } from '../hogql/index.ts'
 import { compileHogQLCached } from './compile-cache.ts'
+import { filtersCondition } from './hogql-filters.ts'
 import { HogQLQuerySchema } from './schema.ts'
 
 /**
@@ -25,9 +26,17 @@ export interface QueryKind {
 const hogql: QueryKind = {
   async compile(raw, project, server) {
     const q = HogQLQuerySchema.parse(raw)
+    const filters = filtersCondition(q.filters, project.timezone)
+    if (filters !== undefined && q.values && Object.hasOwn(q.values, 'filters')) {
+      throw new ValidationError(
+        "The query gives 'filters' both as a placeholder value and as filters; give one of them",
+        'filters',
+      )
+    }
     return compileHogQLCached(q.query, {
       teamId: project.id,
       values: q.values,
+      filters,
       timezone: project.timezone,
       capabilities: server,
     })

@@ -36,6 +36,8 @@ export interface EventRow {
   personId: string
   timestamp: string
   properties?: Record<string, unknown>
+  /** the person's properties as stamped on the event (PostHog's events.poe) */
+  personProperties?: Record<string, unknown>
   groups?: string[]
   sessionId?: string
 }
@@ -61,7 +63,7 @@ export async function insertEvents(ch: ClickHouseClient, rows: EventRow[]): Prom
         properties: JSON.stringify(r.properties ?? {}),
         prop_keys: keys,
         prop_values: values,
-        person_properties: '',
+        person_properties: r.personProperties ? JSON.stringify(r.personProperties) : '',
         elements_chain: '',
         session_id: r.sessionId ?? '',
         $group_0: g[0] ?? '',

@@ -31,9 +31,13 @@ describe('capabilities', () => {
       accurateCastOrNull: true,
       joinedSubqueryNeedsAlias: true,
       intersectExcept: true,
+      limitWithTies: true,
+      joinConditions: true,
     })
     expect(capabilitiesOf('21.3.1').windowFunctions).toBe(false)
     expect(capabilitiesOf('21.7.1').intersectExcept).toBe(false)
+    expect(capabilitiesOf('19.17.1').limitWithTies).toBe(false)
+    expect(capabilitiesOf('25.8.1').joinConditions).toBe(false)
   })
 
   it('sends only the guard settings the server knows', () => {

@@ -7,6 +7,8 @@ export interface PrinterCase {
   hogql: string
   timezone?: string
   values?: Record<string, unknown>
+  /** What `{filters}` stands for (the query runner builds it from HogQLQuery filters). */
+  filters?: string
   /** Compiled for a server with this version (default: portable, what every supported server runs). */
   server?: string
 }
@@ -169,4 +171,36 @@ export const PRINTER_CASES: PrinterCase[] = [
   { hogql: 'select event from events intersect select event from events', server: '26.7.2.1' },
   { hogql: "trim(LEADING 'x' FROM event), now('Asia/Tokyo') from events".replace(/^/, 'select ') },
   { hogql: "select event as t, x from events array join [t, 'z'] as x" },
+  // numbers() of constant expressions, checked by the server
+  { hogql: 'select number from numbers(2 + 2)' },
+  { hogql: 'select number from numbers(1, 2 + 1)' },
+  // PostHog's sortableSemVer; reverse of an array; sumMap and tuple access through nested aliases
+  { hogql: "select sortableSemVer('1.2.3'), reverse([1, 2]), reverse('ab')" },
+  {
+    hogql:
+      'select (sumMap(g.1, g.2) as x).1, x.2 from (select groupArray((number, number)) as g from numbers(3))',
+  },
+  // events.pdi: the distinct id's person_distinct_ids row
+  { hogql: 'select event, pdi.distinct_id, pdi.person_id, pdi.person.properties.email from events' },
+  // {filters} with filters given
+  {
+    hogql: 'select event from events e where {filters}',
+    filters: "(properties['plan'] = 'pro') AND (timestamp >= '2020-01-01 00:00:00')",
+  },
+  // constructs newer servers run: WITH TIES, non-equality join conditions, toStartOfInterval
+  {
+    hogql: 'select number from numbers(10) order by intDiv(number, 3) limit 2 with ties',
+    server: '26.7.2.1',
+  },
+  {
+    hogql:
+      'select e1.event, e2.event from events e1 join events e2 on e1.distinct_id = e2.distinct_id and e1.timestamp < e2.timestamp',
+    server: '26.7.2.1',
+  },
+  { hogql: 'select toStartOfInterval(timestamp, interval 15 minute) from events', server: '26.7.2.1' },
+  // JSON paths into a property (PostHog's test_property_access_with_arrays)
+  { hogql: "select properties.list.1, properties.list[2]['id'] from events", server: '26.7.2.1' },
+  // events.poe: the person as stamped on the event
+  { hogql: 'select poe.id, poe.properties.email from events', server: '26.7.2.1' },
+  { hogql: 'select poe.id, count() from events group by poe.id' },
 ]

@@ -10,11 +10,13 @@ export async function snapshotEntry(c: PrinterCase, n: number): Promise<string> 
     teamId: SNAPSHOT_TEAM,
     timezone: c.timezone,
     values: c.values,
+    filters: c.filters,
     capabilities: c.server ? capabilitiesOf(c.server) : undefined,
   })
   const head = [`-- [${n}] ${c.hogql.replace(/\s+/g, ' ')}`]
   if (c.timezone) head.push(`-- timezone: ${c.timezone}`)
   if (c.values) head.push(`-- values: ${JSON.stringify(c.values)}`)
+  if (c.filters) head.push(`-- filters: ${c.filters}`)
   if (c.server) head.push(`-- server: ${c.server}`)
   return `${head.join('\n')}\n${clickhouse};\n`
 }
