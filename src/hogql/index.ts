@@ -40,7 +40,7 @@ export interface CompiledQuery {
   // suffix when it would shadow a column on 18.16): read results by position.
   columns: string[]
   types: string[]
-  /** the LIMIT applied to the outermost query (default or capped) */
+  /** the LIMIT applied to the outermost SELECT (default or capped); none for a UNION and the like */
   limit?: number
 }
 
@@ -59,14 +59,19 @@ function checkTimezone(tz: string): string {
   return tz
 }
 
-function applyLimit(q: Query, opts: CompileOptions): number {
+// The default LIMIT goes on the statement's SELECT, or on each SELECT of a UNION / INTERSECT /
+// EXCEPT, as PostHog does (`test_hogql_union_all_limits`: two branches of 80 rows give 160); a
+// LIMIT written in the statement is capped at the maximum.
+function applyLimit(q: Query, opts: CompileOptions): number | undefined {
   const max = opts.maxLimit ?? MAX_LIMIT
   const fallback = Math.min(opts.defaultLimit ?? DEFAULT_LIMIT, max)
   if (q.k === 'select') {
     q.limit = q.limit === undefined ? fallback : Math.min(q.limit, max)
     return q.limit
   }
-  return fallback
+  for (const branch of q.queries) applyLimit(branch, opts)
+  // no single LIMIT bounds the result (so no hasMore either)
+  return undefined
 }
 
 // Warm the WebAssembly parser so compileHogQLSync can be used (e.g. at server start).
@@ -98,9 +103,7 @@ export function compileHogQLSync(query: string, opts: CompileOptions): CompiledQ
   const q = resolver.query(ast)
   const limit = applyLimit(q, opts)
   const printer = new Printer({ teamId: opts.teamId, tz, capabilities })
-  let clickhouse = printer.query(q, true)
-  // A union's LIMIT clauses belong to its branches; the cap goes around the whole union.
-  if (q.k === 'set') clickhouse = `SELECT * FROM (${clickhouse}) LIMIT ${limit}`
+  const clickhouse = printer.query(q, true)
   const columns = outputItems(q)
     .filter((i) => !i.hidden)
     .map((i) => i.name)

@@ -245,9 +245,13 @@ describe('smaller differences from PostHog', () => {
     expect(await run('select count() from events where {filters}')).toEqual([[3]])
   })
 
-  it('applies the default limit to a whole UNION ALL', async () => {
+  it('applies the default limit to each branch of a UNION ALL, as PostHog (test_hogql_union_all_limits)', async () => {
     const rows = await run('select number from numbers(80) union all select number from numbers(80)')
-    expect(rows).toHaveLength(100)
+    expect(rows).toHaveLength(160)
+    const capped = await run('select number from numbers(150) union all select number from numbers(30)')
+    expect(capped).toHaveLength(130)
+    // a LIMIT written on a branch is that branch's
+    expect(await run('select number from numbers(150) limit 120 union all select 1')).toHaveLength(121)
   })
 
   it.each([

@@ -109,8 +109,9 @@ describe('names and output', () => {
     expect((await compile('select 1 limit 90000')).clickhouse).toMatch(/LIMIT 50000$/)
     expect((await compile('select 1 limit 90', { maxLimit: 10 })).clickhouse).toMatch(/LIMIT 10$/)
     expect((await compile('select 1', { defaultLimit: 5 })).clickhouse).toMatch(/LIMIT 5$/)
+    // PostHog's test_hogql_union_all_limits: each branch gets the default
     expect((await compile('select 1 union all select 2')).clickhouse).toMatch(
-      /^SELECT \* FROM \(.*\) LIMIT 100$/,
+      /^SELECT \* FROM \(SELECT 1 AS `_c0` LIMIT 100\) UNION ALL SELECT \* FROM \(SELECT 2 AS `_c0` LIMIT 100\)$/,
     )
     expect((await error('select 1 limit now()')).code).toBe('bad_limit')
   })
