@@ -29,6 +29,11 @@ export interface GroupCommitOptions {
   maxInFlight: number
   /** the longest a request waits for company once its key is at `maxInFlight` */
   maxWaitMs: number
+  /**
+   * How long a message that got no ack is remembered for resends of its requests: less than the
+   * stream's duplicate window, within which JetStream drops a message id it already stored.
+   */
+  unackedTtlMs: number
 }
 
 /** Sends one log message; resolves with JetStream's ack (duplicate: dropped by the dedup window). */
@@ -56,6 +61,19 @@ interface Group {
   scheduled: boolean
 }
 
+/** A group message whose publish failed: it may be stored even so (the ack may have been lost). */
+interface Unacked {
+  subject: string
+  payload: Uint8Array
+  msgId: string
+  uuids: ReadonlySet<string>
+  expires: number
+  resending?: Promise<unknown>
+}
+
+/** Events of unacknowledged messages remembered at most (the oldest are forgotten first). */
+const MAX_UNACKED_EVENTS = 200_000
+
 const enc = new TextEncoder()
 
 /** The log message (current format version) holding already serialized events. */
@@ -65,9 +83,17 @@ export function chunkPayload(teamId: number, lane: Lane, parts: readonly string[
   )
 }
 
+// A client that got no 200 sends the same request again, with the same event uuids. Grouped anew,
+// its events would go into a message with another id, and if the first message was stored after
+// all (its ack lost when a stream leader died) they would be stored twice. So the events of a
+// message that failed are remembered with that message: a resend whose events all belong to it
+// sends that very message again, same bytes and id. JetStream then stores it once, or answers that
+// it is a duplicate; either way the events are in the log exactly once and the request gets its 200.
 export class GroupCommit {
   private readonly open = new Map<string, Group>()
   private readonly inFlight = new Map<string, number>()
+  /** event uuid -> the unacknowledged message holding it, oldest first */
+  private readonly unacked = new Map<string, Unacked>()
   /** messages sent and requests answered, for tests and metrics */
   readonly stats = { messages: 0, requests: 0 }
 
@@ -83,6 +109,8 @@ export class GroupCommit {
    */
   add(teamId: number, lane: Lane, subject: string, events: readonly SerializedEvent[]): Promise<void> {
     if (events.length === 0) return Promise.resolve()
+    const earlier = this.unackedHolding(subject, events)
+    if (earlier) return this.resend(earlier)
     const key = `${teamId}\u0000${subject}`
     let bytes = 0
     for (const e of events) bytes += e.size
@@ -125,9 +153,11 @@ export class GroupCommit {
     if (g.timer) clearTimeout(g.timer)
     this.inFlight.set(g.key, (this.inFlight.get(g.key) ?? 0) + 1)
     this.stats.messages++
+    const payload = chunkPayload(g.teamId, g.lane, g.parts)
+    const msgId = messageIdOf(g.teamId, g.uuids)
     let sent: Promise<unknown>
     try {
-      sent = this.send(g.subject, chunkPayload(g.teamId, g.lane, g.parts), messageIdOf(g.teamId, g.uuids))
+      sent = this.send(g.subject, payload, msgId)
     } catch (err) {
       sent = Promise.reject(err)
     }
@@ -137,10 +167,46 @@ export class GroupCommit {
         this.sent(g.key)
       },
       (err: unknown) => {
+        this.remember({ subject: g.subject, payload, msgId, uuids: new Set(g.uuids), expires: 0 })
         for (const w of g.waiters) w.reject(err)
         this.sent(g.key)
       },
     )
+  }
+
+  /** The unacknowledged message holding every one of `events`, if there is one. */
+  private unackedHolding(subject: string, events: readonly SerializedEvent[]): Unacked | undefined {
+    if (this.unacked.size === 0) return undefined
+    const m = this.unacked.get(events[0]!.uuid)
+    if (!m || m.subject !== subject || m.expires < Date.now()) return undefined
+    return events.every((e) => m.uuids.has(e.uuid)) ? m : undefined
+  }
+
+  /** Sends an unacknowledged message again (once for concurrent resends); rejects if it fails again. */
+  private resend(m: Unacked): Promise<void> {
+    this.stats.requests++
+    m.resending ??= (async () => {
+      try {
+        this.stats.messages++
+        await this.send(m.subject, m.payload, m.msgId)
+      } finally {
+        m.resending = undefined
+      }
+    })()
+    return m.resending.then(() => undefined)
+  }
+
+  private remember(m: Unacked): void {
+    m.expires = Date.now() + this.opts.unackedTtlMs
+    for (const uuid of m.uuids) {
+      this.unacked.delete(uuid) // re-inserted last: the map stays oldest first
+      this.unacked.set(uuid, m)
+    }
+    const now = Date.now()
+    for (const [uuid, old] of this.unacked) {
+      if (old.expires >= now && this.unacked.size <= MAX_UNACKED_EVENTS) break
+      this.unacked.delete(uuid)
+    }
   }
 
   private sent(key: string): void {

@@ -1,5 +1,5 @@
 import { type JetStreamClient, jetstream } from '@nats-io/jetstream'
-import { eventsSubject, type Lane } from '../../schema/jetstream.ts'
+import { EVENTS_STREAM, eventsSubject, type Lane, streams } from '../../schema/jetstream.ts'
 import { Unavailable } from '../http/errors.ts'
 import {
   type CapturedEvent,
@@ -10,6 +10,15 @@ import {
 } from '../jetstream/messages.ts'
 import type { NatsConnection } from '../jetstream/connection.ts'
 import { chunkPayload, GroupCommit, type SerializedEvent } from './group-commit.ts'
+
+// Resending a message the log did not acknowledge: the pause between attempts, and the shortest
+// wait for one attempt's ack.
+const RETRY_PAUSE_MS = 100
+const MIN_ATTEMPT_MS = 500
+
+/** The EVENTS stream's duplicate window, in seconds. */
+const eventsDuplicateWindowSeconds = () =>
+  streams({ eventsMaxAgeSeconds: 0 }).find((d) => d.name === EVENTS_STREAM)!.duplicateWindowSeconds
 
 export interface PublishOptions {
   partitions: number
@@ -45,7 +54,7 @@ export class EventPublisher {
     this.js = jetstream(nc)
     this.groups = new GroupCommit(
       async (subject, payload, msgID) => {
-        const ack = await this.js.publish(subject, payload, { msgID, timeout: opts.ackTimeoutMs })
+        const ack = await this.publishUntilAcked(subject, payload, msgID)
         return { duplicate: ack.duplicate }
       },
       {
@@ -53,6 +62,8 @@ export class EventPublisher {
         maxBytes: this.maxMessageBytes - 256,
         maxInFlight: opts.groupMaxInFlight ?? 2,
         maxWaitMs: opts.groupMaxWaitMs ?? 2,
+        // 20 s less than the stream's duplicate window, for the resend's own round trips
+        unackedTtlMs: (eventsDuplicateWindowSeconds() - 20) * 1000,
       },
     )
   }
@@ -121,6 +132,32 @@ export class EventPublisher {
     return { tooLarge }
   }
 
+  /**
+   * Publishes one message and resolves with JetStream's ack. While the log does not answer (a
+   * stream leader being elected, NATS reconnecting) the same message is sent again with the same id
+   * until `ackTimeoutMs` have passed; then it rejects. Why: an attempt whose ack was lost may be
+   * stored already, and only a resend under its id is dropped as a duplicate. The client's own
+   * resend after a 503 may be grouped with other requests (group commit), get another id and be
+   * stored twice.
+   */
+  private async publishUntilAcked(subject: string, payload: Uint8Array, msgID: string) {
+    const deadline = Date.now() + this.opts.ackTimeoutMs
+    // a few attempts fit in the budget even when one waits for an ack that never comes
+    const attemptMs = Math.max(MIN_ATTEMPT_MS, Math.floor(this.opts.ackTimeoutMs / 3))
+    for (;;) {
+      const left = deadline - Date.now()
+      try {
+        return await this.js.publish(subject, payload, {
+          msgID,
+          timeout: Math.max(1, Math.min(attemptMs, left)),
+        })
+      } catch (err) {
+        if (this.nc.isClosed() || deadline - Date.now() <= RETRY_PAUSE_MS) throw err
+        await new Promise((r) => setTimeout(r, RETRY_PAUSE_MS))
+      }
+    }
+  }
+
   /** Bytes one message may hold, leaving room for headers. */
   get maxMessageBytes(): number {
     return (this.nc.info?.max_payload ?? 1024 * 1024) - 4096
@@ -165,12 +202,7 @@ export class EventPublisher {
   async publish(chunks: OutgoingChunk[]): Promise<{ duplicates: number }> {
     if (this.nc.isClosed()) throw new Unavailable('The event log is unavailable.')
     const results = await Promise.allSettled(
-      chunks.map(({ subject, payload, msgId }) =>
-        this.js.publish(subject, payload, {
-          msgID: msgId,
-          timeout: this.opts.ackTimeoutMs,
-        }),
-      ),
+      chunks.map(({ subject, payload, msgId }) => this.publishUntilAcked(subject, payload, msgId)),
     )
     const failed = results.find((r) => r.status === 'rejected')
     if (failed) {

@@ -45,7 +45,7 @@ function track(p: Promise<void>) {
   return t
 }
 
-const opts = { maxEvents: 1000, maxBytes: 1 << 20, maxInFlight: 1, maxWaitMs: 50 }
+const opts = { maxEvents: 1000, maxBytes: 1 << 20, maxInFlight: 1, maxWaitMs: 50, unackedTtlMs: 60_000 }
 
 describe('group commit', () => {
   it('writes requests arriving together as one message and answers none before its ack', async () => {
@@ -138,6 +138,60 @@ describe('group commit', () => {
     expect((a.error as Error).message).toBe('no ack')
     expect((b.error as Error).message).toBe('no ack')
     expect(other.done).toBe(true)
+  })
+
+  it('sends a failed message again, same bytes and id, when its requests are resent', async () => {
+    // Two clients' requests shared a message whose ack never came (it may be stored all the same).
+    // Each client resends its own request; grouped anew they would make a message with another id
+    // that JetStream could not recognise as the same events.
+    const log = fakeLog()
+    const gc = new GroupCommit(log.send, { ...opts, maxInFlight: 5 })
+    const a = track(gc.add(1, 'live', 's', [ev(0), ev(1)]))
+    const b = track(gc.add(1, 'live', 's', [ev(2)]))
+    await turn()
+    expect(log.sent).toHaveLength(1)
+    log.sent[0]!.fail(new Error('no ack'))
+    await turn()
+    expect(a.error).toBeDefined()
+    expect(b.error).toBeDefined()
+
+    // resent at the same time, with a new request between them
+    const a2 = track(gc.add(1, 'live', 's', [ev(0), ev(1)]))
+    const fresh = track(gc.add(1, 'live', 's', [ev(3)]))
+    const b2 = track(gc.add(1, 'live', 's', [ev(2)]))
+    await turn()
+    const again = log.sent.filter((m) => m.msgId === log.sent[0]!.msgId)
+    expect(again).toHaveLength(2) // the original and one shared resend
+    expect(again[1]!.body).toEqual(log.sent[0]!.body)
+    const others = log.sent.filter((m) => m.msgId !== log.sent[0]!.msgId)
+    expect(others.map((m) => m.body.events.map((e) => e.uuid))).toEqual([[ev(3).uuid]])
+    again[1]!.ack()
+    others[0]!.ack()
+    await turn()
+    expect([a2.done, b2.done, fresh.done]).toEqual([true, true, true])
+
+    // a request with an event the failed message did not hold is grouped as usual
+    const mixed = track(gc.add(1, 'live', 's', [ev(2), ev(9)]))
+    await turn()
+    expect(log.sent.at(-1)!.msgId).not.toBe(log.sent[0]!.msgId)
+    log.sent.at(-1)!.ack()
+    await turn()
+    expect(mixed.done).toBe(true)
+  })
+
+  it('forgets a failed message after unackedTtlMs (past the log duplicate window)', async () => {
+    const log = fakeLog()
+    const gc = new GroupCommit(log.send, { ...opts, unackedTtlMs: 10 })
+    void gc.add(1, 'live', 's', [ev(0)]).catch(() => {})
+    await turn()
+    log.sent[0]!.fail(new Error('no ack'))
+    await sleep(30)
+    void gc.add(1, 'live', 's', [ev(0), ev(1)])
+    void gc.add(1, 'live', 's', [ev(0)])
+    await turn()
+    // grouped anew: one new message with both requests
+    expect(log.sent).toHaveLength(2)
+    expect(log.sent[1]!.body.events).toHaveLength(3)
   })
 
   it('never splits a request, and starts a new message when one would exceed maxEvents', async () => {
