@@ -63,7 +63,14 @@ const MAPPED_INDEX = new Map(PERSON_MAPPED_EVENT_PROPERTIES.map((k, i) => [k, i]
 function mappedKeysOf(properties: Properties): string[] {
   const found: string[] = []
   for (const key of Object.keys(properties)) if (MAPPED_INDEX.has(key)) found.push(key)
-  if (found.length > 1) found.sort((a, b) => MAPPED_INDEX.get(a)! - MAPPED_INDEX.get(b)!)
+  // Insertion sort: a handful of keys, and Array.prototype.sort allocates work space on every call.
+  for (let i = 1; i < found.length; i++) {
+    const key = found[i]!
+    const rank = MAPPED_INDEX.get(key)!
+    let j = i - 1
+    for (; j >= 0 && MAPPED_INDEX.get(found[j]!)! > rank; j--) found[j + 1] = found[j]!
+    found[j + 1] = key
+  }
   return found
 }
 
