@@ -1,10 +1,10 @@
 // The projector's CPU per event, without ClickHouse: prepareBatch (decode, person updates, identity
-// reads, person rules, row encoding) over chunks of 1,000 events as capture writes them, on a real
-// NATS KV identity state (committed after each batch, untimed). Baseline in the same run: the least
-// any projector must do per event, JSON.parse of the chunk, the TSV line of each event and the request
-// body of the lines. Times are
-// CPU time of this process (user + system, GC threads included), which a busy machine disturbs far
-// less than wall time; wall time is printed beside.
+// reads, person rules, row encoding) and the request bodies of its rows, over chunks of 1,000 events
+// as capture writes them, on a real NATS KV identity state (committed after each batch, untimed).
+// Baseline in the same run: the least any projector must do per event, JSON.parse of the chunk, the
+// TSV line of each event and the request body of the lines. Times are CPU time of this process (user
+// + system, GC threads included), which a busy machine disturbs far less than wall time; wall time
+// and the main thread's GC pauses are printed beside.
 // Run: npx tsx bench/projector-cpu.ts   (env BATCHES=60 batches of 1,000 events, DISTINCT=5000 ids;
 // PROFILE=1 writes a CPU profile of the warm pass to ./projector-cpu.cpuprofile, PROFILE=heap a profile
 // of what it allocates, collected objects included, to ./projector-cpu.heapprofile)

@@ -76,8 +76,11 @@ function mappedKeysOf(properties: Properties): string[] {
 
 /** The $initial_ name of a property. */
 export function initialKey(key: string): string {
-  return `$initial_${key.replace('$', '')}`
+  return INITIAL_KEYS.get(key) ?? `$initial_${key.replace('$', '')}`
 }
+
+// The $initial_ names of the mapped properties, made once.
+const INITIAL_KEYS = new Map(PERSON_MAPPED_EVENT_PROPERTIES.map((k) => [k, `$initial_${k.replace('$', '')}`]))
 
 // Returns new properties with $set / $set_once extended; the input is left untouched. Explicit values in
 // the event's own $set / $set_once win over the derived ones.
@@ -90,8 +93,10 @@ export function withInitialAndCampaignProperties(properties: Properties): Proper
   for (const key of mappedKeysOf(properties)) {
     if (skipHostOs && (key === '$os' || key === '$os_version')) continue
     if (set === undefined || setOnce === undefined) {
-      set = { ...(asPlainObject(properties.$set) ?? {}) }
-      setOnce = { ...(asPlainObject(properties.$set_once) ?? {}) }
+      const ownSet = asPlainObject(properties.$set)
+      const ownSetOnce = asPlainObject(properties.$set_once)
+      set = ownSet ? { ...ownSet } : {}
+      setOnce = ownSetOnce ? { ...ownSetOnce } : {}
     }
     const value = properties[key]
     if (!(key in set)) set[key] = value
