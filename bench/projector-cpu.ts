@@ -1,13 +1,16 @@
 // The projector's CPU per event, without ClickHouse: prepareBatch (decode, person updates, identity
-// reads, person rules, row encoding) over chunks of 1,000 events as capture writes them, on a real
-// NATS KV identity state (committed after each batch, untimed). Baseline in the same run: the least
-// any projector must do per event, JSON.parse of the chunk and the TSV line of each event. Times are
-// CPU time of this process (user + system, GC threads included), which a busy machine disturbs far
-// less than wall time; wall time is printed beside.
+// reads, person rules, row encoding) and the request bodies of its rows, over chunks of 1,000 events
+// as capture writes them, on a real NATS KV identity state (committed after each batch, untimed).
+// Baseline in the same run: the least any projector must do per event, JSON.parse of the chunk, the
+// TSV line of each event and the request body of the lines. Times are CPU time of this process (user
+// + system, GC threads included), which a busy machine disturbs far less than wall time; wall time
+// and the main thread's GC pauses are printed beside.
 // Run: npx tsx bench/projector-cpu.ts   (env BATCHES=60 batches of 1,000 events, DISTINCT=5000 ids;
-// PROFILE=1 writes a CPU profile of the timed part to ./projector-cpu.cpuprofile)
+// PROFILE=1 writes a CPU profile of the warm pass to ./projector-cpu.cpuprofile, PROFILE=heap a profile
+// of what it allocates, collected objects included, to ./projector-cpu.heapprofile)
 import { writeFileSync } from 'node:fs'
 import { Session } from 'node:inspector/promises'
+import { PerformanceObserver } from 'node:perf_hooks'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { mkdtempSync, rmSync } from 'node:fs'
@@ -17,6 +20,7 @@ import { bucket, connectNats, migrateJetStream } from '../src/jetstream/connecti
 import { LOG_FORMAT_VERSION } from '../src/jetstream/messages.ts'
 import { createLogger } from '../src/observability/logger.ts'
 import type { LogMessage, ProjectionContext } from '../src/projectors/batch.ts'
+import { tsvBody } from '../src/projectors/clickhouse-io.ts'
 import { KvIdentityStore } from '../src/projectors/identity-store/store.ts'
 import { prepareBatch } from '../src/projectors/prepare.ts'
 import { eventLine } from '../src/projectors/rows.ts'
@@ -30,6 +34,12 @@ const BATCHES = Number(process.env.BATCHES ?? 60)
 const BATCH_SIZE = 1000
 const DISTINCT = Number(process.env.DISTINCT ?? 5000)
 const TEAM = 1
+
+// Time spent in garbage collection pauses on the main thread, in milliseconds, as V8 reports them.
+let gcMs = 0
+new PerformanceObserver((list) => {
+  for (const e of list.getEntries()) gcMs += e.duration
+}).observe({ entryTypes: ['gc'] })
 
 const log = createLogger('warn')
 const dir = mkdtempSync(join(tmpdir(), 'burrow-bench-cpu-'))
@@ -79,6 +89,7 @@ try {
   let lines = 0
   const c0 = process.cpuUsage()
   for (const m of messages) {
+    const body: string[] = []
     const chunk = JSON.parse(Buffer.from(m.data).toString('utf8')) as {
       events: {
         uuid: string
@@ -107,8 +118,10 @@ try {
         seq: m.seq,
         offset,
       })
-      lines += line.length > 0 ? 1 : 0
+      body.push(line)
     })
+    lines += body.length
+    tsvBody(body)
   }
   const baselineMs = cpuMs(c0)
 
@@ -117,13 +130,27 @@ try {
   // Warm: the same batches again over the state they built (a source of its own, so nothing is
   // skipped; nothing committed), the steady state of a projector whose users came back.
   const session = process.env.PROFILE ? new Session() : undefined
+  const heap = process.env.PROFILE === 'heap'
   if (session) {
     session.connect()
-    await session.post('Profiler.enable')
-    await session.post('Profiler.start')
+    if (heap) {
+      await session.post('HeapProfiler.enable')
+      await session.post('HeapProfiler.startSampling', {
+        samplingInterval: 16384,
+        includeObjectsCollectedByMajorGC: true,
+        includeObjectsCollectedByMinorGC: true,
+      })
+    } else {
+      await session.post('Profiler.enable')
+      await session.post('Profiler.start')
+    }
   }
   const warm = await timePrepare({ ...ctx, source: 'bench-warm' }, messages, false)
-  if (session) {
+  if (session && heap) {
+    const { profile } = await session.post('HeapProfiler.stopSampling')
+    writeFileSync('projector-cpu.heapprofile', JSON.stringify(profile))
+    session.disconnect()
+  } else if (session) {
     const { profile } = await session.post('Profiler.stop')
     writeFileSync('projector-cpu.cpuprofile', JSON.stringify(profile))
     session.disconnect()
@@ -132,7 +159,7 @@ try {
   console.log(
     `events: ${cold.events} (${lines} baseline lines) in chunks of ${BATCH_SIZE}, ${DISTINCT} distinct ids`,
   )
-  console.log(`baseline (JSON.parse + TSV line):  ${us(baselineMs, lines)} µs/event CPU`)
+  console.log(`baseline (JSON.parse + TSV line + body):  ${us(baselineMs, lines)} µs/event CPU`)
   for (const [name, r] of [
     ['cold', cold],
     ['warm', warm],
@@ -140,11 +167,13 @@ try {
     const s = r.stages
     console.log(
       `prepareBatch, ${name}:              ${us(r.ms, r.events)} µs/event CPU  (${Math.round((r.events / r.ms) * 1000)} events/s of CPU; wall ${us(r.wall, r.events)} µs/event)` +
-        `  ratio to baseline ${(r.ms / r.events / (baselineMs / lines)).toFixed(2)}`,
+        `  ratio to baseline ${(r.ms / r.events / (baselineMs / lines)).toFixed(2)}` +
+        `  (${Math.round(r.bytes / r.events)} bytes of TSV/event)`,
     )
     console.log(
       `  wall by stage: decode ${us(s.decode, r.events)}, person updates + plugins ${us(s.plugins, r.events)}, ` +
-        `prefetch ${us(s.prefetch, r.events)}, rules + encoding ${us(s.rules, r.events)} µs/event`,
+        `prefetch ${us(s.prefetch, r.events)}, rules + encoding ${us(s.rules, r.events)} µs/event; ` +
+        `GC pauses ${us(r.gc, r.events)} µs/event`,
     )
   }
 } finally {
@@ -163,16 +192,24 @@ async function timePrepare(ctx: ProjectionContext, messages: LogMessage[], commi
   let ms = 0
   let wall = 0
   let events = 0
+  let bytes = 0
   const stages = { decode: 0, plugins: 0, prefetch: 0, rules: 0 }
+  const gc0 = gcMs
   for (const m of messages) {
     const t = performance.now()
     const c = process.cpuUsage()
     const p = await prepareBatch(ctx, [m], () => false)
+    // The request bodies the writer sends, made as it makes them (clickhouse-io.ts).
+    for (const t of p.rows.identity) bytes += tsvBody(t.lines).length
+    bytes += tsvBody(p.rows.events.map((r) => r.line)).length
     ms += cpuMs(c)
     wall += performance.now() - t
     events += p.rows.events.length
     for (const k of Object.keys(stages) as (keyof typeof stages)[]) stages[k] += p.out.timings[k]
     if (commit) await ctx.store.commit(p.overlay.values(), ctx.source, p.seqs)
   }
-  return { ms, wall, events, stages }
+  // GC entries are delivered after the fact: let the last ones in before reading the total.
+  await new Promise((resolve) => setTimeout(resolve, 50))
+  const gc = gcMs - gc0
+  return { ms, wall, events, bytes, gc, stages }
 }

@@ -41,7 +41,9 @@ function walk(obj: Record<string, unknown>, prefix: string, depth: number, out: 
 /** The stored text of one value; undefined for values JSON cannot represent (functions, symbols). */
 export function scalarText(value: unknown): string | undefined {
   if (typeof value === 'string') return value
-  if (typeof value === 'number') return Number.isFinite(value) ? JSON.stringify(value) : undefined
+  // String() spells a finite number as JSON does.
+  if (typeof value === 'number') return Number.isFinite(value) ? String(value) : undefined
+  if (typeof value === 'boolean') return value ? 'true' : 'false'
   if (typeof value === 'bigint') return value.toString()
   return JSON.stringify(value)
 }

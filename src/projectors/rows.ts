@@ -8,7 +8,7 @@ import type {
   PersonState,
 } from './identity/index.ts'
 import { encodeProperties } from './properties.ts'
-import { tsvArray, tsvDateTime, tsvString } from './tsv.ts'
+import { tsvDateTime, tsvNeedsEscape, tsvString } from './tsv.ts'
 
 /** The fields of one events row. */
 export interface EventRow {
@@ -28,32 +28,52 @@ export interface EventRow {
   offset: number
 }
 
+// Lines are built as one array joined once: the line is a single flat string from the start (a
+// batch's lines live until it is written, and a string concatenated piece by piece is a tree of
+// pieces the garbage collector copies at every young-generation pass until then).
+
 /** An events row as a TabSeparated line, in EVENT_COLUMNS order. */
 export function eventLine(r: EventRow): string {
-  const { keys, values } = encodeProperties(r.properties)
-  return `${[
-    String(r.teamId),
+  const g = r.groups
+  const fields: (string | number)[] = [
+    r.teamId,
     r.uuid,
     tsvString(r.event),
     tsvString(r.distinctId),
     r.personId,
-    tsvDateTime(r.timestampMs),
-    String(r.timestampMs),
-    tsvString(JSON.stringify(r.properties)),
-    tsvArray(keys),
-    tsvArray(values),
+  ]
+  fields.push(tsvDateTime(r.timestampMs), r.timestampMs)
+  pushPropertyFields(fields, r.properties)
+  fields.push(
     tsvString(JSON.stringify(r.personProperties)),
     tsvString(r.elementsChain),
     tsvString(r.sessionId),
-    tsvString(r.groups[0] ?? ''),
-    tsvString(r.groups[1] ?? ''),
-    tsvString(r.groups[2] ?? ''),
-    tsvString(r.groups[3] ?? ''),
-    tsvString(r.groups[4] ?? ''),
+    tsvString(g[0] ?? ''),
+    tsvString(g[1] ?? ''),
+    tsvString(g[2] ?? ''),
+    tsvString(g[3] ?? ''),
+    tsvString(g[4] ?? ''),
     tsvDateTime(r.createdAtMs),
-    String(r.seq),
-    String(r.offset),
-  ].join('\t')}\n`
+    r.seq,
+    `${r.offset}\n`,
+  )
+  return fields.join('\t')
+}
+
+/** An Array(String) literal of strings already escaped. */
+function arrayLiteral(items: string[]): string {
+  return items.length === 0 ? '[]' : `['${items.join("','")}']`
+}
+
+/** Appends the properties, prop_keys and prop_values fields of a bag. */
+function pushPropertyFields(fields: (string | number)[], properties: Record<string, unknown>): void {
+  const json = JSON.stringify(properties)
+  const { keys, values } = encodeProperties(properties)
+  // JSON text writes every character TSV escapes (and the backslash itself) as a backslash sequence;
+  // so when the bag's JSON has neither a backslash nor a quote, none of its keys and strings (all of
+  // which it spells out) needs escaping.
+  if (!tsvNeedsEscape(json)) fields.push(json, arrayLiteral(keys), arrayLiteral(values))
+  else fields.push(tsvString(json), arrayLiteral(keys.map(tsvString)), arrayLiteral(values.map(tsvString)))
 }
 
 /** Columns of person rows, in line order. */
@@ -70,23 +90,12 @@ export const PERSON_COLUMNS = [
   'version',
 ]
 
-function propertyFields(properties: Record<string, unknown>): string[] {
-  const { keys, values } = encodeProperties(properties)
-  return [tsvString(JSON.stringify(properties)), tsvArray(keys), tsvArray(values)]
-}
-
 /** A person row as a TabSeparated line. */
 export function personLine(teamId: number, p: PersonState): string {
-  return `${[
-    String(teamId),
-    p.id,
-    tsvDateTime(p.createdAtMs),
-    String(p.createdAtMs),
-    ...propertyFields(p.properties),
-    p.isIdentified ? '1' : '0',
-    '0',
-    String(p.version),
-  ].join('\t')}\n`
+  const fields: (string | number)[] = [teamId, p.id, tsvDateTime(p.createdAtMs), p.createdAtMs]
+  pushPropertyFields(fields, p.properties)
+  fields.push(p.isIdentified ? '1' : '0', '0', `${p.version}\n`)
+  return fields.join('\t')
 }
 
 /** The delete row of a person as a TabSeparated line. */
@@ -96,7 +105,7 @@ export function deletedPersonLine(teamId: number, p: DeletedPersonRow): string {
     p.id,
     tsvDateTime(p.createdAtMs),
     String(p.createdAtMs),
-    ...propertyFields({}),
+    '{}\t[]\t[]',
     '0',
     '1',
     String(p.version),
@@ -135,14 +144,15 @@ export const GROUP_COLUMNS = [
 
 /** A groups row as a TabSeparated line. */
 export function groupLine(teamId: number, g: GroupState): string {
-  return `${[
-    String(teamId),
-    String(g.groupTypeIndex),
+  const fields: (string | number)[] = [
+    teamId,
+    g.groupTypeIndex,
     tsvString(g.groupKey),
     tsvDateTime(g.createdAtMs),
-    ...propertyFields(g.properties),
-    String(g.version),
-  ].join('\t')}\n`
+  ]
+  pushPropertyFields(fields, g.properties)
+  fields.push(`${g.version}\n`)
+  return fields.join('\t')
 }
 
 /** Columns of group_type_mapping rows, in line order. */

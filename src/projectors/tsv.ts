@@ -17,36 +17,40 @@ const REPLACEMENT: Record<string, string> = {
   '\f': '\\f',
 }
 
+/** Whether a string holds a character tsvString() escapes. */
+export function tsvNeedsEscape(s: string): boolean {
+  return NEEDS_ESCAPE.test(s)
+}
+
 /** A string escaped for a TabSeparated field or a string in a TSV array. */
 export function tsvString(s: string): string {
   return NEEDS_ESCAPE.test(s) ? s.replace(ESCAPES, (c) => REPLACEMENT[c]!) : s
 }
 
-/** An Array(String) value for a TabSeparated field. */
-export function tsvArray(items: string[]): string {
-  let out = '['
-  for (let i = 0; i < items.length; i++) {
-    if (i > 0) out += ','
-    out += `'${tsvString(items[i]!)}'`
-  }
-  return `${out}]`
-}
+// Rows come in runs of nearby times (a chunk's events, its receive time: often two different days):
+// the date part of the last two days formatted is remembered, the time of day is written from the
+// seconds.
+let memoDay = [Number.NaN, Number.NaN]
+let memoDate = ['', '']
+const TWO_DIGITS = Array.from({ length: 60 }, (_, i) => String(i).padStart(2, '0'))
 
-// Rows come in runs of nearby times (a chunk's events, its receive time): the last two seconds
-// formatted are remembered.
-let memoSecond = [Number.NaN, Number.NaN]
-let memoText = ['', '']
+function datePart(day: number): string {
+  if (day === memoDay[0]) return memoDate[0]!
+  if (day === memoDay[1]) return memoDate[1]!
+  const text = `${new Date(day * 86_400_000).toISOString().slice(0, 10)} `
+  memoDay = [day, memoDay[0]!]
+  memoDate = [text, memoDate[0]!]
+  return text
+}
 
 /** 'YYYY-MM-DD hh:mm:ss' in UTC, what a DateTime('UTC') column parses. */
 export function tsvDateTime(ms: number): string {
   const second = Math.floor(ms / 1000)
-  if (second === memoSecond[0]) return memoText[0]!
-  if (second === memoSecond[1]) return memoText[1]!
-  const iso = new Date(second * 1000).toISOString()
-  const text = `${iso.slice(0, 10)} ${iso.slice(11, 19)}`
-  memoSecond = [second, memoSecond[0]!]
-  memoText = [text, memoText[0]!]
-  return text
+  const day = Math.floor(second / 86_400)
+  const s = second - day * 86_400
+  const h = Math.floor(s / 3600)
+  const m = Math.floor((s - h * 3600) / 60)
+  return `${datePart(day)}${TWO_DIGITS[h]}:${TWO_DIGITS[m]}:${TWO_DIGITS[s - h * 3600 - m * 60]}`
 }
 
 // DateTime holds whole seconds from the epoch up to 2105; anything outside cannot be stored.

@@ -1,5 +1,5 @@
 import { klona } from 'klona/json'
-import type { IdentityChanges, WritableIdentityStore } from '../identity/index.ts'
+import type { Awaitable, IdentityChanges, WritableIdentityStore } from '../identity/index.ts'
 import { distinctIdKey, groupKey, groupTypesKey, personKey, personlessKey } from '../identity-keys.ts'
 import { io } from '../errors.ts'
 import { IdentityReads, type StateValue } from './reads.ts'
@@ -34,12 +34,13 @@ export class IdentityOverlay extends IdentityReads implements WritableIdentitySt
 
   // Callers mutate what they get, and may keep mutating what they set: the state is copied both
   // ways (klona's JSON copy: a JSON value is all the state holds, and it keeps `__proto__` keys as keys).
-  private async get(team: number, rel: string): Promise<StateValue | null> {
+  private get(team: number, rel: string): Awaitable<StateValue | null> {
     const hit = this.lookup(rel)
     if (hit) return klona(hit.value)
-    // Most reads are answered from memory: no round trip, no wrapping for I/O errors.
+    // Most reads are answered from memory: no round trip, no promise, no wrapping for I/O errors.
     const known = this.base.peek(team, rel)
-    return klona(known !== undefined ? known : await io(() => this.base.read(team, rel)))
+    if (known !== undefined) return klona(known)
+    return io(() => this.base.read(team, rel)).then(klona)
   }
 
   private set(team: number, rel: string, value: StateValue | null): void {
@@ -51,7 +52,7 @@ export class IdentityOverlay extends IdentityReads implements WritableIdentitySt
     return this.local
   }
 
-  protected readKey(team: number, rel: string): Promise<StateValue | null> {
+  protected readKey(team: number, rel: string): Awaitable<StateValue | null> {
     return this.get(team, rel)
   }
 

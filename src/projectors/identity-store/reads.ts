@@ -1,4 +1,5 @@
 import type {
+  Awaitable,
   DistinctIdState,
   GroupState,
   GroupTypeMapping,
@@ -10,33 +11,40 @@ import { distinctIdKey, groupKey, groupTypesKey, personKey, personlessKey } from
 /** A JSON value of the identity state (null: absent or removed). */
 export type StateValue = unknown
 
+// The raw value as the typed one: null (absent) becomes undefined, or `absent`.
+function then<T>(v: Awaitable<StateValue | null>, absent?: T): Awaitable<T> {
+  if (v instanceof Promise) return v.then((x) => (x ?? absent) as T)
+  return (v ?? absent) as T
+}
+
 /**
  * The IdentityStore reads, typed, over one raw lookup by key: the committed store and a batch's
- * overlay differ only in that lookup.
+ * overlay differ only in that lookup. A lookup answered from memory is passed on as it is, not
+ * wrapped in a promise.
  */
 export abstract class IdentityReads implements IdentityStore {
   /** The value of a relative key of `team`; null when absent. */
-  protected abstract readKey(team: number, rel: string): Promise<StateValue | null>
+  protected abstract readKey(team: number, rel: string): Awaitable<StateValue | null>
 
   /** The person a distinct id points to, if any. */
-  async getDistinctId(team: number, distinctId: string) {
-    return ((await this.readKey(team, distinctIdKey(team, distinctId))) ?? undefined) as
-      DistinctIdState | undefined
+  getDistinctId(team: number, distinctId: string): Awaitable<DistinctIdState | undefined> {
+    return then(this.readKey(team, distinctIdKey(team, distinctId)))
   }
   /** A person by id, if it exists. */
-  async getPerson(team: number, id: string) {
-    return ((await this.readKey(team, personKey(team, id))) ?? undefined) as PersonState | undefined
+  getPerson(team: number, id: string): Awaitable<PersonState | undefined> {
+    return then(this.readKey(team, personKey(team, id)))
   }
   /** Whether events of this distinct id were already stamped with its personless person id. */
-  async isPersonlessDistinctId(team: number, distinctId: string) {
-    return (await this.readKey(team, personlessKey(team, distinctId))) === true
+  isPersonlessDistinctId(team: number, distinctId: string): Awaitable<boolean> {
+    const v = this.readKey(team, personlessKey(team, distinctId))
+    return v instanceof Promise ? v.then((x) => x === true) : v === true
   }
   /** The team's group types in index order; empty when none. */
-  async getGroupTypes(team: number) {
-    return ((await this.readKey(team, groupTypesKey(team))) ?? []) as GroupTypeMapping[]
+  getGroupTypes(team: number): Awaitable<GroupTypeMapping[]> {
+    return then(this.readKey(team, groupTypesKey(team)), [] as GroupTypeMapping[])
   }
   /** A group by type index and key, if it exists. */
-  async getGroup(team: number, index: number, key: string) {
-    return ((await this.readKey(team, groupKey(team, index, key))) ?? undefined) as GroupState | undefined
+  getGroup(team: number, index: number, key: string): Awaitable<GroupState | undefined> {
+    return then(this.readKey(team, groupKey(team, index, key)))
   }
 }

@@ -5,6 +5,7 @@ export { MemoryIdentityStore } from './memory-store.ts'
 export { PERSON_UUIDV5_NAMESPACE, PERSONLESS_CREATED_AT_MS, uuidFromDistinctId } from './person-uuid.ts'
 export type {
   ApplyEventResult,
+  Awaitable,
   DeletedPersonRow,
   DistinctIdRow,
   DistinctIdState,

@@ -63,14 +63,24 @@ const MAPPED_INDEX = new Map(PERSON_MAPPED_EVENT_PROPERTIES.map((k, i) => [k, i]
 function mappedKeysOf(properties: Properties): string[] {
   const found: string[] = []
   for (const key of Object.keys(properties)) if (MAPPED_INDEX.has(key)) found.push(key)
-  if (found.length > 1) found.sort((a, b) => MAPPED_INDEX.get(a)! - MAPPED_INDEX.get(b)!)
+  // Insertion sort: a handful of keys, and Array.prototype.sort allocates work space on every call.
+  for (let i = 1; i < found.length; i++) {
+    const key = found[i]!
+    const rank = MAPPED_INDEX.get(key)!
+    let j = i - 1
+    for (; j >= 0 && MAPPED_INDEX.get(found[j]!)! > rank; j--) found[j + 1] = found[j]!
+    found[j + 1] = key
+  }
   return found
 }
 
 /** The $initial_ name of a property. */
 export function initialKey(key: string): string {
-  return `$initial_${key.replace('$', '')}`
+  return INITIAL_KEYS.get(key) ?? `$initial_${key.replace('$', '')}`
 }
+
+// The $initial_ names of the mapped properties, made once.
+const INITIAL_KEYS = new Map(PERSON_MAPPED_EVENT_PROPERTIES.map((k) => [k, `$initial_${k.replace('$', '')}`]))
 
 // Returns new properties with $set / $set_once extended; the input is left untouched. Explicit values in
 // the event's own $set / $set_once win over the derived ones.
@@ -83,8 +93,10 @@ export function withInitialAndCampaignProperties(properties: Properties): Proper
   for (const key of mappedKeysOf(properties)) {
     if (skipHostOs && (key === '$os' || key === '$os_version')) continue
     if (set === undefined || setOnce === undefined) {
-      set = { ...(asPlainObject(properties.$set) ?? {}) }
-      setOnce = { ...(asPlainObject(properties.$set_once) ?? {}) }
+      const ownSet = asPlainObject(properties.$set)
+      const ownSetOnce = asPlainObject(properties.$set_once)
+      set = ownSet ? { ...ownSet } : {}
+      setOnce = ownSetOnce ? { ...ownSetOnce } : {}
     }
     const value = properties[key]
     if (!(key in set)) set[key] = value

@@ -23,7 +23,6 @@ export function normalizeEvent(event: IdentityEvent): NormalizedEvent {
   const warnings: IngestionWarning[] = []
   // The event's own properties are never changed: copied only where something is removed or added.
   let properties: Properties = withTopLevelUpdates(event.properties, event.$set, event.$set_once)
-  const own = () => (properties === event.properties ? { ...properties } : properties)
 
   const flag = properties.$process_person_profile
   // Only a real boolean false turns person processing off; anything else falls back to the default.
@@ -45,11 +44,12 @@ export function normalizeEvent(event: IdentityEvent): NormalizedEvent {
     properties = { ...properties }
     for (const key of PERSON_KEYS) delete properties[key]
   }
+  // (no closure for this: a function made per event costs more than the copy it guards)
   if (!processPerson) {
-    properties = own()
+    if (properties === event.properties) properties = { ...properties }
     properties.$process_person_profile = false
   } else if ('$process_person_profile' in properties) {
-    properties = own()
+    if (properties === event.properties) properties = { ...properties }
     delete properties.$process_person_profile
   }
 

@@ -36,16 +36,23 @@ export function computePropertyUpdates(eventProperties: Properties, current: Pro
   const toUnset: string[] = []
   let hasChanges = false
 
-  for (const [key, value] of Object.entries(asPlainObject(eventProperties.$set_once) ?? {})) {
-    if (current[key] === undefined) {
-      toSet[key] = value
-      hasChanges = true
+  const setOnce = asPlainObject(eventProperties.$set_once)
+  if (setOnce) {
+    for (const key of Object.keys(setOnce)) {
+      if (current[key] === undefined) {
+        toSet[key] = setOnce[key]
+        hasChanges = true
+      }
     }
   }
-  for (const [key, value] of Object.entries(asPlainObject(eventProperties.$set) ?? {})) {
-    if (!sameValue(current[key], value)) {
-      toSet[key] = value
-      hasChanges = true
+  const set = asPlainObject(eventProperties.$set)
+  if (set) {
+    for (const key of Object.keys(set)) {
+      const value = set[key]
+      if (!sameValue(current[key], value)) {
+        toSet[key] = value
+        hasChanges = true
+      }
     }
   }
   for (const key of unsetKeys(eventProperties.$unset)) {

@@ -1,4 +1,5 @@
 import type {
+  Awaitable,
   DeletedPersonRow,
   DistinctIdRow,
   DistinctIdState,
@@ -11,37 +12,47 @@ import type {
   PersonState,
 } from './types.ts'
 
+// The shared empty list of a session that added nothing, frozen: whoever pushes to it fails loudly
+// (the session replaces it with a list of its own first, see `own`).
+const NONE = Object.freeze([]) as never[]
+
+/** `list`, or a new list of its own when it is the shared empty one. */
+function own<T>(list: T[]): T[] {
+  return list === NONE ? [] : list
+}
+
 function groupId(groupTypeIndex: number, groupKey: string): string {
   return `${groupTypeIndex}\u0000${groupKey}`
 }
 
 // One event's view of the identity state: reads fall through to the store, writes stay here so later steps
-// of the same event see them, and become the event's IdentityChanges.
+// of the same event see them, and become the event's IdentityChanges. Most events read and write little:
+// each collection is made on first use (a session per event, so every one made is garbage soon after).
 export class IdentitySession {
-  private readonly persons = new Map<string, PersonState | null>()
-  private readonly distinctIds = new Map<string, DistinctIdState>()
-  private readonly personless = new Set<string>()
-  private readonly groups = new Map<string, GroupState>()
+  private persons?: Map<string, PersonState | null>
+  private distinctIds?: Map<string, DistinctIdState>
+  private personless?: Set<string>
+  private groups?: Map<string, GroupState>
   private groupTypes: GroupTypeMapping[] | undefined
-  private readonly touchedPersons = new Set<string>()
-  private readonly distinctIdRows: DistinctIdRow[] = []
-  private readonly deletedPersons: DeletedPersonRow[] = []
-  private readonly overrides: OverrideRow[] = []
-  private readonly newPersonless: string[] = []
-  private readonly groupTypeRows: GroupTypeRow[] = []
-  private readonly touchedGroups = new Set<string>()
+  private touchedPersons?: Set<string>
+  private distinctIdRows: DistinctIdRow[] = NONE
+  private deletedPersons: DeletedPersonRow[] = NONE
+  private overrides: OverrideRow[] = NONE
+  private newPersonless: string[] = NONE
+  private groupTypeRows: GroupTypeRow[] = NONE
+  private touchedGroups?: Set<string>
 
   constructor(
     private readonly store: IdentityStore,
     readonly teamId: number,
   ) {}
 
-  async getDistinctId(distinctId: string): Promise<DistinctIdState | undefined> {
-    return this.distinctIds.get(distinctId) ?? (await this.store.getDistinctId(this.teamId, distinctId))
+  getDistinctId(distinctId: string): Awaitable<DistinctIdState | undefined> {
+    return this.distinctIds?.get(distinctId) ?? this.store.getDistinctId(this.teamId, distinctId)
   }
 
-  async getPerson(personId: string): Promise<PersonState | undefined> {
-    const local = this.persons.get(personId)
+  getPerson(personId: string): Awaitable<PersonState | undefined> {
+    const local = this.persons?.get(personId)
     if (local !== undefined) return local ?? undefined
     return this.store.getPerson(this.teamId, personId)
   }
@@ -54,35 +65,44 @@ export class IdentitySession {
     return person
   }
 
-  async isPersonless(distinctId: string): Promise<boolean> {
+  isPersonless(distinctId: string): Awaitable<boolean> {
     return (
-      this.personless.has(distinctId) || (await this.store.isPersonlessDistinctId(this.teamId, distinctId))
+      this.personless?.has(distinctId) === true || this.store.isPersonlessDistinctId(this.teamId, distinctId)
     )
   }
 
   markPersonless(distinctId: string): void {
-    this.personless.add(distinctId)
-    this.newPersonless.push(distinctId)
+    ;(this.personless ??= new Set()).add(distinctId)
+    ;(this.newPersonless = own(this.newPersonless)).push(distinctId)
   }
 
   putPerson(person: PersonState): void {
-    this.persons.set(person.id, person)
-    this.touchedPersons.add(person.id)
+    ;(this.persons ??= new Map()).set(person.id, person)
+    ;(this.touchedPersons ??= new Set()).add(person.id)
   }
 
   deletePerson(person: PersonState, version: number): void {
-    this.persons.set(person.id, null)
-    this.touchedPersons.delete(person.id)
-    this.deletedPersons.push({ id: person.id, createdAtMs: person.createdAtMs, version })
+    ;(this.persons ??= new Map()).set(person.id, null)
+    this.touchedPersons?.delete(person.id)
+    ;(this.deletedPersons = own(this.deletedPersons)).push({
+      id: person.id,
+      createdAtMs: person.createdAtMs,
+      version,
+    })
   }
 
   setDistinctId(distinctId: string, personId: string, version: number): void {
-    this.distinctIds.set(distinctId, { personId, version })
-    this.distinctIdRows.push({ distinctId, personId, version, isDeleted: false })
+    ;(this.distinctIds ??= new Map()).set(distinctId, { personId, version })
+    ;(this.distinctIdRows = own(this.distinctIdRows)).push({
+      distinctId,
+      personId,
+      version,
+      isDeleted: false,
+    })
   }
 
   addOverride(oldPersonId: string, overridePersonId: string, version: number): void {
-    this.overrides.push({ oldPersonId, overridePersonId, version })
+    ;(this.overrides = own(this.overrides)).push({ oldPersonId, overridePersonId, version })
   }
 
   async getGroupTypes(): Promise<GroupTypeMapping[]> {
@@ -92,31 +112,31 @@ export class IdentitySession {
 
   async addGroupType(mapping: GroupTypeMapping): Promise<void> {
     ;(await this.getGroupTypes()).push(mapping)
-    this.groupTypeRows.push({ ...mapping, version: 1 })
+    ;(this.groupTypeRows = own(this.groupTypeRows)).push({ ...mapping, version: 1 })
   }
 
-  async getGroup(groupTypeIndex: number, groupKey: string): Promise<GroupState | undefined> {
+  getGroup(groupTypeIndex: number, groupKey: string): Awaitable<GroupState | undefined> {
     return (
-      this.groups.get(groupId(groupTypeIndex, groupKey)) ??
-      (await this.store.getGroup(this.teamId, groupTypeIndex, groupKey))
+      this.groups?.get(groupId(groupTypeIndex, groupKey)) ??
+      this.store.getGroup(this.teamId, groupTypeIndex, groupKey)
     )
   }
 
   putGroup(group: GroupState): void {
     const id = groupId(group.groupTypeIndex, group.groupKey)
-    this.groups.set(id, group)
-    this.touchedGroups.add(id)
+    ;(this.groups ??= new Map()).set(id, group)
+    ;(this.touchedGroups ??= new Set()).add(id)
   }
 
   toChanges(): IdentityChanges {
     const persons: PersonState[] = []
-    for (const id of this.touchedPersons) {
-      const person = this.persons.get(id)
+    for (const id of this.touchedPersons ?? []) {
+      const person = this.persons?.get(id)
       if (person) persons.push(person)
     }
     const groups: GroupState[] = []
-    for (const id of this.touchedGroups) {
-      const group = this.groups.get(id)
+    for (const id of this.touchedGroups ?? []) {
+      const group = this.groups?.get(id)
       if (group) groups.push(group)
     }
     return {

@@ -36,15 +36,19 @@ export interface GroupState {
   version: number
 }
 
+/** A value, or a promise of it: what callers `await` either way. */
+export type Awaitable<T> = T | Promise<T>
+
 // Read side of the identity state of all teams. Writes never go through here: applyEvent returns them
 // as IdentityChanges and the caller applies them (cache first, KV after) before the next event.
+// Reads answered from memory may return the value itself (no promise per read on the hot path).
 export interface IdentityStore {
-  getDistinctId(teamId: number, distinctId: string): Promise<DistinctIdState | undefined>
-  getPerson(teamId: number, personId: string): Promise<PersonState | undefined>
+  getDistinctId(teamId: number, distinctId: string): Awaitable<DistinctIdState | undefined>
+  getPerson(teamId: number, personId: string): Awaitable<PersonState | undefined>
   // True once an event with $process_person_profile=false was seen for a distinct id without a person.
-  isPersonlessDistinctId(teamId: number, distinctId: string): Promise<boolean>
-  getGroupTypes(teamId: number): Promise<GroupTypeMapping[]>
-  getGroup(teamId: number, groupTypeIndex: number, groupKey: string): Promise<GroupState | undefined>
+  isPersonlessDistinctId(teamId: number, distinctId: string): Awaitable<boolean>
+  getGroupTypes(teamId: number): Awaitable<GroupTypeMapping[]>
+  getGroup(teamId: number, groupTypeIndex: number, groupKey: string): Awaitable<GroupState | undefined>
 }
 
 /** An identity store that also takes an event's changes. */

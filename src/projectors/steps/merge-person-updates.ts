@@ -8,7 +8,8 @@ import { ok, type StepResult } from './results.ts'
  * present in both takes the top-level value. The top-level fields are gone afterwards.
  */
 export function mergePersonUpdates(e: CapturedEvent): StepResult<CapturedEvent> {
+  // Checked before the destructuring: most events have neither, and the rest copy is not free.
+  if (e.$set === undefined && e.$set_once === undefined) return ok(e)
   const { $set, $set_once, ...rest } = e
-  if ($set === undefined && $set_once === undefined) return ok(e)
   return ok({ ...rest, properties: withTopLevelUpdates(e.properties, $set, $set_once) })
 }
