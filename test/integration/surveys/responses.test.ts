@@ -100,8 +100,19 @@ describe('survey responses', () => {
     const flag = async (distinctId: string) =>
       (await post(it_.burrow.url, '/flags/?v=2', { token: it_.project.api_token, distinct_id: distinctId }))
         .body.flags[internalKey].enabled
-    expect(await flag('answered')).toBe(false)
-    expect(await flag('dismissed')).toBe(false)
+    // /flags reads persons from a mirror the projector's change feed updates just after ClickHouse
+    expect(
+      await untilProjected(
+        () => flag('answered'),
+        (on) => on === false,
+      ),
+    ).toBe(false)
+    expect(
+      await untilProjected(
+        () => flag('dismissed'),
+        (on) => on === false,
+      ),
+    ).toBe(false)
     expect(await flag('shown-only')).toBe(true)
     expect(await flag('never-seen')).toBe(true)
   })
