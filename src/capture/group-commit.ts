@@ -63,6 +63,7 @@ interface Group {
 
 /** A group message whose publish failed: it may be stored even so (the ack may have been lost). */
 interface Unacked {
+  teamId: number
   subject: string
   payload: Uint8Array
   msgId: string
@@ -109,7 +110,7 @@ export class GroupCommit {
    */
   add(teamId: number, lane: Lane, subject: string, events: readonly SerializedEvent[]): Promise<void> {
     if (events.length === 0) return Promise.resolve()
-    const earlier = this.unackedHolding(subject, events)
+    const earlier = this.unackedHolding(teamId, subject, events)
     if (earlier) return this.resend(earlier)
     const key = `${teamId}\u0000${subject}`
     let bytes = 0
@@ -167,18 +168,30 @@ export class GroupCommit {
         this.sent(g.key)
       },
       (err: unknown) => {
-        this.remember({ subject: g.subject, payload, msgId, uuids: new Set(g.uuids), expires: 0 })
+        this.remember({
+          teamId: g.teamId,
+          subject: g.subject,
+          payload,
+          msgId,
+          uuids: new Set(g.uuids),
+          expires: 0,
+        })
         for (const w of g.waiters) w.reject(err)
         this.sent(g.key)
       },
     )
   }
 
-  /** The unacknowledged message holding every one of `events`, if there is one. */
-  private unackedHolding(subject: string, events: readonly SerializedEvent[]): Unacked | undefined {
+  /** The team's unacknowledged message holding every one of `events`, if there is one. */
+  private unackedHolding(
+    teamId: number,
+    subject: string,
+    events: readonly SerializedEvent[],
+  ): Unacked | undefined {
     if (this.unacked.size === 0) return undefined
     const m = this.unacked.get(events[0]!.uuid)
-    if (!m || m.subject !== subject || m.expires < Date.now()) return undefined
+    // another team's uuids never stand for this request's events
+    if (!m || m.teamId !== teamId || m.subject !== subject || m.expires < Date.now()) return undefined
     return events.every((e) => m.uuids.has(e.uuid)) ? m : undefined
   }
 

@@ -170,6 +170,11 @@ describe('group commit', () => {
     await turn()
     expect([a2.done, b2.done, fresh.done]).toEqual([true, true, true])
 
+    // another team's request with the same uuids is its own message
+    void gc.add(2, 'live', 's', [ev(0), ev(1)])
+    await turn()
+    expect(log.sent.at(-1)!.body.team_id).toBe(2)
+
     // a request with an event the failed message did not hold is grouped as usual
     const mixed = track(gc.add(1, 'live', 's', [ev(2), ev(9)]))
     await turn()
