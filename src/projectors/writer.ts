@@ -16,6 +16,8 @@ import { EVENT_COLUMNS, type ProjectionTables } from './tables.ts'
 /** Partitions one INSERT may touch on current ClickHouse (its default `max_partitions_per_insert_block`). */
 export const MAX_PARTITIONS_PER_INSERT = 100
 
+const eventTimeMs = (r: EventRow) => r.timestampMs
+
 /** toYYYYMM of an epoch-milliseconds time in UTC: the `events` partition of a row. */
 export function monthOf(ms: number): number {
   const d = new Date(ms)
@@ -23,30 +25,36 @@ export function monthOf(ms: number): number {
 }
 
 /**
- * The rows in groups that each touch at most `max` months (in month order when a split is needed;
- * as they came otherwise, which is the common case: one group).
+ * The rows (of `events`, their time in epoch milliseconds from `timeMs`) in groups that each touch
+ * at most `max` months (in month order when a split is needed; as they came otherwise, which is the
+ * common case: one group).
  */
-export function partitionGroups(rows: EventRow[], max = MAX_PARTITIONS_PER_INSERT): EventRow[][] {
+export function partitionGroups<T>(
+  rows: T[],
+  timeMs: (row: T) => number,
+  max = MAX_PARTITIONS_PER_INSERT,
+): T[][] {
   if (rows.length === 0) return []
   // The common case without a Date per row: the rows' time range spans at most `max` months.
   let lo = Number.POSITIVE_INFINITY
   let hi = Number.NEGATIVE_INFINITY
   for (const r of rows) {
-    if (r.timestampMs < lo) lo = r.timestampMs
-    if (r.timestampMs > hi) hi = r.timestampMs
+    const t = timeMs(r)
+    if (t < lo) lo = t
+    if (t > hi) hi = t
   }
   const span = (m: number) => Math.floor(m / 100) * 12 + (m % 100)
   if (span(monthOf(hi)) - span(monthOf(lo)) < max) return [rows]
-  const byMonth = new Map<number, EventRow[]>()
+  const byMonth = new Map<number, T[]>()
   for (const r of rows) {
-    const m = monthOf(r.timestampMs)
+    const m = monthOf(timeMs(r))
     let list = byMonth.get(m)
     if (!list) byMonth.set(m, (list = []))
     list.push(r)
   }
   if (byMonth.size <= max) return [rows]
   const months = [...byMonth.keys()].sort((a, b) => a - b)
-  const groups: EventRow[][] = []
+  const groups: T[][] = []
   for (let i = 0; i < months.length; i += max) {
     groups.push(months.slice(i, i + max).flatMap((m) => byMonth.get(m)!))
   }
@@ -91,7 +99,7 @@ export class ClickHouseWriter implements BatchWriter {
     for (const t of rows.identity) await this.writeTable(t, refused)
     const table = this.tables.events
     const insert = (lines: string[]) => insertTsv(this.ch, table, EVENT_COLUMNS, lines)
-    for (const group of partitionGroups(rows.events, this.maxPartitions)) {
+    for (const group of partitionGroups(rows.events, eventTimeMs, this.maxPartitions)) {
       await insertIsolating(
         insert,
         group,

@@ -1,6 +1,7 @@
 // Rows written straight into the ClickHouse tables, shaped the way schema/clickhouse/*.sql
 // describes them, so the HogQL tests do not depend on the projectors.
 import type { ClickHouseClient } from '@clickhouse/client'
+import { partitionGroups } from '../../../src/projectors/writer.ts'
 
 const SEP = '\x1F'
 
@@ -44,7 +45,15 @@ export interface EventRow {
 
 let seq = 1
 
+/**
+ * Inserts the rows into `events`, in as many INSERTs as the writer would make (current ClickHouse
+ * takes at most 100 month partitions in one).
+ */
 export async function insertEvents(ch: ClickHouseClient, rows: EventRow[]): Promise<void> {
+  for (const group of partitionGroups(rows, (r) => splitTime(r.timestamp).ms)) await insertGroup(ch, group)
+}
+
+async function insertGroup(ch: ClickHouseClient, rows: EventRow[]): Promise<void> {
   await ch.insert({
     table: 'events',
     format: 'JSONEachRow',

@@ -4,8 +4,7 @@ import type { Project } from '../../../src/accounts/documents.ts'
 import { clickhouseQueryId } from '../../../src/queries/runner.ts'
 import type { RunningBurrow } from '../../../src/runtime/start.ts'
 import { api, clickhouse, createTestKey, createTestProject, startTestBurrow } from '../../harness/index.ts'
-import { insertEvents } from '../hogql/fixtures.ts'
-import { running as runningIn, until } from './processes.ts'
+import { insertManyMonths, running as runningIn, until } from './processes.ts'
 
 // Query admission (issue 22): concurrency caps per key and per project, ClickHouse's per-query
 // memory limit, a cancel that stops the query in ClickHouse, and HogQL that is too much to parse
@@ -28,23 +27,7 @@ beforeAll(async () => {
     API_RATE_LIMIT_PER_MINUTE: '100000',
   })
   project = await createTestProject('admission')
-  const rows = Array.from({ length: 2000 }, (_, i) => ({
-    team: project.id,
-    uuid: uuidv4(),
-    event: 'e',
-    distinctId: `d${i}`,
-    personId: uuidv4(),
-    timestamp: `${2000 + Math.floor((i % 200) / 12)}-${String(((i % 200) % 12) + 1).padStart(2, '0')}-01 00:00:00.000`,
-  }))
-  // 200 months: current ClickHouse takes at most 100 partitions in one INSERT
-  await insertEvents(
-    ch(),
-    rows.filter((_, i) => i % 200 < 100),
-  )
-  await insertEvents(
-    ch(),
-    rows.filter((_, i) => i % 200 >= 100),
-  )
+  await insertManyMonths(ch(), project.id)
 })
 
 const keyFor = () => createTestKey(['query:read'], [project.id])

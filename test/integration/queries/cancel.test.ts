@@ -4,8 +4,7 @@ import type { Project } from '../../../src/accounts/documents.ts'
 import { clickhouseQueryId } from '../../../src/queries/runner.ts'
 import type { RunningBurrow } from '../../../src/runtime/start.ts'
 import { api, clickhouse, createTestKey, createTestProject, startTestBurrow } from '../../harness/index.ts'
-import { insertEvents } from '../hogql/fixtures.ts'
-import { running as runningIn, until } from './processes.ts'
+import { insertManyMonths, running as runningIn, until } from './processes.ts'
 
 let burrow: RunningBurrow
 let project: Project
@@ -16,24 +15,7 @@ beforeAll(async () => {
   burrow = await startTestBurrow()
   project = await createTestProject('cancel')
   call = api(burrow.url, await createTestKey(['query:read'], [project.id]))
-  const rows = Array.from({ length: 2000 }, (_, i) => ({
-    team: project.id,
-    uuid: uuidv4(),
-    event: 'e',
-    distinctId: `d${i}`,
-    personId: uuidv4(),
-    // 200 monthly partitions, so ClickHouse reads the rows as many small blocks
-    timestamp: `${2000 + Math.floor((i % 200) / 12)}-${String(((i % 200) % 12) + 1).padStart(2, '0')}-01 00:00:00.000`,
-  }))
-  // in two inserts of 100 months each: current ClickHouse refuses more partitions in one block
-  await insertEvents(
-    ch(),
-    rows.filter((_, i) => i % 200 < 100),
-  )
-  await insertEvents(
-    ch(),
-    rows.filter((_, i) => i % 200 >= 100),
-  )
+  await insertManyMonths(ch(), project.id)
 })
 
 const running = (queryId: string) => runningIn(ch(), queryId)

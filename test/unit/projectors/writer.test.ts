@@ -4,6 +4,7 @@ import { insertIsolating, monthOf, partitionGroups } from '../../../src/projecto
 
 const row = (iso: string, i = 0): EventRow =>
   ({ line: `${iso}\t${i}\n`, timestampMs: Date.parse(iso), seq: 1, offset: i, subject: 's' }) as EventRow
+const at = (r: EventRow) => r.timestampMs
 
 /** 18.16's and 26.x's text for a value too long for its column (captured from both servers). */
 const REFUSED_1816 =
@@ -26,10 +27,10 @@ describe('partitionGroups', () => {
       row('2016-04-01T00:00:00Z', 1),
       row('2024-03-02T00:00:00Z', 2),
     ]
-    expect(partitionGroups(rows)).toEqual([rows])
+    expect(partitionGroups(rows, at)).toEqual([rows])
     // 2016-04 .. 2024-07 is exactly 100 months
     const edge = [row('2016-04-01T00:00:00Z'), row('2024-07-31T00:00:00Z')]
-    expect(partitionGroups(edge)).toEqual([edge])
+    expect(partitionGroups(edge, at)).toEqual([edge])
   })
 
   it('splits 120 months into groups of at most 100 months, each month whole', () => {
@@ -38,7 +39,7 @@ describe('partitionGroups', () => {
       const iso = new Date(Date.UTC(2010, m, 15)).toISOString()
       rows.push(row(iso, 2 * m), row(iso, 2 * m + 1))
     }
-    const groups = partitionGroups(rows)
+    const groups = partitionGroups(rows, at)
     expect(groups.map((g) => g.length)).toEqual([200, 40])
     const months = groups.map((g) => new Set(g.map((r) => monthOf(r.timestampMs))))
     expect(months.map((s) => s.size)).toEqual([100, 20])
@@ -53,8 +54,8 @@ describe('partitionGroups', () => {
 
   it('splits by a smaller limit when asked, and gives nothing for no rows', () => {
     const rows = [row('2024-01-01T00:00:00Z'), row('2024-02-01T00:00:00Z'), row('2024-03-01T00:00:00Z')]
-    expect(partitionGroups(rows, 2).map((g) => g.length)).toEqual([2, 1])
-    expect(partitionGroups([])).toEqual([])
+    expect(partitionGroups(rows, at, 2).map((g) => g.length)).toEqual([2, 1])
+    expect(partitionGroups([], at)).toEqual([])
   })
 })
 
