@@ -1,6 +1,6 @@
 // Shared pieces of the benchmarks: Burrow as its own process on a throw-away embedded stack (so the
 // load generator does not share its event loop), and latency statistics.
-import { spawn } from 'node:child_process'
+import { type ChildProcess, spawn } from 'node:child_process'
 import { Agent, request } from 'node:http'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -33,14 +33,7 @@ export async function benchBurrow(env: Record<string, string> = {}): Promise<Ben
     },
   )
   const exited = new Promise((resolve) => child.once('exit', resolve))
-  await new Promise<void>((resolve, reject) => {
-    let out = ''
-    child.stdout!.on('data', (b: Buffer) => {
-      out += b.toString()
-      if (out.includes('Burrow listening on')) resolve()
-    })
-    child.once('exit', (code) => reject(new Error(`burrow exited with ${code}: ${out}`)))
-  })
+  await untilListening(child, 'burrow')
   const stack = JSON.parse(readFileSync(join(dir, 'stack.json'), 'utf8'))
   return {
     url: `http://127.0.0.1:${port}`,
@@ -173,5 +166,17 @@ export function httpPost(
     )
     req.on('error', reject)
     req.end(body)
+  })
+}
+
+/** Resolves once a started `burrow` prints that it listens; rejects if it exits first. */
+export function untilListening(child: ChildProcess, name: string): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    let out = ''
+    child.stdout!.on('data', (b: Buffer) => {
+      out += b.toString()
+      if (out.includes('Burrow listening on')) resolve()
+    })
+    child.once('exit', (code) => reject(new Error(`${name} exited with ${code}: ${out}`)))
   })
 }

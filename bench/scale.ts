@@ -30,7 +30,7 @@ import { startClickHouseServer } from '../src/stack/clickhouse-server.ts'
 import { ensureBinaries } from '../src/stack/install.ts'
 import { startNatsServer } from '../src/stack/nats-server.ts'
 import { freePort } from '../src/stack/ports.ts'
-import { benchProperties } from './lib.ts'
+import { benchProperties, untilListening } from './lib.ts'
 
 const EVENTS = Number(process.env.EVENTS ?? 10_000)
 const PARTITIONS = Number(process.env.PARTITIONS ?? 8)
@@ -75,14 +75,7 @@ async function startProjectors(n: number) {
       },
       stdio: ['ignore', 'pipe', 'inherit'],
     })
-    await new Promise<void>((resolve, reject) => {
-      let out = ''
-      child.stdout!.on('data', (b: Buffer) => {
-        out += b.toString()
-        if (out.includes('Burrow listening on')) resolve()
-      })
-      child.once('exit', (code) => reject(new Error(`projector exited with ${code}: ${out}`)))
-    })
+    await untilListening(child, 'projector')
     procs.push(child)
   }
   // leases settle: every process holds its share (a renewal every 2 s)

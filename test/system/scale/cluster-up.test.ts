@@ -10,7 +10,7 @@ import { partitionOf } from '../../../src/jetstream/messages.ts'
 import { connectNats } from '../../../src/jetstream/connection.ts'
 import type { ClusterDescription } from '../../../src/stack/cluster.ts'
 import { type CliProcess, processAlive, spawnBurrow } from '../../harness/cli.ts'
-import { tempDir } from '../../harness/index.ts'
+import { api, tempDir } from '../../harness/index.ts'
 import { makeEvents, sendBatch, sleep } from '../reliability/helpers.ts'
 
 const PARTITIONS = 4
@@ -24,19 +24,16 @@ afterAll(async () => {
 })
 
 async function countEvents(d: ClusterDescription, tag: string): Promise<number> {
-  const res = await fetch(`${d.api_url}/api/projects/${d.credentials.project_id}/query/`, {
-    method: 'POST',
-    headers: {
-      authorization: `Bearer ${d.credentials.personal_api_key}`,
-      'content-type': 'application/json',
-    },
-    body: JSON.stringify({
+  const res = await api(d.api_url, d.credentials.personal_api_key)(
+    'POST',
+    `/api/projects/${d.credentials.project_id}/query/`,
+    {
       query: { kind: 'HogQLQuery', query: `SELECT count() FROM events WHERE properties.tag = '${tag}'` },
       refresh: 'force_blocking',
-    }),
-  })
+    },
+  )
   expect(res.status).toBe(200)
-  return Number(((await res.json()) as { results: number[][] }).results[0]![0])
+  return Number((res.body as { results: number[][] }).results[0]![0])
 }
 
 async function waitCount(d: ClusterDescription, tag: string, want: number): Promise<number> {

@@ -11,7 +11,7 @@ import type { RunningBurrow } from '../../../src/runtime/start.ts'
 import { startClickHouseServer } from '../../../src/stack/clickhouse-server.ts'
 import { freePort } from '../../../src/stack/ports.ts'
 import type { ManagedProcess } from '../../../src/stack/process.ts'
-import { stack, startTestBurrow, tempDir } from '../../harness/index.ts'
+import { api, stack, startTestBurrow, tempDir } from '../../harness/index.ts'
 import { sendBatch, sleep, type TestEvent } from '../reliability/helpers.ts'
 
 const DB = 'burrow'
@@ -75,17 +75,13 @@ afterAll(async () => {
 })
 
 async function query(b: RunningBurrow, q: unknown): Promise<unknown> {
-  const res = await fetch(`${b.url}/api/projects/${b.credentials.project_id}/query/`, {
-    method: 'POST',
-    headers: {
-      authorization: `Bearer ${b.credentials.personal_api_key}`,
-      'content-type': 'application/json',
-    },
-    body: JSON.stringify({ query: q, refresh: 'force_blocking' }),
-  })
-  const body = (await res.json()) as { results: unknown }
-  expect(res.status, JSON.stringify(body)).toBe(200)
-  return body.results
+  const res = await api(b.url, b.credentials.personal_api_key)(
+    'POST',
+    `/api/projects/${b.credentials.project_id}/query/`,
+    { query: q, refresh: 'force_blocking' },
+  )
+  expect(res.status, res.text).toBe(200)
+  return res.body.results
 }
 
 describe('ClickHouse cluster mode (2 shards)', () => {
