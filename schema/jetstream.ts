@@ -19,13 +19,16 @@ export interface StreamDef {
   duplicateWindowSeconds: number
 }
 
+/** Seconds within which the EVENTS stream drops a message whose id it already stored. */
+export const EVENTS_DUPLICATE_WINDOW_SECONDS = 120
+
 export const streams = (opts: { eventsMaxAgeSeconds: number; eventsMaxBytes?: number }): StreamDef[] => [
   {
     name: EVENTS_STREAM,
     subjects: ['events.>'],
     maxAgeSeconds: opts.eventsMaxAgeSeconds,
     maxBytes: opts.eventsMaxBytes ?? 0,
-    duplicateWindowSeconds: 120,
+    duplicateWindowSeconds: EVENTS_DUPLICATE_WINDOW_SECONDS,
   },
   { name: DLQ_STREAM, subjects: ['dlq.>'], maxAgeSeconds: 30 * 24 * 3600, duplicateWindowSeconds: 120 },
 ]

@@ -174,7 +174,6 @@ export class GroupCommit {
           payload,
           msgId,
           uuids: new Set(g.uuids),
-          expires: 0,
         })
         for (const w of g.waiters) w.reject(err)
         this.sent(g.key)
@@ -209,13 +208,13 @@ export class GroupCommit {
     return m.resending.then(() => undefined)
   }
 
-  private remember(m: Unacked): void {
-    m.expires = Date.now() + this.opts.unackedTtlMs
+  private remember(failed: Omit<Unacked, 'expires'>): void {
+    const now = Date.now()
+    const m: Unacked = { ...failed, expires: now + this.opts.unackedTtlMs }
     for (const uuid of m.uuids) {
       this.unacked.delete(uuid) // re-inserted last: the map stays oldest first
       this.unacked.set(uuid, m)
     }
-    const now = Date.now()
     for (const [uuid, old] of this.unacked) {
       if (old.expires >= now && this.unacked.size <= MAX_UNACKED_EVENTS) break
       this.unacked.delete(uuid)

@@ -1,5 +1,5 @@
 import { type JetStreamClient, jetstream } from '@nats-io/jetstream'
-import { EVENTS_STREAM, eventsSubject, type Lane, streams } from '../../schema/jetstream.ts'
+import { EVENTS_DUPLICATE_WINDOW_SECONDS, eventsSubject, type Lane } from '../../schema/jetstream.ts'
 import { Unavailable } from '../http/errors.ts'
 import {
   type CapturedEvent,
@@ -15,10 +15,6 @@ import { chunkPayload, GroupCommit, type SerializedEvent } from './group-commit.
 // wait for one attempt's ack.
 const RETRY_PAUSE_MS = 100
 const MIN_ATTEMPT_MS = 500
-
-/** The EVENTS stream's duplicate window, in seconds. */
-const eventsDuplicateWindowSeconds = () =>
-  streams({ eventsMaxAgeSeconds: 0 }).find((d) => d.name === EVENTS_STREAM)!.duplicateWindowSeconds
 
 export interface PublishOptions {
   partitions: number
@@ -63,7 +59,7 @@ export class EventPublisher {
         maxInFlight: opts.groupMaxInFlight ?? 2,
         maxWaitMs: opts.groupMaxWaitMs ?? 2,
         // 20 s less than the stream's duplicate window, for the resend's own round trips
-        unackedTtlMs: (eventsDuplicateWindowSeconds() - 20) * 1000,
+        unackedTtlMs: (EVENTS_DUPLICATE_WINDOW_SECONDS - 20) * 1000,
       },
     )
   }
