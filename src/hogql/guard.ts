@@ -29,7 +29,8 @@ export function teamCondition(teamId: number): string {
 /**
  * A guarded read of physical `table` for `teamId`, parenthesised: `columns` is the select list,
  * `tail` the clauses after PREWHERE (WHERE / GROUP BY / HAVING, written by Burrow, never by a user),
- * `also` conditions that join the team condition in PREWHERE (ones that cannot fail on any row).
+ * `also` conditions that join the team condition in PREWHERE (ones that cannot fail on any row),
+ * followed by the sort-key bounds they imply (dayKeyBounds).
  */
 export function guardedTable(
   table: string,
@@ -39,6 +40,258 @@ export function guardedTable(
   also: string[] = [],
 ): string {
   const rest = tail ? ` ${tail}` : ''
-  const prewhere = [teamCondition(teamId), ...also].join(' AND ')
+  const prewhere = [teamCondition(teamId), ...also, ...dayKeyBounds(table, also)].join(' AND ')
   return `(SELECT ${columns} FROM ${table} PREWHERE ${prewhere}${rest} ${LIMIT_BARRIER})`
+}
+
+// ---- bounds on the sort key, derived from bounds on time ----------------------------------------
+//
+// `events` is partitioned by toYYYYMM(timestamp) and sorted by (team_id, toDate(timestamp), …).
+// 18.16 prunes partitions from a `timestamp` bound but cannot turn it into a range of the
+// `toDate(timestamp)` key (current releases can), so a 10-day `timestamp` range reads its whole
+// months. And a bound written on the day (`toDate(timestamp) <= …`, `toStartOfDay(timestamp) …`)
+// is not a comparison of a bare column, so it stays outside the guarded read and prunes nothing.
+// Both are fixed by adding, inside the guarded read, the bound the condition implies on the other
+// form. An added bound is always implied by the condition it comes from (that condition is still
+// applied as written), so it can only skip rows the query would drop anyway: the answer is the
+// same, with fewer granules read. Every function below works on the SQL the printer wrote and
+// only recognises literal forms (calls of literals), so it never moves a column other than the
+// table's own time column, nor anything that could fail, into the guard.
+
+/** Tables sorted by the UTC day of a DateTime('UTC') column: table → that column. */
+const DAY_SORTED: Record<string, string> = { events: 'timestamp' }
+
+type Op = '>=' | '>' | '<=' | '<' | '='
+const FLIP: Record<Op, Op> = { '>=': '<=', '>': '<', '<=': '>=', '<': '>', '=': '=' }
+
+/** Index just past the quoted literal starting at `i` (backslash escapes), or -1 when unterminated. */
+function pastLiteral(s: string, i: number): number {
+  const q = s[i]
+  for (let j = i + 1; j < s.length; j++) {
+    if (s[j] === '\\') j++
+    else if (s[j] === q) return j + 1
+  }
+  return -1
+}
+
+/** Index just past the bracket closing the one opened at `i`, or -1. */
+function pastGroup(s: string, i: number): number {
+  let depth = 0
+  for (let j = i; j < s.length; j++) {
+    const c = s[j]!
+    if (c === "'" || c === '`' || c === '"') {
+      j = pastLiteral(s, j)
+      if (j < 0) return -1
+      j--
+    } else if (c === '(') depth++
+    else if (c === ')' && --depth === 0) return j + 1
+  }
+  return -1
+}
+
+/** `s` without brackets that enclose all of it. */
+function unwrap(s: string): string {
+  let t = s.trim()
+  while (t.startsWith('(') && pastGroup(t, 0) === t.length) t = t.slice(1, -1).trim()
+  return t
+}
+
+/** Top-level conjuncts of `s` (split at AND outside brackets and literals). */
+function conjuncts(s: string): string[] {
+  const t = unwrap(s)
+  const out: string[] = []
+  let start = 0
+  for (let j = 0; j < t.length; j++) {
+    const c = t[j]!
+    if (c === "'" || c === '`' || c === '"') {
+      const end = pastLiteral(t, j)
+      if (end < 0) return [t]
+      j = end - 1
+    } else if (c === '(') {
+      const end = pastGroup(t, j)
+      if (end < 0) return [t]
+      j = end - 1
+    } else if (t.startsWith(' AND ', j)) {
+      out.push(t.slice(start, j))
+      start = j + 5
+      j += 4
+    }
+  }
+  out.push(t.slice(start))
+  return out.length > 1 ? out.flatMap(conjuncts) : [t]
+}
+
+const STRING = /^'(?:[^'\\]|\\.)*'$/
+const LITERAL = /^(?:'(?:[^'\\]|\\.)*'|-?\d+(?:\.\d+)?)$/
+
+/**
+ * Whether `s` is one call of `fn` (one of `names`) whose arguments are literals or such calls, and
+ * the calls' names: a constant that reads no column and, for the names used here, cannot fail
+ * differently on different rows.
+ */
+function literalCall(s: string, names: readonly string[]): boolean {
+  const m = /^([A-Za-z]\w*)\(/.exec(s)
+  if (!m || !names.includes(m[1]!) || pastGroup(s, m[1]!.length) !== s.length) return false
+  const inner = s.slice(m[1]!.length + 1, -1)
+  const args: string[] = []
+  let start = 0
+  for (let j = 0; j < inner.length; j++) {
+    const c = inner[j]!
+    if (c === "'") j = pastLiteral(inner, j) - 1
+    else if (c === '(') j = pastGroup(inner, j) - 1
+    else if (c === ',') {
+      args.push(inner.slice(start, j).trim())
+      start = j + 1
+    }
+    if (j < 0) return false
+  }
+  args.push(inner.slice(start).trim())
+  return args.every((a) => LITERAL.test(a) || literalCall(a, names))
+}
+
+/** `<left> <op> <right>` at the top level of a conjunct, or undefined. */
+function comparison(s: string): { left: string; op: Op; right: string } | undefined {
+  const t = unwrap(s)
+  for (let j = 0; j < t.length; j++) {
+    const c = t[j]!
+    if (c === "'" || c === '`' || c === '"') {
+      j = pastLiteral(t, j) - 1
+      if (j < 0) return undefined
+    } else if (c === '(') {
+      j = pastGroup(t, j) - 1
+      if (j < 0) return undefined
+    } else {
+      const m = / (>=|<=|>|<|=) /y
+      m.lastIndex = j
+      const hit = m.exec(t)
+      if (hit) return { left: t.slice(0, j).trim(), op: hit[1] as Op, right: t.slice(m.lastIndex).trim() }
+    }
+  }
+  return undefined
+}
+
+/** A comparison of `subject` (exactly) with a constant accepted by `isConstant`, column on the left. */
+function bound(
+  s: string,
+  subject: (left: string) => boolean,
+  isConstant: (c: string) => boolean,
+): { left: string; op: Op; constant: string } | undefined {
+  const c = comparison(s)
+  if (!c) return undefined
+  if (subject(c.left) && isConstant(c.right)) return { left: c.left, op: c.op, constant: c.right }
+  if (subject(c.right) && isConstant(c.left)) return { left: c.right, op: FLIP[c.op], constant: c.left }
+  return undefined
+}
+
+// Constructors of DateTime (whole seconds) from literals, as the printer writes them.
+const DATETIME_CALLS = ['parseDateTimeBestEffort', 'toDateTime'] as const
+// Constructors of Date from literals (and of their literal DateTime arguments).
+const DATE_CALLS = ['toDate', ...DATETIME_CALLS] as const
+
+/**
+ * Bounds on the sort key's day implied by the `timestamp` bounds among `conditions` (the guard's
+ * PREWHERE conditions of `table`): `timestamp >= C` gives `toDate(timestamp) >= ` the UTC day of
+ * C, and so on, with exclusive ends made exact on whole seconds (`timestamp < C` ⇔
+ * `timestamp <= C - 1`). Only constants built from literals by parseDateTimeBestEffort or
+ * toDateTime (DateTime: whole seconds, any time zone; the day is taken in UTC, the column's and the
+ * key's zone) are used. Empty for tables not sorted by day.
+ */
+export function dayKeyBounds(table: string, conditions: string[]): string[] {
+  const column = DAY_SORTED[table.replace(/`/g, '')]
+  if (!column) return []
+  const col = quoteName(column)
+  const out: string[] = []
+  for (const cond of conditions.flatMap(conjuncts)) {
+    const b = bound(
+      cond,
+      (l) => l === col,
+      (c) => literalCall(c, DATETIME_CALLS),
+    )
+    if (!b) continue
+    const utc = `toTimeZone(${b.constant}, 'UTC')`
+    const day = (shift: string) => `toDate(${utc}${shift})`
+    const key = `toDate(${col})`
+    switch (b.op) {
+      case '>=':
+        out.push(`${key} >= ${day('')}`)
+        break
+      case '>':
+        out.push(`${key} >= ${day(' + 1')}`)
+        break
+      case '<=':
+        out.push(`${key} <= ${day('')}`)
+        break
+      case '<':
+        out.push(`${key} <= ${day(' - 1')}`)
+        break
+      case '=':
+        out.push(`${key} = ${day('')}`)
+        break
+    }
+  }
+  return out
+}
+
+/**
+ * Bounds on `timestamp` implied by a condition on its day, for the guarded read of `table`:
+ * `cond` is one conjunct of the query's WHERE as printed inside a guarded read (bare column
+ * names). Recognised: `toDate(timestamp)` and `toStartOfDay(timestamp)`, either directly (UTC)
+ * or of `toTimeZone(timestamp, 'zone')`, compared with a literal-built constant. With d the day in
+ * that zone and start(D) the first instant of day D there:
+ * - d >= D ⇔ timestamp >= start(D); d > D ⇔ timestamp >= start(D + 1)
+ * - d <= D ⇔ timestamp < start(D + 1); d < D ⇔ timestamp < start(D); d = D: both ends
+ * - toStartOfDay(…) >= C ⇒ timestamp >= C (the start of a day is not after the time), > C ⇒ > C;
+ *   <= C or < C ⇒ timestamp < start(day of C + 1)
+ * Empty when the condition is anything else.
+ */
+export function timestampBoundsOfDay(table: string, cond: string): string[] {
+  const column = DAY_SORTED[table.replace(/`/g, '')]
+  if (!column) return []
+  const col = quoteName(column)
+  const zoneOf = (inner: string): string | undefined => {
+    if (inner === col) return 'UTC'
+    const m = /^toTimeZone\((.*), ('(?:[A-Za-z0-9_+\-/]+)')\)$/.exec(inner)
+    return m && m[1] === col ? m[2]!.slice(1, -1) : undefined
+  }
+  const fnOf = (left: string): { fn: string; zone: string } | undefined => {
+    const m = /^(toDate|toStartOfDay)\((.*)\)$/.exec(left)
+    if (!m || pastGroup(left, m[1]!.length) !== left.length) return undefined
+    const zone = zoneOf(m[2]!)
+    return zone ? { fn: m[1]!, zone } : undefined
+  }
+  const out: string[] = []
+  for (const c of conjuncts(cond)) {
+    const b = bound(
+      c,
+      (l) => !!fnOf(l),
+      (k) => STRING.test(k) || literalCall(k, DATE_CALLS),
+    )
+    if (!b) continue
+    const { fn, zone } = fnOf(b.left)!
+    // a day is compared with a day (text or toDate of text), the start of a day with a DateTime:
+    // other pairings convert between zones in ways this does not model, and are left alone
+    const isDay = STRING.test(b.constant) || /^toDate\('(?:[^'\\]|\\.)*'\)$/.test(b.constant)
+    if (fn === 'toDate' ? !isDay : !literalCall(b.constant, DATETIME_CALLS)) continue
+    const z = `'${zone}'`
+    // start(D + shift) for the day D of the constant in the zone
+    const start = (shift: number) => {
+      const day = fn === 'toDate' ? `toDate(${b.constant})` : `toDate(toTimeZone(${b.constant}, ${z}))`
+      return `toDateTime(${day}${shift ? ` + ${shift}` : ''}, ${z})`
+    }
+    if (fn === 'toDate') {
+      if (b.op === '>=' || b.op === '=') out.push(`${col} >= ${start(0)}`)
+      if (b.op === '>') out.push(`${col} >= ${start(1)}`)
+      if (b.op === '<=' || b.op === '=') out.push(`${col} < ${start(1)}`)
+      if (b.op === '<') out.push(`${col} < ${start(0)}`)
+    } else {
+      if (b.op === '>=' || b.op === '=') out.push(`${col} >= ${b.constant}`)
+      if (b.op === '>') out.push(`${col} > ${b.constant}`)
+      if (b.op === '<=' || b.op === '<' || b.op === '=') out.push(`${col} < ${start(1)}`)
+    }
+  }
+  return out
+}
+
+function quoteName(name: string): string {
+  return `\`${name}\``
 }
