@@ -40,7 +40,8 @@ export function guardedTable(
   also: string[] = [],
 ): string {
   const rest = tail ? ` ${tail}` : ''
-  const prewhere = [teamCondition(teamId), ...also, ...dayKeyBounds(table, also)].join(' AND ')
+  const derived = dayKeyBounds(table, also).filter((b) => !also.includes(b))
+  const prewhere = [teamCondition(teamId), ...also, ...derived].join(' AND ')
   return `(SELECT ${columns} FROM ${table} PREWHERE ${prewhere}${rest} ${LIMIT_BARRIER})`
 }
 
@@ -122,6 +123,8 @@ function conjuncts(s: string): string[] {
 }
 
 const STRING = /^'(?:[^'\\]|\\.)*'$/
+/** toDate of a text literal: a day */
+const DAY_TEXT = /^toDate\('(?:[^'\\]|\\.)*'\)$/
 const LITERAL = /^(?:'(?:[^'\\]|\\.)*'|-?\d+(?:\.\d+)?)$/
 
 /**
@@ -207,42 +210,45 @@ export function dayKeyBounds(table: string, conditions: string[]): string[] {
       (l) => l === col,
       (c) => literalCall(c, DATETIME_CALLS),
     )
-    if (!b) continue
-    const utc = `toTimeZone(${b.constant}, 'UTC')`
-    const day = (shift: string) => `toDate(${utc}${shift})`
-    const key = `toDate(${col})`
-    switch (b.op) {
-      case '>=':
-        out.push(`${key} >= ${day('')}`)
-        break
-      case '>':
-        out.push(`${key} >= ${day(' + 1')}`)
-        break
-      case '<=':
-        out.push(`${key} <= ${day('')}`)
-        break
-      case '<':
-        out.push(`${key} <= ${day(' - 1')}`)
-        break
-      case '=':
-        out.push(`${key} = ${day('')}`)
-        break
-    }
+    if (b) out.push(keyBound(col, b.op, b.constant))
   }
   return out
 }
 
 /**
- * Bounds on `timestamp` implied by a condition on its day, for the guarded read of `table`:
- * `cond` is one conjunct of the query's WHERE as printed inside a guarded read (bare column
- * names). Recognised: `toDate(timestamp)` and `toStartOfDay(timestamp)`, either directly (UTC)
- * or of `toTimeZone(timestamp, 'zone')`, compared with a literal-built constant. With d the day in
- * that zone and start(D) the first instant of day D there:
+ * The bound on the key `toDate(col)` (UTC days) implied by `col <op> dt`, where `dt` is SQL of a
+ * DateTime (whole seconds, so `col < dt` ⇔ `col <= dt - 1`).
+ */
+function keyBound(col: string, op: Op, dt: string): string {
+  const day = (shift: string) => `toDate(toTimeZone(${dt}, 'UTC')${shift})`
+  const key = `toDate(${col})`
+  switch (op) {
+    case '>=':
+      return `${key} >= ${day('')}`
+    case '>':
+      return `${key} >= ${day(' + 1')}`
+    case '<=':
+      return `${key} <= ${day('')}`
+    case '<':
+      return `${key} <= ${day(' - 1')}`
+    case '=':
+      return `${key} = ${day('')}`
+  }
+}
+
+/**
+ * Bounds on `timestamp`, and the key bounds those imply, that follow from a condition on its day,
+ * for the guarded read of `table`: `cond` is one conjunct of the query's WHERE as printed inside a
+ * guarded read (bare column names). Recognised: `toDate(timestamp)` compared with a day (text or
+ * toDate of text), and `toStartOfDay(timestamp)` compared with a literal-built DateTime, either of
+ * the column (UTC) or of `toTimeZone(timestamp, 'zone')`. With d the day in that zone and start(D)
+ * the first instant of day D there (toDateTime(D, zone)):
  * - d >= D ⇔ timestamp >= start(D); d > D ⇔ timestamp >= start(D + 1)
  * - d <= D ⇔ timestamp < start(D + 1); d < D ⇔ timestamp < start(D); d = D: both ends
  * - toStartOfDay(…) >= C ⇒ timestamp >= C (the start of a day is not after the time), > C ⇒ > C;
  *   <= C or < C ⇒ timestamp < start(day of C + 1)
- * Empty when the condition is anything else.
+ * Each timestamp bound is followed by its keyBound. Empty when the condition is anything else
+ * (another pairing of day and DateTime converts between zones in ways this does not model).
  */
 export function timestampBoundsOfDay(table: string, cond: string): string[] {
   const column = DAY_SORTED[table.replace(/`/g, '')]
@@ -250,8 +256,8 @@ export function timestampBoundsOfDay(table: string, cond: string): string[] {
   const col = quoteName(column)
   const zoneOf = (inner: string): string | undefined => {
     if (inner === col) return 'UTC'
-    const m = /^toTimeZone\((.*), ('(?:[A-Za-z0-9_+\-/]+)')\)$/.exec(inner)
-    return m && m[1] === col ? m[2]!.slice(1, -1) : undefined
+    const m = /^toTimeZone\((.*), '([A-Za-z0-9_+\-/]+)'\)$/.exec(inner)
+    return m && m[1] === col ? m[2] : undefined
   }
   const fnOf = (left: string): { fn: string; zone: string } | undefined => {
     const m = /^(toDate|toStartOfDay)\((.*)\)$/.exec(left)
@@ -260,6 +266,7 @@ export function timestampBoundsOfDay(table: string, cond: string): string[] {
     return zone ? { fn: m[1]!, zone } : undefined
   }
   const out: string[] = []
+  const push = (op: Op, dt: string) => out.push(`${col} ${op} ${dt}`, keyBound(col, op, dt))
   for (const c of conjuncts(cond)) {
     const b = bound(
       c,
@@ -268,25 +275,26 @@ export function timestampBoundsOfDay(table: string, cond: string): string[] {
     )
     if (!b) continue
     const { fn, zone } = fnOf(b.left)!
-    // a day is compared with a day (text or toDate of text), the start of a day with a DateTime:
-    // other pairings convert between zones in ways this does not model, and are left alone
-    const isDay = STRING.test(b.constant) || /^toDate\('(?:[^'\\]|\\.)*'\)$/.test(b.constant)
-    if (fn === 'toDate' ? !isDay : !literalCall(b.constant, DATETIME_CALLS)) continue
     const z = `'${zone}'`
-    // start(D + shift) for the day D of the constant in the zone
-    const start = (shift: number) => {
-      const day = fn === 'toDate' ? `toDate(${b.constant})` : `toDate(toTimeZone(${b.constant}, ${z}))`
-      return `toDateTime(${day}${shift ? ` + ${shift}` : ''}, ${z})`
-    }
+    let day: string
     if (fn === 'toDate') {
-      if (b.op === '>=' || b.op === '=') out.push(`${col} >= ${start(0)}`)
-      if (b.op === '>') out.push(`${col} >= ${start(1)}`)
-      if (b.op === '<=' || b.op === '=') out.push(`${col} < ${start(1)}`)
-      if (b.op === '<') out.push(`${col} < ${start(0)}`)
+      if (STRING.test(b.constant)) day = `toDate(${b.constant})`
+      else if (DAY_TEXT.test(b.constant)) day = b.constant
+      else continue
     } else {
-      if (b.op === '>=' || b.op === '=') out.push(`${col} >= ${b.constant}`)
-      if (b.op === '>') out.push(`${col} > ${b.constant}`)
-      if (b.op === '<=' || b.op === '<' || b.op === '=') out.push(`${col} < ${start(1)}`)
+      if (!literalCall(b.constant, DATETIME_CALLS)) continue
+      day = `toDate(toTimeZone(${b.constant}, ${z}))`
+    }
+    const start = (shift: number) => `toDateTime(${day}${shift ? ` + ${shift}` : ''}, ${z})`
+    if (fn === 'toDate') {
+      if (b.op === '>=' || b.op === '=') push('>=', start(0))
+      if (b.op === '>') push('>=', start(1))
+      if (b.op === '<=' || b.op === '=') push('<', start(1))
+      if (b.op === '<') push('<', start(0))
+    } else {
+      if (b.op === '>=' || b.op === '=') push('>=', b.constant)
+      if (b.op === '>') push('>', b.constant)
+      if (b.op === '<=' || b.op === '<' || b.op === '=') push('<', start(1))
     }
   }
   return out

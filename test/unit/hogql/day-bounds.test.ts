@@ -75,56 +75,67 @@ describe('dayKeyBounds: timestamp bounds → toDate(timestamp) bounds', () => {
   })
 })
 
-describe('timestampBoundsOfDay: day bounds → timestamp bounds', () => {
+describe('timestampBoundsOfDay: day bounds → timestamp bounds (and their key bounds)', () => {
   const NY = "toTimeZone(`timestamp`, 'America/New_York')"
-  const start = (day: string, zone: string) => `toDateTime(${day}, '${zone}')`
+  const D = "toDate('2026-03-08')"
+  const nyStart = (shift: string) => `toDateTime(${D}${shift}, 'America/New_York')`
+  const utcStart = (shift: string) => `toDateTime(${D}${shift}, 'UTC')`
+  const key = (op: string, dt: string, shift = '') =>
+    `toDate(\`timestamp\`) ${op} toDate(toTimeZone(${dt}, 'UTC')${shift})`
   it.each([
+    [`toDate(${NY}) >= ${D}`, [`\`timestamp\` >= ${nyStart('')}`, key('>=', nyStart(''))]],
+    [`toDate(${NY}) > ${D}`, [`\`timestamp\` >= ${nyStart(' + 1')}`, key('>=', nyStart(' + 1'))]],
+    [`toDate(${NY}) <= ${D}`, [`\`timestamp\` < ${nyStart(' + 1')}`, key('<=', nyStart(' + 1'), ' - 1')]],
+    [`toDate(${NY}) < ${D}`, [`\`timestamp\` < ${nyStart('')}`, key('<=', nyStart(''), ' - 1')]],
     [
-      `toDate(${NY}) >= toDate('2026-03-08')`,
-      [`\`timestamp\` >= ${start("toDate(toDate('2026-03-08'))", 'America/New_York')}`],
-    ],
-    [
-      `toDate(${NY}) > toDate('2026-03-08')`,
-      [`\`timestamp\` >= ${start("toDate(toDate('2026-03-08')) + 1", 'America/New_York')}`],
-    ],
-    [
-      `toDate(${NY}) <= toDate('2026-03-08')`,
-      [`\`timestamp\` < ${start("toDate(toDate('2026-03-08')) + 1", 'America/New_York')}`],
-    ],
-    [
-      `toDate(${NY}) < toDate('2026-03-08')`,
-      [`\`timestamp\` < ${start("toDate(toDate('2026-03-08'))", 'America/New_York')}`],
-    ],
-    [
-      `(toDate(\`timestamp\`) = '2026-03-08')`,
+      "(toDate(`timestamp`) = '2026-03-08')",
       [
-        `\`timestamp\` >= ${start("toDate('2026-03-08')", 'UTC')}`,
-        `\`timestamp\` < ${start("toDate('2026-03-08') + 1", 'UTC')}`,
+        `\`timestamp\` >= ${utcStart('')}`,
+        key('>=', utcStart('')),
+        `\`timestamp\` < ${utcStart(' + 1')}`,
+        key('<=', utcStart(' + 1'), ' - 1'),
       ],
     ],
-    ["'2026-03-08' <= toDate(`timestamp`)", [`\`timestamp\` >= ${start("toDate('2026-03-08')", 'UTC')}`]],
-    [`toStartOfDay(${NY}) >= ${C}`, [`\`timestamp\` >= ${C}`]],
-    [`toStartOfDay(${NY}) > ${C}`, [`\`timestamp\` > ${C}`]],
+    ["'2026-03-08' <= toDate(`timestamp`)", [`\`timestamp\` >= ${utcStart('')}`, key('>=', utcStart(''))]],
+    [`toStartOfDay(${NY}) >= ${C}`, [`\`timestamp\` >= ${C}`, key('>=', C)]],
+    [`toStartOfDay(${NY}) > ${C}`, [`\`timestamp\` > ${C}`, key('>=', C, ' + 1')]],
     [
       `toStartOfDay(${NY}) < ${C}`,
-      [`\`timestamp\` < ${start(`toDate(toTimeZone(${C}, 'America/New_York')) + 1`, 'America/New_York')}`],
+      [
+        `\`timestamp\` < toDateTime(toDate(toTimeZone(${C}, 'America/New_York')) + 1, 'America/New_York')`,
+        key('<=', `toDateTime(toDate(toTimeZone(${C}, 'America/New_York')) + 1, 'America/New_York')`, ' - 1'),
+      ],
     ],
   ])('%s', (cond, bounds) => {
     expect(timestampBoundsOfDay('events', cond)).toEqual(bounds)
   })
 
+  it('are not derived again by the guard', () => {
+    const also = timestampBoundsOfDay('events', `toStartOfDay(${NY}) >= ${C}`)
+    expect(guardedTable('`events`', 7, '1', '', also)).toBe(
+      `(SELECT 1 FROM \`events\` PREWHERE team_id = 7 AND ${also.join(' AND ')} LIMIT 18446744073709551615)`,
+    )
+  })
+
   it.each([
-    [`toDate(${NY}) != toDate('2026-03-08')`],
+    [`toDate(${NY}) != ${D}`],
     // a DateTime against a day, a day against a DateTime: zone conversions this does not model
     [`toDate(${NY}) >= ${C}`],
     [`toStartOfDay(${NY}) >= '2026-03-08'`],
-    ["toDate(`created_at`) >= toDate('2026-03-08')"],
-    ["toDate(toTimeZone(`timestamp`, `zone`)) >= toDate('2026-03-08')"],
-    ["toDate(`timestamp` + 3600) >= toDate('2026-03-08')"],
+    [`toStartOfDay(${NY}) >= ${D}`],
+    [`toDate(\`created_at\`) >= ${D}`],
+    [`toDate(toTimeZone(\`timestamp\`, \`zone\`)) >= ${D}`],
+    [`toDate(\`timestamp\` + 3600) >= ${D}`],
     ['toDate(`timestamp`) >= toDate(`created_at`)'],
     ["toDate(`timestamp`) >= toDateOrNull(toString('2026-03-08'))"],
-    ["toStartOfWeek(`timestamp`) >= toDate('2026-03-08')"],
+    ["toDate(`timestamp`) >= toDate(toDate('2026-03-08'))"],
+    [`toStartOfWeek(\`timestamp\`) >= ${D}`],
+    [`(toDate(\`timestamp\`) >= ${D}) OR (\`event\` = 'x')`],
   ])('leaves alone %s', (cond) => {
     expect(timestampBoundsOfDay('events', cond)).toEqual([])
+  })
+
+  it('only for tables sorted by day', () => {
+    expect(timestampBoundsOfDay('persons', `toDate(\`timestamp\`) >= ${D}`)).toEqual([])
   })
 })
