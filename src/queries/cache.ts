@@ -89,3 +89,46 @@ const TIME_OR_CHANCE = /\b(now\w*|today|yesterday|rand\w*|generateUUID\w*|uptime
 export function revalidatable(sql: string): boolean {
   return !TIME_OR_CHANCE.test(sql)
 }
+
+/**
+ * The data's fingerprint, read through `read` (FINGERPRINT_SQL) at most once per `reuseMs` where
+ * that is safe:
+ * - `forCheck()` is for deciding whether a stale entry is still the answer: it always reads, so a
+ *   write finished before the request is always seen;
+ * - `forStore()` is for the entry a computed result is stored with, read before the query runs:
+ *   any fingerprint read before then will do, because an older one can only make a later check
+ *   differ (a recompute), never match data it does not describe (every insert raises a block
+ *   number). It reuses the last read (or the one in flight) for `reuseMs`, so a burst of requests
+ *   (a dashboard, a bench loop) costs one system.parts read instead of one each.
+ * A read that fails gives undefined (no revalidation) and is not reused.
+ */
+export class Fingerprints {
+  private last: { at: number; value: Promise<string | undefined> } | undefined
+
+  constructor(
+    private readonly read: () => Promise<string | undefined>,
+    private readonly reuseMs = 5_000,
+    private readonly now: () => number = () => performance.now(),
+  ) {}
+
+  forCheck(): Promise<string | undefined> {
+    return this.start()
+  }
+
+  forStore(): Promise<string | undefined> {
+    if (this.last && this.now() - this.last.at <= this.reuseMs) return this.last.value
+    return this.start()
+  }
+
+  private start(): Promise<string | undefined> {
+    const entry = {
+      at: this.now(),
+      value: this.read().catch(() => undefined),
+    }
+    this.last = entry
+    void entry.value.then((v) => {
+      if (v === undefined && this.last === entry) this.last = undefined
+    })
+    return entry.value
+  }
+}

@@ -10,6 +10,7 @@ import {
   type CachedResult,
   cacheKey,
   FINGERPRINT_SQL,
+  Fingerprints,
   FRESHNESS_SECONDS,
   ResultCache,
   revalidatable,
@@ -54,6 +55,7 @@ export class QueryRunner {
   private readonly limits: QueryLimits
   private readonly admission: QueryAdmission
   private readonly gate: CompileGate
+  private readonly fingerprints = new Fingerprints(() => this.readFingerprint())
 
   private constructor(
     private readonly rt: Runtime,
@@ -112,8 +114,12 @@ export class QueryRunner {
     let handedOff = false
     try {
       // Compile first: a query that cannot compile is a 400 now, not a failed background job.
-      // the data's state before the query runs, read while it compiles (cache.ts, revalidation)
-      const fingerprint = this.fingerprint()
+      // the data's state before the query runs, read while it compiles (cache.ts, revalidation):
+      // read afresh when a stale entry may be reused, else a recent read is enough to store
+      const fingerprint =
+        stale?.sql !== undefined && stale.fingerprint !== undefined
+          ? this.fingerprints.forCheck()
+          : this.fingerprints.forStore()
       const c0 = performance.now()
       const server = capabilitiesOf((await readServerInfo(this.rt.ch)).version)
       const compiled = await this.gate.compile(req.query, project, server)
@@ -267,7 +273,7 @@ export class QueryRunner {
   }
 
   /** The database's state (cache.ts FINGERPRINT_SQL); undefined when it cannot be read. */
-  private async fingerprint(): Promise<string | undefined> {
+  private async readFingerprint(): Promise<string | undefined> {
     try {
       const rs = await this.rt.ch.query({ query: FINGERPRINT_SQL, format: 'JSONEachRow' })
       const [row] = await rs.json<{ f: string }>()
