@@ -194,7 +194,9 @@ const cases: Case[] = [
         ` FROM events AS e ANY LEFT JOIN (SELECT id AS person_id, toDate(argMax(created_at, version)) AS c` +
         ` FROM person WHERE team_id = ${team} GROUP BY id) AS p USING person_id WHERE e.team_id = ${team}` +
         ` AND e.event = '$pageview' AND e.timestamp >= toDateTime('${lo} 00:00:00', 'UTC')` +
-        ` AND e.timestamp < toDateTime('${hi} 00:00:00', 'UTC') GROUP BY pid`
+        ` AND e.timestamp < toDateTime('${hi} 00:00:00', 'UTC')` +
+        // the sort key's day too: 18.16 does not derive its range from the timestamp bounds
+        ` AND toDate(e.timestamp) >= toDate('${lo}') AND toDate(e.timestamp) < toDate('${hi}') GROUP BY pid`
       return hand(
         'SELECT toString(d) AS day, status, count() AS n FROM (' +
           " SELECT a AS d, multiIf(a = created AND a = days[1], 'new', has(days, a - 1), 'returning', 'resurrecting')" +
@@ -249,6 +251,7 @@ const cases: Case[] = [
           " event = '$pageview', event = 'signup', event = 'purchase') AS level FROM events" +
           ` WHERE team_id = ${team} AND event IN ('$pageview', 'signup', 'purchase')` +
           ` AND timestamp >= toDateTime('${from30} 00:00:00', 'UTC') AND timestamp <= toDateTime('${to} 23:59:59', 'UTC')` +
+          ` AND toDate(timestamp) >= toDate('${from30}') AND toDate(timestamp) <= toDate('${to}')` +
           ' GROUP BY person_id) WHERE level > 0 GROUP BY level',
       ),
     same: (ours, theirs) => {
