@@ -240,13 +240,16 @@ function keyBound(col: string, op: Op, dt: string): string {
  * Bounds on `timestamp`, and the key bounds those imply, that follow from a condition on its day,
  * for the guarded read of `table`: `cond` is one conjunct of the query's WHERE as printed inside a
  * guarded read (bare column names). Recognised: `toDate(timestamp)` compared with a day (text or
- * toDate of text), and `toStartOfDay(timestamp)` compared with a literal-built DateTime, either of
- * the column (UTC) or of `toTimeZone(timestamp, 'zone')`. With d the day in that zone and start(D)
- * the first instant of day D there (toDateTime(D, zone)):
+ * toDate of text); `toStartOfDay`, `toStartOfInterval` by seconds, minutes, hours or days, and
+ * `toStartOfHour` … `toStartOfMinute` compared with a literal-built DateTime; each of the column
+ * (UTC) or of `toTimeZone(timestamp, 'zone')`. With d the day in that zone and start(D) the first
+ * instant of day D there (toDateTime(D, zone)):
  * - d >= D ⇔ timestamp >= start(D); d > D ⇔ timestamp >= start(D + 1)
  * - d <= D ⇔ timestamp < start(D + 1); d < D ⇔ timestamp < start(D); d = D: both ends
- * - toStartOfDay(…) >= C ⇒ timestamp >= C (the start of a day is not after the time), > C ⇒ > C;
- *   <= C or < C ⇒ timestamp < start(day of C + 1)
+ * - start of an n-day bucket >= C ⇒ timestamp >= C (a bucket does not start after the time),
+ *   > C ⇒ > C; <= C or < C ⇒ timestamp < start(day of C + n)
+ * - start of a shorter bucket of s seconds: >= or > C ⇒ timestamp >= C - 1 h; <= or < C ⇒
+ *   timestamp < C + s + 1 h (slack for DST, below)
  * Each timestamp bound is followed by its keyBound. Empty when the condition is anything else
  * (another pairing of day and DateTime converts between zones in ways this does not model).
  */
@@ -259,11 +262,24 @@ export function timestampBoundsOfDay(table: string, cond: string): string[] {
     const m = /^toTimeZone\((.*), '([A-Za-z0-9_+\-/]+)'\)$/.exec(inner)
     return m && m[1] === col ? m[2] : undefined
   }
-  const fnOf = (left: string): { fn: string; zone: string } | undefined => {
-    const m = /^(toDate|toStartOfDay)\((.*)\)$/.exec(left)
+  const fnOf = (left: string): Truncation | undefined => {
+    const m = /^(\w+)\((.*)\)$/.exec(left)
     if (!m || pastGroup(left, m[1]!.length) !== left.length) return undefined
-    const zone = zoneOf(m[2]!)
-    return zone ? { fn: m[1]!, zone } : undefined
+    const [, name, inner] = m as unknown as [string, string, string]
+    if (name === 'toStartOfInterval') {
+      const i = /^(.*), toInterval(Second|Minute|Hour|Day)\((\d+)\)$/.exec(inner)
+      const zone = i && zoneOf(i[1]!)
+      const n = Number(i?.[3])
+      if (!zone || !(n >= 1 && n <= 1_000_000)) return undefined
+      if (i[2] === 'Day') return { kind: 'days', n, zone }
+      return { kind: 'within', seconds: n * UNIT_SECONDS[i[2]!]!, zone }
+    }
+    const zone = zoneOf(inner)
+    if (!zone) return undefined
+    if (name === 'toDate') return { kind: 'date', zone }
+    if (name === 'toStartOfDay') return { kind: 'days', n: 1, zone }
+    const seconds = SUB_DAY[name]
+    return seconds ? { kind: 'within', seconds, zone } : undefined
   }
   const out: string[] = []
   const push = (op: Op, dt: string) => out.push(`${col} ${op} ${dt}`, keyBound(col, op, dt))
@@ -274,31 +290,56 @@ export function timestampBoundsOfDay(table: string, cond: string): string[] {
       (k) => STRING.test(k) || literalCall(k, DATE_CALLS),
     )
     if (!b) continue
-    const { fn, zone } = fnOf(b.left)!
-    const z = `'${zone}'`
-    let day: string
-    if (fn === 'toDate') {
+    const t = fnOf(b.left)!
+    const z = `'${t.zone}'`
+    const lower = b.op === '>=' || b.op === '>' || b.op === '='
+    const upper = b.op === '<=' || b.op === '<' || b.op === '='
+    if (t.kind === 'date') {
+      let day: string
       if (STRING.test(b.constant)) day = `toDate(${b.constant})`
       else if (DAY_TEXT.test(b.constant)) day = b.constant
       else continue
-    } else {
-      if (!literalCall(b.constant, DATETIME_CALLS)) continue
-      day = `toDate(toTimeZone(${b.constant}, ${z}))`
-    }
-    const start = (shift: number) => `toDateTime(${day}${shift ? ` + ${shift}` : ''}, ${z})`
-    if (fn === 'toDate') {
+      const start = (shift: number) => `toDateTime(${day}${shift ? ` + ${shift}` : ''}, ${z})`
       if (b.op === '>=' || b.op === '=') push('>=', start(0))
       if (b.op === '>') push('>=', start(1))
       if (b.op === '<=' || b.op === '=') push('<', start(1))
       if (b.op === '<') push('<', start(0))
+      continue
+    }
+    // the others return DateTime: compared with a DateTime built from literals only
+    if (!literalCall(b.constant, DATETIME_CALLS)) continue
+    if (t.kind === 'days') {
+      if (lower) push(b.op === '>' ? '>' : '>=', b.constant)
+      if (upper) push('<', `toDateTime(toDate(toTimeZone(${b.constant}, ${z})) + ${t.n}, ${z})`)
     } else {
-      if (b.op === '>=' || b.op === '=') push('>=', b.constant)
-      if (b.op === '>') push('>', b.constant)
-      if (b.op === '<=' || b.op === '<' || b.op === '=') push('<', start(1))
+      if (lower) push('>=', `${b.constant} - ${HOUR}`)
+      if (upper) push('<', `${b.constant} + ${t.seconds + HOUR}`)
     }
   }
   return out
 }
+
+/**
+ * A truncation of the time column in a zone: to its day (`date`, a Date), to the start of a bucket
+ * of `n` days (`days`), or to the start of a bucket shorter than a day (`within`, `seconds` long).
+ */
+type Truncation =
+  | { kind: 'date'; zone: string }
+  | { kind: 'days'; n: number; zone: string }
+  | { kind: 'within'; seconds: number; zone: string }
+
+const UNIT_SECONDS: Record<string, number> = { Second: 1, Minute: 60, Hour: 3600 }
+const SUB_DAY: Record<string, number> = {
+  toStartOfHour: 3600,
+  toStartOfFifteenMinutes: 900,
+  toStartOfTenMinutes: 600,
+  toStartOfFiveMinutes: 300,
+  toStartOfMinute: 60,
+}
+// Buckets shorter than a day are cut in local time: across a DST change a bucket's start can be up
+// to an hour away from the instant's own hour, so their bounds keep an hour of slack each way (the
+// sort key is by day, so this costs at most the granules of one more hour).
+const HOUR = 3600
 
 function quoteName(name: string): string {
   return `\`${name}\``

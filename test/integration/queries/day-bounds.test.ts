@@ -7,15 +7,16 @@ import { beforeAll, describe, expect, it } from 'vitest'
 import type { ClickHouseClient } from '@clickhouse/client'
 import { capabilitiesOf, compileHogQL } from '../../../src/hogql/index.ts'
 import { dayKeyBounds, timestampBoundsOfDay } from '../../../src/hogql/guard.ts'
-import { clickhouse, stack, uniqueTeamId } from '../../harness/index.ts'
+import { clickhouse, onChdb, stack, uniqueTeamId } from '../../harness/index.ts'
 import { insertEvents } from '../hogql/fixtures.ts'
 
 const TEAM = uniqueTeamId()
 let ch: ClickHouseClient
 
 const DAYS = ['2026-01-31', '2026-02-01', '2026-03-08', '2026-03-09', '2026-03-29', '2026-11-01']
-// UTC midnight, New York midnight (EST, EDT), Kolkata midnight (18:30 the day before), late evening
-const TIMES = ['00:00:00', '04:00:00', '05:00:00', '18:30:00', '23:59:59']
+// UTC midnight, New York midnight (EST, EDT), Kolkata midnight (18:30 the day before), late
+// evening, and the hours around New York's DST changes (06:00/07:00 UTC on 2026-03-08 and 11-01)
+const TIMES = ['00:00:00', '04:00:00', '05:00:00', '06:00:00', '06:30:00', '07:00:00', '18:30:00', '23:59:59']
 const instants: number[] = []
 for (const d of DAYS)
   for (const t of TIMES) for (const s of [-1, 0, 1]) instants.push(Date.parse(`${d}T${t}Z`) + s * 1000)
@@ -86,6 +87,8 @@ describe('timestamp bounds imply key bounds (dayKeyBounds), as the printer pushe
 })
 
 describe('day bounds imply timestamp bounds (timestampBoundsOfDay)', () => {
+  // toStartOfInterval as the printer writes it exists on current releases only
+  const current = onChdb()
   const conds: string[] = []
   for (const zone of ZONES) {
     const col = zone === 'UTC' ? '`timestamp`' : `toTimeZone(\`timestamp\`, '${zone}')`
@@ -97,6 +100,16 @@ describe('day bounds imply timestamp bounds (timestampBoundsOfDay)', () => {
       for (const b of BOUNDS) {
         conds.push(`toStartOfDay(${col}) ${op} parseDateTimeBestEffort('${b}', '${zone}')`)
         conds.push(`toStartOfDay(${col}) ${op} parseDateTimeBestEffort('${b}', 'UTC')`)
+        conds.push(`toStartOfHour(${col}) ${op} parseDateTimeBestEffort('${b}', '${zone}')`)
+        conds.push(`toStartOfFifteenMinutes(${col}) ${op} parseDateTimeBestEffort('${b}', 'UTC')`)
+        if (current) {
+          conds.push(
+            `toStartOfInterval(${col}, toIntervalDay(3)) ${op} parseDateTimeBestEffort('${b}', '${zone}')`,
+          )
+          conds.push(
+            `toStartOfInterval(${col}, toIntervalHour(2)) ${op} parseDateTimeBestEffort('${b}', '${zone}')`,
+          )
+        }
       }
     }
   }

@@ -106,6 +106,32 @@ describe('timestampBoundsOfDay: day bounds → timestamp bounds (and their key b
         key('<=', `toDateTime(toDate(toTimeZone(${C}, 'America/New_York')) + 1, 'America/New_York')`, ' - 1'),
       ],
     ],
+    [
+      `toStartOfInterval(${NY}, toIntervalDay(7)) <= ${C}`,
+      [
+        `\`timestamp\` < toDateTime(toDate(toTimeZone(${C}, 'America/New_York')) + 7, 'America/New_York')`,
+        key('<=', `toDateTime(toDate(toTimeZone(${C}, 'America/New_York')) + 7, 'America/New_York')`, ' - 1'),
+      ],
+    ],
+    [
+      `toStartOfInterval(\`timestamp\`, toIntervalDay(1)) > ${C}`,
+      [`\`timestamp\` > ${C}`, key('>=', C, ' + 1')],
+    ],
+    // shorter buckets: an hour of slack each way
+    [
+      `toStartOfInterval(${NY}, toIntervalMinute(30)) = ${C}`,
+      [
+        `\`timestamp\` >= ${C} - 3600`,
+        key('>=', `${C} - 3600`),
+        `\`timestamp\` < ${C} + 5400`,
+        key('<=', `${C} + 5400`, ' - 1'),
+      ],
+    ],
+    [`toStartOfHour(${NY}) < ${C}`, [`\`timestamp\` < ${C} + 7200`, key('<=', `${C} + 7200`, ' - 1')]],
+    [
+      `toStartOfFifteenMinutes(\`timestamp\`) > ${C}`,
+      [`\`timestamp\` >= ${C} - 3600`, key('>=', `${C} - 3600`)],
+    ],
   ])('%s', (cond, bounds) => {
     expect(timestampBoundsOfDay('events', cond)).toEqual(bounds)
   })
@@ -130,6 +156,12 @@ describe('timestampBoundsOfDay: day bounds → timestamp bounds (and their key b
     ["toDate(`timestamp`) >= toDateOrNull(toString('2026-03-08'))"],
     ["toDate(`timestamp`) >= toDate(toDate('2026-03-08'))"],
     [`toStartOfWeek(\`timestamp\`) >= ${D}`],
+    // weeks and months are Dates (their zone conversions are not modelled); no interval, no bound
+    [`toStartOfInterval(\`timestamp\`, toIntervalWeek(1)) >= ${C}`],
+    [`toStartOfInterval(\`timestamp\`, toIntervalMonth(1)) >= ${C}`],
+    [`toStartOfInterval(\`timestamp\`, toIntervalDay(0)) >= ${C}`],
+    [`toStartOfInterval(\`timestamp\`, toIntervalDay(\`n\`)) >= ${C}`],
+    [`toStartOfHour(${NY}) >= '2026-03-08 10:00:00'`],
     [`(toDate(\`timestamp\`) >= ${D}) OR (\`event\` = 'x')`],
   ])('leaves alone %s', (cond) => {
     expect(timestampBoundsOfDay('events', cond)).toEqual([])
