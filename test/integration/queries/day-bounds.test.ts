@@ -50,6 +50,9 @@ const BOUNDS = [
   '2026-02-01',
   '2026-03-08 00:00:00',
   '2026-03-08 04:59:59',
+  // in New York: a time that does not exist (spring forward) and one that happens twice
+  '2026-03-08 02:30:00',
+  '2026-11-01 01:30:00',
   '2026-03-09 05:00:00',
   '2026-11-01 00:00:01',
 ]
