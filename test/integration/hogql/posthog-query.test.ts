@@ -10,6 +10,7 @@ import {
   PERSON,
   POSTHOG_PRINTER_CASES,
   POSTHOG_QUERY_CASES,
+  POSTHOG_RESOLVER_CASES,
   type PostHogCase,
   RANDOM,
 } from './posthog-query.cases.ts'
@@ -157,7 +158,8 @@ async function check(c: PostHogCase): Promise<void> {
     return
   }
   const rows = asText(await run(c)) as unknown[][]
-  if (c.rows) expect(rows).toEqual(asText(c.rows))
+  const sorted = (r: unknown[][]) => [...r].sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)))
+  if (c.rows) expect(c.unordered ? sorted(rows) : rows).toEqual(asText(c.unordered ? sorted(c.rows) : c.rows))
   if (c.count !== undefined) expect(rows).toHaveLength(c.count)
   if (c.first) {
     for (const [i, want] of Object.entries(c.first)) expect(rows[0]?.[Number(i)]).toEqual(asText(want))
@@ -172,6 +174,12 @@ describe("PostHog's test_query.py statements", () => {
 
 describe("PostHog's test_printer.py statements", () => {
   it.each(POSTHOG_PRINTER_CASES.map((c) => [c.test, c.hogql, c] as const))('%s: %s', async (_t, _q, c) => {
+    await check(c)
+  })
+})
+
+describe("PostHog's test_resolver.py statements", () => {
+  it.each(POSTHOG_RESOLVER_CASES.map((c) => [c.test, c.hogql, c] as const))('%s: %s', async (_t, _q, c) => {
     await check(c)
   })
 })
