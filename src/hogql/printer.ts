@@ -158,12 +158,13 @@ export class Printer implements PrintContext {
       sql += ` LIMIT ${off}${s.limitBy.n} BY ${s.limitBy.exprs.map((e) => this.expr(e, level)).join(', ')}`
     }
     if (s.limitExpr || s.offsetExpr) {
-      // Expressions (servers that compute them): PostHog's cap, `least` of the maximum and the value.
+      // Expressions (servers that compute them): PostHog's cap, `least` of the maximum and the value;
+      // ClickHouse reads WITH TIES after the OFFSET.
       const limit = s.limitExpr
         ? `least(${s.limit ?? '18446744073709551615'}, ${this.expr(s.limitExpr, level)})`
         : `${s.limit ?? '18446744073709551615'}`
-      const offset = s.offsetExpr ? this.expr(s.offsetExpr, level) : `${s.offset ?? 0}`
-      sql += ` LIMIT ${limit}${s.withTies ? ' WITH TIES' : ''} OFFSET ${offset}`
+      const offset = s.offsetExpr ? this.expr(s.offsetExpr, level) : s.offset ? `${s.offset}` : ''
+      sql += ` LIMIT ${limit}${offset ? ` OFFSET ${offset}` : ''}${s.withTies ? ' WITH TIES' : ''}`
     } else if (s.limit !== undefined) {
       sql += ` LIMIT ${s.offset ? `${s.offset}, ` : ''}${s.limit}${s.withTies ? ' WITH TIES' : ''}`
     } else if (s.offset) sql += ` LIMIT ${s.offset}, 18446744073709551615`
