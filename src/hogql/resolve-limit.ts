@@ -42,10 +42,11 @@ function rowIndependent(e: Expr): boolean {
 export function limitValue(r: Resolution, node: Node, scope: Scope, what: string): LimitValue {
   const e = r.expr(node, scope)
   const n = fold(e)
-  if (n !== undefined) {
-    if (n < 0) throw new HogQLError('bad_limit', `${what} must be a non-negative whole number`, span(node))
-    return n
+  // a literal that is no whole number (NULL, 1.5, 'a') or a negative one
+  if ((n !== undefined && n < 0) || (n === undefined && e.k === 'const')) {
+    throw new HogQLError('bad_limit', `${what} must be a non-negative whole number`, span(node))
   }
+  if (n !== undefined) return n
   if (!rowIndependent(e)) {
     throw new HogQLError(
       'bad_limit',

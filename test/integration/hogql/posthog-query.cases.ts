@@ -6,10 +6,14 @@
 // the comment says why the count differs.
 
 /** The projects the cases read, each with the rows of one PostHog fixture (posthog-query.test.ts). */
-export type Fixture = 'random' | 'extra' | 'windows' | 'pageview'
+export type Fixture = 'random' | 'extra' | 'windows' | 'pageview' | 'persons' | 'unset' | 'groups'
 
 /** PostHog's random uuid property, fixed here so expected rows can name it. */
 export const RANDOM = 'RANDOM_TEST_ID::0190e5b2-8d6f-7c31-9a44-3f1e2d5c6b7a'
+/** The persons of the 'persons' fixture: three live ones and one deleted (the last). */
+export const PERSONS = [1, 2, 3, 4].map((n) => `00000000-0000-4000-8000-00000000030${n}`)
+/** The person of the 'unset' fixture, whose newest version drops a property. */
+export const UNSET = '00000000-0000-4000-8000-000000000401'
 /** The person of the 'random' fixture (the UUID PostHog's tests expect for it). */
 export const PERSON = '00000000-0000-4000-8000-000000000000'
 
@@ -1639,5 +1643,106 @@ export const POSTHOG_RESOLVER_CASES: PostHogCase[] = [
     fixture: 'random',
     hogql: 'select globalVar from events',
     fails: /Unknown field 'globalVar'/,
+  },
+]
+
+// database/schema/test: test_events.py, test_persons.py (persons deduplicated by version, deleted
+// ones left out) and test_groups.py (one row per group, the newest), with their fixtures' rows.
+export const POSTHOG_SCHEMA_CASES: PostHogCase[] = [
+  {
+    test: 'test_events.test_select_star_from_events',
+    fixture: 'persons',
+    hogql: 'select * from events',
+    count: 3,
+  },
+  {
+    test: 'test_persons.test_simple_filter',
+    fixture: 'persons',
+    hogql: "select id, properties from persons where properties.$some_prop = 'something'",
+    count: 2,
+  },
+  {
+    test: 'test_persons.test_joins_are_left_alone_for_now',
+    fixture: 'persons',
+    hogql: "select uuid from events where person.properties.$some_prop = 'something'",
+    count: 2,
+  },
+  {
+    test: 'test_persons.test_order_by_limit_transferred',
+    fixture: 'persons',
+    hogql:
+      "select id, properties from persons where properties.$some_prop = 'something' ORDER BY created_at DESC LIMIT 2",
+    count: 2,
+  },
+  {
+    test: 'test_persons.test_v2_order_by_and_limit_pushed_down',
+    fixture: 'persons',
+    hogql: 'SELECT id, properties.$some_prop FROM persons ORDER BY created_at DESC LIMIT 2',
+    count: 2,
+  },
+  {
+    test: 'test_persons.test_totals_over_persons_are_not_capped_by_limit',
+    fixture: 'persons',
+    hogql: 'SELECT count() FROM persons LIMIT 1',
+    rows: [[3]],
+  },
+  {
+    test: 'test_persons.test_totals_over_persons_are_not_capped_by_limit',
+    fixture: 'persons',
+    hogql: 'SELECT id, count() OVER () AS total FROM persons LIMIT 1',
+    first: { 1: 3 },
+    newer: WINDOWS,
+  },
+  {
+    test: 'test_persons.test_nullable_property_keeps_wrap_and_latest_null_wins',
+    fixture: 'unset',
+    hogql: 'SELECT properties.jsonprop, properties.untouched FROM persons WHERE id = {pid}',
+    values: { pid: UNSET },
+    rows: [[null, 'keep']],
+  },
+  {
+    test: 'test_persons.test_non_nullable_columns_are_simplified',
+    fixture: 'unset',
+    hogql: 'SELECT id, created_at FROM persons WHERE id = {pid}',
+    values: { pid: UNSET },
+    first: { 0: UNSET },
+  },
+  {
+    test: 'test_groups.test_bare_limit_two_phase_returns_correct_deduplicated_rows',
+    fixture: 'groups',
+    hogql: 'SELECT key, properties.name FROM groups LIMIT 10',
+    rows: [['g00', 'LATEST'], ...[1, 2, 3, 4, 5, 6, 7, 8, 9].map((i) => [`g0${i}`, `name-${i}`])],
+    unordered: true,
+  },
+  // PostHog's fixture for this one has 12 groups; this one has 10
+  {
+    test: 'test_groups.test_aggregate_without_group_by_counts_all_groups',
+    fixture: 'groups',
+    hogql: 'SELECT count() FROM groups LIMIT 5',
+    rows: [[10]],
+  },
+  {
+    test: 'test_groups.test_null_limit_does_not_crash_the_compiler',
+    fixture: 'groups',
+    hogql: 'SELECT key FROM groups LIMIT NULL',
+    fails: /LIMIT must be/,
+  },
+  {
+    test: 'test_groups.test_array_join_is_not_pushed',
+    fixture: 'groups',
+    hogql: 'SELECT key FROM groups ARRAY JOIN [1, 2] AS x LIMIT 5',
+    count: 5,
+  },
+  {
+    test: 'test_groups.test_distinct_limit_is_not_pushed',
+    fixture: 'groups',
+    hogql: 'SELECT DISTINCT key FROM groups LIMIT 5',
+    count: 5,
+  },
+  {
+    test: 'test_groups.test_aliased_groups_select_still_pushes_limit',
+    fixture: 'groups',
+    hogql: 'SELECT g.key FROM groups AS g LIMIT 10',
+    count: 10,
   },
 ]
