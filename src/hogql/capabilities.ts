@@ -43,6 +43,11 @@ export const FEATURES = {
    * the release that introduced them.
    */
   joinConditions: { name: 'JOIN conditions other than equalities of the two sides', since: '26.1' },
+  /**
+   * `LIMIT (SELECT ...)`, `LIMIT toInt('2')`: expressions the server computes (whole-number
+   * arithmetic of literals is computed by Burrow everywhere). 26.1 is the tested boundary.
+   */
+  limitExpressions: { name: 'LIMIT and OFFSET expressions (LIMIT (SELECT ...))', since: '26.1' },
   /** `properties.list.1`: JSON paths into a property (JSONExtractRaw; 26.1 is the tested boundary). */
   propertyPaths: {
     name: 'JSON paths into properties (properties.list.1, poe.properties.x)',
@@ -66,6 +71,8 @@ export interface Capabilities {
   limitWithTies: boolean
   /** JOIN ON may hold any condition on the two sides, not only key equalities. */
   joinConditions: boolean
+  /** LIMIT / OFFSET take expressions the server computes. */
+  limitExpressions: boolean
 }
 
 /** The server's version string as numbers; [0] when it cannot be read. */
@@ -96,6 +103,7 @@ export function capabilitiesOf(version: string): Capabilities {
     intersectExcept: atLeast(v, FEATURES.intersectExcept.since),
     limitWithTies: atLeast(v, FEATURES.limitWithTies.since),
     joinConditions: atLeast(v, FEATURES.joinConditions.since),
+    limitExpressions: atLeast(v, FEATURES.limitExpressions.since),
   }
 }
 
@@ -111,6 +119,7 @@ export const PORTABLE: Capabilities = {
   intersectExcept: false,
   limitWithTies: false,
   joinConditions: false,
+  limitExpressions: false,
 }
 
 /**

@@ -206,6 +206,14 @@ export const EVERYWHERE_FUNCTIONS: Record<string, FnDef> = {
     ret: 'Array(Int64)',
     ci: true,
   },
+  // PostHog's HogQLX tag for a sparkline chart: the tuple its UI draws from
+  // ('__hx_tag', 'Sparkline', 'data', <values>), as `<Sparkline data={...} />` resolves.
+  sparkline: {
+    min: 1,
+    max: 1,
+    print: (a) => `tuple('__hx_tag', 'Sparkline', 'data', ${a[0]})`,
+    ret: (t) => `Tuple(String, String, String, ${t[0] ?? 'Unknown'})`,
+  },
 }
 
 /** Functions 18.16 lacks (each gets `since: NEWER_FUNCTIONS_SINCE`). */

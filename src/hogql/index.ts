@@ -66,6 +66,11 @@ function applyLimit(q: Query, opts: CompileOptions): number | undefined {
   const max = opts.maxLimit ?? MAX_LIMIT
   const fallback = Math.min(opts.defaultLimit ?? DEFAULT_LIMIT, max)
   if (q.k === 'select') {
+    // `LIMIT <expression>` is capped at the maximum where it is printed; no bound is known here.
+    if (q.limitExpr) {
+      q.limit = max
+      return undefined
+    }
     q.limit = q.limit === undefined ? fallback : Math.min(q.limit, max)
     return q.limit
   }

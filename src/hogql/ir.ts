@@ -57,11 +57,19 @@ export interface Source {
   lazyField?: string
   // Arguments of a table function (numbers), printed into its derived relation's SQL.
   args?: Expr[]
+  // SAMPLE on the events table: the range of cityHash64(distinct_id) it reads (resolve-sample.ts).
+  sample?: SampleRange
   // Columns the query reads from this source (physical columns for tables, output names for queries).
   used: Set<string>
   // Set by the printer.
   printAlias?: string
   span: Span
+}
+
+/** Rows whose sampling key lies in [lower, upper); no upper bound when absent. */
+export interface SampleRange {
+  lower: bigint
+  upper?: bigint
 }
 
 /** One output column of a SELECT level. */
@@ -91,9 +99,13 @@ export interface Select {
   having?: Expr
   orderBy?: OrderItem[]
   limit?: number
+  /** `LIMIT <expression>` the server computes (servers that take it), capped at `limit`. */
+  limitExpr?: Expr
   /** `LIMIT n WITH TIES` (servers that have it) */
   withTies?: boolean
   offset?: number
+  /** `OFFSET <expression>` the server computes (servers that take it). */
+  offsetExpr?: Expr
   limitBy?: { n: number; offset?: number; exprs: Expr[] }
   /** `WINDOW name AS (...)` definitions, for servers with window functions. */
   windows?: Record<string, WindowSpec>

@@ -4,6 +4,7 @@ import { quoteIdentifier } from './escape.ts'
 import { guardedTable } from './guard.ts'
 import { type Expr, outputItems, type Select, type Source } from './ir.ts'
 import type { Level, PrintContext } from './print-context.ts'
+import { ExprVisitor } from './visitor.ts'
 
 // What a SELECT level reads: tables (each with the team guard), subqueries and joins, printed so
 // that 18.16 and current releases run them the same way:
@@ -11,7 +12,11 @@ import type { Level, PrintContext } from './print-context.ts'
 //   table move into the innermost level so partition pruning still applies;
 // - 18.16 mishandles INNER joins that match nothing when the left side is itself a join (it returns
 //   unmatched rows, or crashes when the select list holds a NULL), so inner joins print as left
-//   joins that keep only rows where the right side's marker column is set.
+//   joins that keep only rows where the right side's marker column is set;
+// - 18.16 crashes (the server process aborts) when a query reads a right-side join key column both
+//   in ON and elsewhere while the left key is also read (`SELECT e1.event, e2.event FROM events e1
+//   JOIN events e2 ON e1.event = e2.event`): there the right relation carries a copy of each key
+//   column (`_key_<column>`) and ON compares the copy, so the column the query reads is not a key.
 
 /** Names every source's alias may not reuse in a level's select list besides its columns. */
 export const MATCHED = '_matched'
@@ -68,18 +73,38 @@ export function colName(src: Source, column: string): string {
  * read (guard.ts) of the columns the query uses, with `pushed` (conditions guardable() accepted on
  * this source) inside it; a query source is its printed query. `marked` adds the inner-join marker.
  */
-export function relation(p: PrintContext, src: Source, marked = false, pushed: Expr[] = []): string {
+export function relation(
+  p: PrintContext,
+  src: Source,
+  marked = false,
+  pushed: Expr[] = [],
+  keyColumns: string[] = [],
+): string {
   const alias = quoteIdentifier(src.printAlias!)
   const marker = marked ? [`1 AS ${quoteIdentifier(MATCHED)}`] : []
   if (src.kind === 'query') {
     const sub = p.query(src.query!, false)
-    if (marked) return `(SELECT *, ${marker[0]} FROM (${sub})) AS ${alias}`
+    const extra = [
+      ...keyColumns.map((c) => `${quoteIdentifier(colName(src, c))} AS ${quoteIdentifier(keyCopy(src, c))}`),
+      ...marker,
+    ]
+    if (extra.length) return `(SELECT *, ${extra.join(', ')} FROM (${sub})) AS ${alias}`
     return `(${sub}) AS ${alias}`
   }
   const rel = src.table!.relation
   const cols = [...src.used].sort()
   const team = p.opts.teamId
   const inside = pushed.map((e) => p.expr(e, BARE))
+  const copies = keyColumns.map((c) => `${quoteIdentifier(c)} AS ${quoteIdentifier(keyCopy(src, c))}`)
+  // A versioned table's columns are argMax aliases of the same names, which 18.16 would expand
+  // inside another copy's argMax: there the copies go in a level around the read.
+  if (rel.kind !== 'latest') marker.unshift(...copies)
+  // SAMPLE's key range (resolve-sample.ts): a comparison of a hash of the row's own column with
+  // constants, which cannot fail, so it may sit beside the team condition like `pushed`.
+  if (src.sample) {
+    inside.push(`cityHash64(distinct_id) >= ${src.sample.lower}`)
+    if (src.sample.upper !== undefined) inside.push(`cityHash64(distinct_id) < ${src.sample.upper}`)
+  }
   if (rel.kind === 'derived') {
     const list = [...cols.map(quoteIdentifier), ...marker]
     return `(SELECT ${list.join(', ') || '1'} FROM (${rel.sql(
@@ -104,7 +129,9 @@ export function relation(p: PrintContext, src: Source, marked = false, pushed: E
   let tail = `GROUP BY ${keys.join(', ')}`
   if (rel.deleted)
     tail += ` HAVING argMax(${quoteIdentifier(rel.deleted)}, ${quoteIdentifier(rel.version)}) = 0`
-  return `${guardedTable(quoteIdentifier(rel.table), team, list.join(', '), tail, inside)} AS ${alias}`
+  const read = guardedTable(quoteIdentifier(rel.table), team, list.join(', '), tail, inside)
+  if (copies.length) return `(SELECT *, ${copies.join(', ')} FROM ${read}) AS ${alias}`
+  return `${read} AS ${alias}`
 }
 
 // Inside a guarded read the table is unaliased: its columns are named bare.
@@ -149,14 +176,60 @@ export function guardable(e: Expr, base: Source): boolean {
   }
 }
 
+/** The name of the copy of `src`'s key column `column` that ON compares (18.16, see above). */
+function keyCopy(src: Source, column: string): string {
+  return `_key_${colName(src, column)}`
+}
+
+// The columns of `src` a SELECT level reads, leaving out the expression `skip` (its ON condition).
+class ColumnCollector extends ExprVisitor {
+  readonly columns = new Set<string>()
+  constructor(
+    readonly src: Source,
+    readonly skip?: Expr,
+  ) {
+    super()
+  }
+  override visit(e: Expr | undefined): void {
+    if (e !== this.skip) super.visit(e)
+  }
+  protected override visitCol(e: Extract<Expr, { k: 'col' }>): void {
+    if (e.src === this.src) this.columns.add(e.column)
+  }
+}
+
+/** The right side's ON columns that level `s` also reads elsewhere (they get copies on 18.16). */
+function keysReadElsewhere(s: Select, src: Source): string[] {
+  const inOn = new ColumnCollector(src)
+  inOn.visit(src.on)
+  const elsewhere = new ColumnCollector(src, src.on)
+  elsewhere.visitSelect(s)
+  return [...inOn.columns].filter((c) => elsewhere.columns.has(c)).sort()
+}
+
 /** `JOIN <relation> ON ...`, and the marker filter an inner join printed as a left join needs. */
-export function joinClause(p: PrintContext, src: Source, level: Level): { sql: string; filter?: string } {
+export function joinClause(
+  p: PrintContext,
+  s: Select,
+  src: Source,
+  level: Level,
+): { sql: string; filter?: string } {
   const kw = JOIN_KEYWORD[src.joinType!]
   if (!kw) throw new Error(`printer: unknown join type ${src.joinType}`)
   const marked = INNER_AS_LEFT.has(src.joinType!)
-  const rel = relation(p, src, marked)
+  const keys = src.on && !p.opts.capabilities.joinConditions ? keysReadElsewhere(s, src) : []
+  const rel = relation(p, src, marked, [], keys)
   if (src.joinType === 'CROSS JOIN') return { sql: `${kw} ${rel}` }
-  const sql = `${kw} ${rel} ON ${p.expr(src.on!, level)}`
+  const onLevel: Level = keys.length
+    ? {
+        ...level,
+        ref: (s, c) =>
+          s === src && keys.includes(c)
+            ? `${quoteIdentifier(src.printAlias!)}.${quoteIdentifier(keyCopy(src, c))}`
+            : level.ref(s, c),
+      }
+    : level
+  const sql = `${kw} ${rel} ON ${p.expr(src.on!, onLevel)}`
   if (!marked) return { sql }
   return { sql, filter: `${quoteIdentifier(src.printAlias!)}.${quoteIdentifier(MATCHED)} = 1` }
 }
@@ -218,7 +291,7 @@ export function nestJoins(p: PrintContext, s: Select, outer: Level, split: Guard
     } else {
       from = `FROM (${innerSql}) AS ${quoteIdentifier(innerAlias)}`
     }
-    const join = joinClause(p, srcs[k]!, level)
+    const join = joinClause(p, s, srcs[k]!, level)
     from += ` ${join.sql}`
     if (k === srcs.length - 1) {
       outer.ref = level.ref

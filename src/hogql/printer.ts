@@ -36,7 +36,7 @@ export class Printer implements PrintContext {
     const parts = q.queries.map((sub) => {
       const sql = this.query(sub, false)
       // A branch's own ORDER BY / LIMIT must stay with that branch.
-      const wrap = sub.k === 'set' || sub.orderBy || sub.limit !== undefined || sub.limitBy
+      const wrap = sub.k === 'set' || sub.orderBy || sub.limit !== undefined || sub.limitExpr || sub.limitBy
       return wrap ? `SELECT * FROM (${sql})` : sql
     })
     if (q.op) return parts.map((x) => `SELECT * FROM (${x})`).join(` ${q.op} `)
@@ -76,7 +76,7 @@ export class Printer implements PrintContext {
         `${quoteIdentifier(src.printAlias!)}.${quoteIdentifier(colName(src, column))}`
       if (s0) from = ` FROM ${relation(this, s0, false, split.inside)}`
       if (s1) {
-        const join = joinClause(this, s1, level)
+        const join = joinClause(this, s, s1, level)
         from += ` ${join.sql}`
         if (join.filter) joinFilters.push(join.filter)
       }
@@ -157,7 +157,15 @@ export class Printer implements PrintContext {
       const off = s.limitBy.offset ? `${s.limitBy.offset}, ` : ''
       sql += ` LIMIT ${off}${s.limitBy.n} BY ${s.limitBy.exprs.map((e) => this.expr(e, level)).join(', ')}`
     }
-    if (s.limit !== undefined) {
+    if (s.limitExpr || s.offsetExpr) {
+      // Expressions (servers that compute them): PostHog's cap, `least` of the maximum and the value;
+      // ClickHouse reads WITH TIES after the OFFSET.
+      const limit = s.limitExpr
+        ? `least(${s.limit ?? '18446744073709551615'}, ${this.expr(s.limitExpr, level)})`
+        : `${s.limit ?? '18446744073709551615'}`
+      const offset = s.offsetExpr ? this.expr(s.offsetExpr, level) : s.offset ? `${s.offset}` : ''
+      sql += ` LIMIT ${limit}${offset ? ` OFFSET ${offset}` : ''}${s.withTies ? ' WITH TIES' : ''}`
+    } else if (s.limit !== undefined) {
       sql += ` LIMIT ${s.offset ? `${s.offset}, ` : ''}${s.limit}${s.withTies ? ' WITH TIES' : ''}`
     } else if (s.offset) sql += ` LIMIT ${s.offset}, 18446744073709551615`
     return sql

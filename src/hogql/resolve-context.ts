@@ -49,6 +49,8 @@ export interface Scope {
   cteColumnsResolving: Set<string>
   /** Names of this level's `WINDOW name AS (...)` definitions. */
   windows: Set<string>
+  /** The definitions of those windows, for functions that copy one (lag / lead). */
+  windowNodes?: Map<string, Node>
 }
 
 /** What the resolver's parts ask of each other; implemented once, by Resolver. */

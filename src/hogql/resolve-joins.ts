@@ -5,6 +5,7 @@ import { HogQLError, type Span } from './errors.ts'
 import { descendsFrom, type Expr, type Query, type Select, type Source } from './ir.ts'
 import type { Resolution, Scope } from './resolve-context.ts'
 import { using } from './resolve-fields.ts'
+import { sampleRange } from './resolve-sample.ts'
 import { type TableDef, userTable } from './schema.ts'
 
 // FROM and JOIN: the sources of a SELECT level, and the join rules every supported server can run
@@ -55,8 +56,16 @@ export function resolveJoins(r: Resolution, first: JoinExprNode, scope: Scope): 
 }
 
 function sourceOf(r: Resolution, join: JoinExprNode, scope: Scope): Source {
+  const source = unsampledSourceOf(r, join, scope)
+  if (join.sample) {
+    const range = sampleRange(join.sample, source.kind === 'table' ? source.table : undefined)
+    if (range) source.sample = range
+  }
+  return source
+}
+
+function unsampledSourceOf(r: Resolution, join: JoinExprNode, scope: Scope): Source {
   const s = span(join.table ?? join)
-  if (join.sample) throw new HogQLError('not_supported', 'SAMPLE is not supported', span(join.sample))
   if (join.column_aliases?.length) {
     throw new HogQLError('not_supported', 'Column aliases on tables are not supported', span(join))
   }

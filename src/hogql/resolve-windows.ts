@@ -33,10 +33,40 @@ export function requireWindows(r: Resolution, node: Node): void {
   }
 }
 
+// PostHog's Postgres-style lag / lead: ClickHouse's lagInFrame / leadInFrame of the value made
+// Nullable (so a row without a neighbour gets NULL, not the type's default), over the whole
+// partition unless the query gives a frame (lagInFrame only sees its frame).
+const NEIGHBOUR: Record<string, string> = { lag: 'lagInFrame', lead: 'leadInFrame' }
+
+function neighbour(r: Resolution, node: Node, scope: Scope): Expr {
+  const name = String(node.name)
+  const s = span(node)
+  const args = ((node.exprs ?? []) as Node[]).map((a) => r.expr(a, scope))
+  if (args.length < 1 || args.length > 3) {
+    throw new HogQLError('bad_arity', `Window function '${name}' takes 1 to 3 argument(s)`, s)
+  }
+  if ((node.args as Node[] | undefined)?.length) {
+    throw new HogQLError('bad_arity', `Window function '${name}' takes no parameters`, s)
+  }
+  const value = args[0]!
+  const type = /^Nullable\(/.test(value.type) ? value.type : `Nullable(${value.type})`
+  args[0] = { k: 'template', parts: ['toNullable(', ')'], args: [value], type }
+  let spec: WindowSpec
+  if (node.over_identifier) {
+    const named = String(node.over_identifier)
+    const def = scope.windowNodes?.get(named)
+    if (!def) throw new HogQLError('syntax_error', `Unknown window '${named}'`, s)
+    spec = resolveWindowSpec(r, def, scope)
+  } else spec = resolveWindowSpec(r, node.over_expr ?? { node: 'WindowExpr' }, scope)
+  spec.frame ??= { method: 'ROWS', start: { kind: 'PRECEDING' }, end: { kind: 'FOLLOWING' } }
+  return { k: 'window', name: NEIGHBOUR[name]!, args, over: spec, type: withTimeZone(type, r.opts.tz) }
+}
+
 /** `name(args) OVER ...` as an IR window expression. */
 export function resolveWindowFunction(r: Resolution, node: Node, scope: Scope): Expr {
   requireWindows(r, node)
   const name = String(node.name)
+  if (Object.hasOwn(NEIGHBOUR, name)) return neighbour(r, node, scope)
   const s = span(node)
   const args = ((node.exprs ?? []) as Node[]).map((a) => r.expr(a, scope))
   const params = ((node.args ?? []) as Node[]).map((a) => r.expr(a, scope))

@@ -19,6 +19,7 @@ import type { AliasSlot, CteEntry, Resolution, ResolveOptions, Scope } from './r
 import { constInt, positional, resolveExpr } from './resolve-expr.ts'
 import { asterisk, tryField } from './resolve-fields.ts'
 import { resolveJoins } from './resolve-joins.ts'
+import { limitValue } from './resolve-limit.ts'
 import { requireWindows, resolveWindowSpec } from './resolve-windows.ts'
 
 // Name resolution: turns the parser's AST into the IR, binding every name and checking every
@@ -78,28 +79,52 @@ export class Resolver implements Resolution {
 
   private set(node: QueryNode, ctes: Map<string, CteEntry>): Query {
     if (node.node !== 'SelectSetQuery') return this.query(node, ctes)
-    let current: Query = this.query(node.initial_select_query, ctes)
+    // As in PostHog, a CTE written on one SELECT of a set is also visible in the SELECTs after it
+    // (`WITH a AS (...) SELECT ... UNION ALL SELECT * FROM a`).
+    const shared = new Map(ctes)
+    const branch = (n: Node): Query => {
+      const q = this.query(n, shared)
+      if (n.node === 'SelectQuery') {
+        for (const cte of (n as SelectQueryNode).ctes ?? []) {
+          shared.set(cte.name, { node: cte, scope: new Map(shared) })
+        }
+      }
+      return q
+    }
+    // INTERSECT binds tighter than UNION and EXCEPT (as in ClickHouse and PostHog:
+    // `a UNION ALL b INTERSECT c` is `a UNION ALL (b INTERSECT c)`); the others go left to right.
+    const operands: Query[] = [branch(node.initial_select_query)]
+    const ops: string[] = []
     for (const next of node.subsequent_select_queries) {
-      const q = this.query(next.select_query, ctes)
       const op = next.set_operator.toUpperCase()
+      if (/^(INTERSECT|EXCEPT)( DISTINCT)?$/.test(op) && !this.opts.capabilities.intersectExcept) {
+        throw new HogQLError(
+          'not_supported',
+          needsRelease(FEATURES.intersectExcept, this.opts.capabilities),
+          span(next.select_query),
+        )
+      }
+      if (!/^(UNION ALL|UNION DISTINCT|UNION|INTERSECT|EXCEPT)( DISTINCT)?$/.test(op)) {
+        throw new HogQLError('not_supported', `${op} is not supported`, span(next.select_query))
+      }
+      const q = branch(next.select_query)
+      if (op.startsWith('INTERSECT')) {
+        operands[operands.length - 1] = { k: 'set', queries: [operands.at(-1)!, q], distinct: false, op }
+      } else {
+        operands.push(q)
+        ops.push(op)
+      }
+    }
+    let current: Query = operands[0]!
+    ops.forEach((op, i) => {
+      const q = operands[i + 1]!
       if (op === 'UNION ALL') {
         if (current.k === 'set' && !current.distinct && !current.op) current.queries.push(q)
         else current = { k: 'set', queries: [current, q], distinct: false }
       } else if (op === 'UNION DISTINCT' || op === 'UNION') {
         current = { k: 'set', queries: [current, q], distinct: true }
-      } else if (/^(INTERSECT|EXCEPT)( DISTINCT)?$/.test(op)) {
-        if (!this.opts.capabilities.intersectExcept) {
-          throw new HogQLError(
-            'not_supported',
-            needsRelease(FEATURES.intersectExcept, this.opts.capabilities),
-            span(next.select_query),
-          )
-        }
-        current = { k: 'set', queries: [current, q], distinct: false, op }
-      } else {
-        throw new HogQLError('not_supported', `${op} is not supported`, span(next.select_query))
-      }
-    }
+      } else current = { k: 'set', queries: [current, q], distinct: false, op }
+    })
     const set = current as SetQuery
     const width = outputWidth(set.queries[0]!)
     for (const q of set.queries) {
@@ -146,6 +171,7 @@ export class Resolver implements Resolution {
       lambdas: [],
       cteColumnsResolving: new Set(),
       windows: new Set(windowNodes.map(([name]) => name)),
+      windowNodes: new Map(windowNodes as [string, Node][]),
     }
 
     if (node.select_from) resolveJoins(this, node.select_from, scope)
@@ -230,9 +256,17 @@ export class Resolver implements Resolution {
         desc: o.order === 'DESC',
       }))
     }
-    if (node.limit) select.limit = constInt(this, node.limit, scope, 'LIMIT')
+    if (node.limit) {
+      const v = limitValue(this, node.limit, scope, 'LIMIT')
+      if (typeof v === 'number') select.limit = v
+      else select.limitExpr = v
+    }
     if (node.limit_with_ties) select.withTies = true
-    if (node.offset) select.offset = constInt(this, node.offset, scope, 'OFFSET')
+    if (node.offset) {
+      const v = limitValue(this, node.offset, scope, 'OFFSET')
+      if (typeof v === 'number') select.offset = v
+      else select.offsetExpr = v
+    }
     if (node.limit_by) {
       select.limitBy = {
         n: constInt(this, node.limit_by.n, scope, 'LIMIT BY'),

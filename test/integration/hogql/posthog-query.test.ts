@@ -4,14 +4,18 @@
 import { beforeAll, describe, expect, it } from 'vitest'
 import { capabilitiesOf, compileHogQL, HogQLError } from '../../../src/hogql/index.ts'
 import { clickhouse, stack, uniqueTeamId } from '../../harness/index.ts'
-import { insertDistinctIds, insertEvents, insertPersons } from './fixtures.ts'
+import { insertDistinctIds, insertEvents, insertGroups, insertPersons } from './fixtures.ts'
 import {
   type Fixture,
   PERSON,
+  PERSONS,
   POSTHOG_PRINTER_CASES,
   POSTHOG_QUERY_CASES,
+  POSTHOG_RESOLVER_CASES,
+  POSTHOG_SCHEMA_CASES,
   type PostHogCase,
   RANDOM,
+  UNSET,
 } from './posthog-query.cases.ts'
 
 const ch = clickhouse()
@@ -21,6 +25,9 @@ const TEAMS: Record<Fixture, number> = {
   extra: base + 1,
   windows: base + 2,
   pageview: base + 3,
+  persons: base + 4,
+  unset: base + 5,
+  groups: base + 6,
 }
 const uuid = (team: number, n: number) =>
   `00000000-0000-7000-8000-${(team % 1_000_000).toString().padStart(6, '0')}${n.toString().padStart(6, '0')}`
@@ -129,6 +136,79 @@ beforeAll(async () => {
   await insertEvents(ch, [ev(1, 'pageview', 'Chrome'), ev(2, 'click', 'Firefox')])
 })
 
+beforeAll(async () => {
+  // database/schema/test/test_persons.py, TestPersonOptimization: three persons (the second updated
+  // to a newer version), a fourth deleted in its newer version, and a $pageview of each live one
+  const team = TEAMS.persons
+  const [p1, p2, p3, deleted] = PERSONS
+  const person = (id: string, at: string, props: Record<string, unknown>, version: number, del = false) => ({
+    team,
+    id,
+    createdAt: `2024-01-01 ${at}:00:00`,
+    properties: props,
+    version,
+    deleted: del,
+  })
+  await insertPersons(ch, [
+    person(p1!, '12', { $some_prop: 'something', $another_prop: 'something1' }, 1),
+    person(p2!, '13', { $some_prop: 'ifwematcholdversionsthiswillmatch', $another_prop: 'something2' }, 1),
+    person(p2!, '13', { $some_prop: 'something', $another_prop: 'something2' }, 2),
+    person(p3!, '14', { $some_prop: 'not something', $another_prop: 'something3' }, 1),
+    person(deleted!, '13', { $some_prop: 'ifwematcholdversionsthiswillmatch' }, 1),
+    person(deleted!, '13', {}, 2, true),
+  ])
+  const ids = ['1', '2', '3', 'deleted']
+  await insertDistinctIds(
+    ch,
+    ids.map((distinctId, i) => ({ team, distinctId, personId: PERSONS[i]!, version: 1 })),
+  )
+  await insertEvents(
+    ch,
+    ids.slice(0, 3).map((distinctId, i) => ({
+      team,
+      uuid: uuid(team, i + 1),
+      event: '$pageview',
+      distinctId,
+      personId: PERSONS[i]!,
+      timestamp: '2024-01-02 00:00:00',
+    })),
+  )
+})
+
+beforeAll(async () => {
+  // test_persons.py, TestArgMaxNonNullableSimplification: the newest version unsets a property
+  const team = TEAMS.unset
+  const at = '2024-01-01 12:00:00'
+  await insertPersons(ch, [
+    {
+      team,
+      id: UNSET,
+      createdAt: at,
+      properties: { jsonprop: 'stale_old_value', untouched: 'keep' },
+      version: 1,
+    },
+    { team, id: UNSET, createdAt: at, properties: { untouched: 'keep' }, version: 2 },
+  ])
+})
+
+beforeAll(async () => {
+  // database/schema/test/test_groups.py: g01..g09, and g00 written twice (a stale and a newer row)
+  const team = TEAMS.groups
+  const group = (key: string, name: string, version: number, at = '2024-01-01 00:00:00') => ({
+    team,
+    index: 0,
+    key,
+    createdAt: at,
+    properties: { name },
+    version,
+  })
+  await insertGroups(ch, [
+    ...[1, 2, 3, 4, 5, 6, 7, 8, 9].map((i) => group(`g0${i}`, `name-${i}`, 1)),
+    group('g00', 'STALE', 1, '2020-01-01 00:00:00'),
+    group('g00', 'LATEST', 2),
+  ])
+})
+
 async function run(c: PostHogCase): Promise<unknown[][]> {
   const compiled = await compileHogQL(c.hogql, {
     teamId: TEAMS[c.fixture],
@@ -157,7 +237,8 @@ async function check(c: PostHogCase): Promise<void> {
     return
   }
   const rows = asText(await run(c)) as unknown[][]
-  if (c.rows) expect(rows).toEqual(asText(c.rows))
+  const sorted = (r: unknown[][]) => [...r].sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)))
+  if (c.rows) expect(c.unordered ? sorted(rows) : rows).toEqual(asText(c.unordered ? sorted(c.rows) : c.rows))
   if (c.count !== undefined) expect(rows).toHaveLength(c.count)
   if (c.first) {
     for (const [i, want] of Object.entries(c.first)) expect(rows[0]?.[Number(i)]).toEqual(asText(want))
@@ -172,6 +253,18 @@ describe("PostHog's test_query.py statements", () => {
 
 describe("PostHog's test_printer.py statements", () => {
   it.each(POSTHOG_PRINTER_CASES.map((c) => [c.test, c.hogql, c] as const))('%s: %s', async (_t, _q, c) => {
+    await check(c)
+  })
+})
+
+describe("PostHog's test_resolver.py statements", () => {
+  it.each(POSTHOG_RESOLVER_CASES.map((c) => [c.test, c.hogql, c] as const))('%s: %s', async (_t, _q, c) => {
+    await check(c)
+  })
+})
+
+describe("PostHog's database/schema/test statements (persons, groups, events)", () => {
+  it.each(POSTHOG_SCHEMA_CASES.map((c) => [c.test, c.hogql, c] as const))('%s: %s', async (_t, _q, c) => {
     await check(c)
   })
 })

@@ -33,11 +33,13 @@ describe('capabilities', () => {
       intersectExcept: true,
       limitWithTies: true,
       joinConditions: true,
+      limitExpressions: true,
     })
     expect(capabilitiesOf('21.3.1').windowFunctions).toBe(false)
     expect(capabilitiesOf('21.7.1').intersectExcept).toBe(false)
     expect(capabilitiesOf('19.17.1').limitWithTies).toBe(false)
     expect(capabilitiesOf('25.8.1').joinConditions).toBe(false)
+    expect(capabilitiesOf('25.8.1').limitExpressions).toBe(false)
   })
 
   it('sends only the guard settings the server knows', () => {

@@ -203,4 +203,23 @@ export const PRINTER_CASES: PrinterCase[] = [
   // events.poe: the person as stamped on the event
   { hogql: 'select poe.id, poe.properties.email from events', server: '26.7.2.1' },
   { hogql: 'select poe.id, count() from events group by poe.id' },
+  // SAMPLE on events: the cityHash64(distinct_id) range PostHog's sampling key reads, in the guard
+  { hogql: 'select count() from events sample 1/10 offset 1/2' },
+  { hogql: 'select event from events sample 1' },
+  // LIMIT / OFFSET: literal arithmetic computed; other constant expressions on current servers
+  { hogql: 'select event from events limit 1 + 1 offset 2 * 2' },
+  { hogql: 'select event from events order by event limit (select 1) with ties', server: '26.7.2.1' },
+  // INTERSECT binds tighter than UNION ALL
+  { hogql: 'select 1 as id union all select 2 as id intersect select 3 as id', server: '26.7.2.1' },
+  // a CTE of one SELECT of a union is visible in the later ones
+  { hogql: 'with a as (select 1 as x) select x from a union all select x from a' },
+  // lag / lead as PostHog prints them
+  {
+    hogql:
+      'select lag(event) over (partition by distinct_id order by timestamp), lead(event, 1) over w from events window w as (order by timestamp)',
+    server: '26.7.2.1',
+  },
+  { hogql: 'select sparkline([1, 2, 3])' },
+  // 18.16 aborts when a query reads both join keys: ON compares a copy of the right key
+  { hogql: 'select e1.event, e2.event from events e1 join events e2 on e1.event = e2.event' },
 ]

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { type CompileOptions, compileHogQL, HogQLError } from '../../../src/hogql/index.ts'
+import { type CompileOptions, capabilitiesOf, compileHogQL, HogQLError } from '../../../src/hogql/index.ts'
 
 const compile = (q: string, opts: Partial<CompileOptions> = {}) => compileHogQL(q, { teamId: 7, ...opts })
 
@@ -113,7 +113,22 @@ describe('names and output', () => {
     expect((await compile('select 1 union all select 2')).clickhouse).toMatch(
       /^SELECT \* FROM \(SELECT 1 AS `_c0` LIMIT 100\) UNION ALL SELECT \* FROM \(SELECT 2 AS `_c0` LIMIT 100\)$/,
     )
-    expect((await error('select 1 limit now()')).code).toBe('bad_limit')
+    expect((await error('select event from events limit event')).code).toBe('bad_limit')
+    expect((await error('select 1 limit 1 - 2')).code).toBe('bad_limit')
+  })
+
+  // PostHog's test_select_limit / test_select_offset: LIMIT and OFFSET take constant expressions,
+  // and a LIMIT is capped at the maximum (PostHog prints min2(max, expr)).
+  it('computes whole-number LIMIT arithmetic and prints other constant expressions capped', async () => {
+    expect((await compile('select 1 limit 1 + 1 offset 2 * 3')).clickhouse).toMatch(/LIMIT 6, 2$/)
+    const current = { capabilities: capabilitiesOf('26.7.2.1') }
+    expect((await compile('select 1 limit (select 100000000)', current)).clickhouse).toMatch(
+      /LIMIT least\(50000, \(SELECT 100000000 AS `_c0`\)\)$/,
+    )
+    expect((await compile("select 1 limit 3 offset toInt('1')", current)).clickhouse).toMatch(
+      /LIMIT 3 OFFSET accurateCastOrNull\('1', 'Int64'\)$/,
+    )
+    expect((await error('select 1 limit (select 1)')).message).toMatch(/need ClickHouse 26\.1 or later/)
   })
 
   it('prints timestamps raw in comparisons and in the project zone elsewhere', async () => {

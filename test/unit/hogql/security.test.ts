@@ -149,7 +149,10 @@ describe('refusals', () => {
     expect(await code('select count() over (partition by event) from events')).toBe('not_supported')
     expect(await code('select 1 intersect select 1')).toBe('not_supported')
     expect(await code('select sum(distinct 1)')).toBe('not_supported')
-    expect(await code('select 1 from events sample 0.1')).toBe('not_supported')
+    expect(await code('select 1 from events limit (select 1)')).toBe('not_supported')
+    // SAMPLE: only events has a sampling key; an absolute row count has no fixed answer
+    expect(await code('select 1 from persons sample 0.1')).toBe('not_supported')
+    expect(await code('select 1 from events sample 1000')).toBe('not_supported')
     expect(await code('select 1 from events e right join persons p on e.person_id = p.id')).toBe(
       'not_supported',
     )
