@@ -1,7 +1,7 @@
 import { hasAggregate, isConstant, mentionsLevelNames, sourcesOf } from './analysis.ts'
 import { HogQLError } from './errors.ts'
 import { quoteIdentifier } from './escape.ts'
-import { guardedTable } from './guard.ts'
+import { guardedTable, timestampBoundsOfDay } from './guard.ts'
 import { type Expr, outputItems, type Select, type Source } from './ir.ts'
 import type { Level, PrintContext } from './print-context.ts'
 import { ExprVisitor } from './visitor.ts'
@@ -71,7 +71,9 @@ export function colName(src: Source, column: string): string {
 /**
  * A source as a FROM/JOIN relation, always a parenthesised, aliased subquery: a table is a guarded
  * read (guard.ts) of the columns the query uses, with `pushed` (conditions guardable() accepted on
- * this source) inside it; a query source is its printed query. `marked` adds the inner-join marker.
+ * this source) inside it, and the time bounds implied by `implied` (conditions on this source that
+ * stay outside, e.g. on `toDate(timestamp)`: timestampBoundsOfDay); a query source is its printed
+ * query. `marked` adds the inner-join marker.
  */
 export function relation(
   p: PrintContext,
@@ -79,6 +81,7 @@ export function relation(
   marked = false,
   pushed: Expr[] = [],
   keyColumns: string[] = [],
+  implied: Expr[] = [],
 ): string {
   const alias = quoteIdentifier(src.printAlias!)
   const marker = marked ? [`1 AS ${quoteIdentifier(MATCHED)}`] : []
@@ -113,6 +116,7 @@ export function relation(
     )}) AS ${quoteIdentifier('_d')}) AS ${alias}`
   }
   if (rel.kind === 'physical') {
+    for (const e of implied) inside.push(...timestampBoundsOfDay(rel.table, p.expr(e, BARE)))
     const list = [...cols.map(quoteIdentifier), ...marker]
     return `${guardedTable(quoteIdentifier(rel.table), team, list.join(', ') || '1', '', inside)} AS ${alias}`
   }
@@ -287,7 +291,7 @@ export function nestJoins(p: PrintContext, s: Select, outer: Level, split: Guard
     }
     let from: string
     if (k === 1) {
-      from = `FROM ${relation(p, srcs[0]!, false, split.inside)}`
+      from = `FROM ${relation(p, srcs[0]!, false, split.inside, [], split.implied)}`
     } else {
       from = `FROM (${innerSql}) AS ${quoteIdentifier(innerAlias)}`
     }
@@ -331,9 +335,14 @@ export function nestJoins(p: PrintContext, s: Select, outer: Level, split: Guard
   throw new Error('printer: unreachable')
 }
 
-/** A level's WHERE, split into what goes inside the first source's guarded read and the rest. */
+/**
+ * A level's WHERE, split into what goes inside the first source's guarded read and the rest;
+ * `implied` are the rest's conditions on the first source alone, whose implied time bounds
+ * (timestampBoundsOfDay) go inside too while they themselves stay outside.
+ */
 export interface GuardSplit {
   inside: Expr[]
+  implied: Expr[]
   where?: Expr
 }
 
@@ -344,9 +353,11 @@ export interface GuardSplit {
 export function splitForGuard(s: Select): GuardSplit {
   const conjuncts = conjunctsOf(s.where)
   const base = s.sources[0]
-  if (!base || !canPushBelowJoins(s)) return { inside: [], where: s.where }
+  if (!base || !canPushBelowJoins(s)) return { inside: [], implied: [], where: s.where }
   const inside = conjuncts.filter((c) => guardable(c, base))
-  return { inside, where: andOf(conjuncts.filter((c) => !inside.includes(c))) }
+  const outside = conjuncts.filter((c) => !inside.includes(c))
+  const implied = base.kind === 'table' ? outside.filter((c) => pushable(c, base)) : []
+  return { inside, implied, where: andOf(outside) }
 }
 
 function conjunctsOf(e: Expr | undefined): Expr[] {
