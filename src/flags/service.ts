@@ -46,6 +46,11 @@ function keysOf(flag: StoredFlag): string[] {
 const needsStored = (flag: StoredFlag, known: Properties) =>
   keysOf(flag).some((k) => !Object.hasOwn(known, k))
 
+// (a function of the module, not a closure per request: tsx names each closure with a defineProperty)
+function fail(failed: Map<string, string>, flags: StoredFlag[], why: string): void {
+  for (const f of flags) failed.set(f.key, why)
+}
+
 /** The `$geoip_*` properties PostHog's flags service derives from the client address. */
 export function geoipPersonProperties(ip: string | null): Properties {
   const all = lookupGeoip(ip)
@@ -73,9 +78,6 @@ export async function evaluateRequest(
   const personFlags = definitions.filter((f) => f.filters.aggregation_group_type_index == null)
   const groupFlags = definitions.filter((f) => f.filters.aggregation_group_type_index != null)
   const failed = new Map<string, string>()
-  const fail = (flags: StoredFlag[], why: string) => {
-    for (const f of flags) failed.set(f.key, why)
-  }
 
   let mapping: Record<number, string> = {}
   if (groupFlags.length > 0) {
@@ -83,7 +85,7 @@ export async function evaluateRequest(
       mapping = await deps.groupTypes.get(teamId)
     } catch (err) {
       deps.log.warn({ err, team_id: teamId }, 'group type lookup failed; group flags left out')
-      fail(groupFlags, 'group types unavailable')
+      fail(failed, groupFlags, 'group types unavailable')
     }
   }
 
@@ -114,7 +116,7 @@ export async function evaluateRequest(
   if (storedPerson.status === 'fulfilled') person = storedPerson.value
   else {
     deps.log.warn({ err: storedPerson.reason, team_id: teamId }, 'person lookup failed')
-    fail(personFromStore, 'person properties unavailable')
+    fail(failed, personFromStore, 'person properties unavailable')
   }
   const groupProps: Record<string, Properties> = { ...req.groupProperties }
   if (storedGroups.status === 'fulfilled') {
@@ -124,7 +126,7 @@ export async function evaluateRequest(
     }
   } else {
     deps.log.warn({ err: storedGroups.reason, team_id: teamId }, 'group lookup failed')
-    fail([...groupFromStore.values()].flat(), 'group properties unavailable')
+    fail(failed, [...groupFromStore.values()].flat(), 'group properties unavailable')
   }
 
   const input: EvalInput = {
