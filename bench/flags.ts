@@ -4,13 +4,15 @@
 import { flagDefinitionSchema } from '../src/flags/definition.ts'
 import { type EvalInput, evaluateFlags } from '../src/flags/evaluate.ts'
 import { randomUUID } from 'node:crypto'
+import { loadavg } from 'node:os'
 import { clickhouseClient } from '../src/clickhouse/client.ts'
-import { benchBurrow, httpPost, latencyLine, rate, runPool } from './lib.ts'
+import { benchBurrow, cpuSnapshot, httpPost, latencyLine, procStats, rate, runPool } from './lib.ts'
 
 const REQUESTS = Number(process.env.REQUESTS ?? 4000)
 const CONCURRENCY = Number(process.env.CONCURRENCY ?? 16)
 const FLAG_COUNT = 50
 
+const loadAtStart = loadavg()[0]!
 const burrow = await benchBurrow({ API_RATE_LIMIT_PER_MINUTE: '0' })
 const { project_id: projectId, project_api_key: token, personal_api_key: personalKey } = burrow.credentials
 
@@ -153,13 +155,40 @@ async function evaluateOverHttp(i: number, withProperties: boolean) {
   }
 }
 
+// CPU time per request of the Burrow process that answers /flags, of its child processes (projector,
+// NATS, ClickHouse: none of them is on the request path) and of this load generator, which shares the
+// cores: on a loaded machine the wall-clock rate follows whoever else runs, CPU per request much less.
+const cpuSeconds = (pid: number) => [...cpuSnapshot(pid).values()].reduce((a, b) => a + b, 0)
+const ownCpuSeconds = (pid: number) => procStats(pid)?.cpuSeconds ?? 0
+
 // Warm up the server (JIT, the project token cache, ClickHouse connections).
-await runPool(200, 8, (i) => evaluateOverHttp(i, i % 2 === 0))
+await runPool(1000, 8, (i) => evaluateOverHttp(i, i % 2 === 0))
+// Burrow's start-up work (worker threads loading, the person mirror's first load) would otherwise be
+// counted in the first run's CPU: wait until the process is idle (< 5% of a core over half a second).
+for (let waited = 0; waited < 20_000; waited += 500) {
+  const before = ownCpuSeconds(burrow.pid)
+  await new Promise((resolve) => setTimeout(resolve, 500))
+  if (ownCpuSeconds(burrow.pid) - before < 0.025) break
+}
 
 async function measureHttp(withProperties: boolean, concurrency: number, requests: number) {
+  const burrowCpu0 = ownCpuSeconds(burrow.pid)
+  const treeCpu0 = cpuSeconds(burrow.pid)
+  const benchCpu0 = process.cpuUsage()
   const t0 = performance.now()
   const lat = await runPool(requests, concurrency, (i) => evaluateOverHttp(i, withProperties))
-  return { ms: performance.now() - t0, lat }
+  const ms = performance.now() - t0
+  const bench = process.cpuUsage(benchCpu0)
+  const own = ownCpuSeconds(burrow.pid) - burrowCpu0
+  return {
+    ms,
+    lat,
+    cpuUs: {
+      burrow: (own / requests) * 1e6,
+      children: ((cpuSeconds(burrow.pid) - treeCpu0 - own) / requests) * 1e6,
+      bench: (bench.user + bench.system) / requests,
+    },
+  }
 }
 
 const seqWith = await measureHttp(true, 1, Math.min(REQUESTS, 1000))
@@ -185,11 +214,20 @@ for (const input of inputs) {
 }
 const inProcMs = performance.now() - t0
 
-const line = (label: string, requests: number, r: { ms: number; lat: number[] }) =>
-  `${label.padEnd(62)} ${String(rate(requests, r.ms)).padStart(7)} req/s ${String(rate(requests * FLAG_COUNT, r.ms)).padStart(9)} flag evals/s  ${latencyLine(r.lat)}`
+const line = (
+  label: string,
+  requests: number,
+  r: { ms: number; lat: number[]; cpuUs?: { burrow: number; children: number; bench: number } },
+) =>
+  `${label.padEnd(62)} ${String(rate(requests, r.ms)).padStart(7)} req/s ${String(rate(requests * FLAG_COUNT, r.ms)).padStart(9)} flag evals/s  ${latencyLine(r.lat)}` +
+  (r.cpuUs
+    ? `  CPU/request: Burrow ${r.cpuUs.burrow.toFixed(0)} µs (its children ${r.cpuUs.children.toFixed(0)} µs), load generator ${r.cpuUs.bench.toFixed(0)} µs`
+    : '')
 
 const inProcRate = rate(REQUESTS, inProcMs)
-console.log(`project with ${FLAG_COUNT} flags; ${REQUESTS} requests per loaded run\n`)
+console.log(
+  `project with ${FLAG_COUNT} flags; ${REQUESTS} requests per loaded run; load average ${loadAtStart.toFixed(1)} at start, ${loadavg()[0]!.toFixed(1)} at end\n`,
+)
 console.log(line('POST /flags?v=2, request properties, sequential', Math.min(REQUESTS, 1000), seqWith))
 console.log(line(`POST /flags?v=2, request properties, ${CONCURRENCY} in flight`, REQUESTS, loadWith))
 console.log(
@@ -197,7 +235,10 @@ console.log(
 )
 console.log(line(`POST /flags?v=2, stored person properties, ${CONCURRENCY} in flight`, REQUESTS, loadStored))
 console.log(
-  line('evaluateFlags() in process, same definitions and inputs', REQUESTS, { ms: inProcMs, lat: inProcLat }),
+  line('evaluateFlags() in process, same definitions and inputs', REQUESTS, {
+    ms: inProcMs,
+    lat: inProcLat,
+  }) + `  ${((inProcMs * 1000) / REQUESTS).toFixed(0)} µs/request`,
 )
 console.log(
   `\nratio HTTP (request properties, loaded) / in-process: ${(rate(REQUESTS, loadWith.ms) / inProcRate).toFixed(3)}`,

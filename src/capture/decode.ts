@@ -2,7 +2,7 @@ import { promisify } from 'node:util'
 import { setImmediate as nextTurn } from 'node:timers/promises'
 import { gunzip as gunzipCb, inflate as inflateCb, inflateRaw as inflateRawCb } from 'node:zlib'
 import { ValidationError } from '../http/errors.ts'
-import { type ReadLimits, readCaptureJson } from './json-reader.ts'
+import { parseWhole, type ReadLimits, readCaptureJson } from './json-reader.ts'
 import { decompressLz64 } from './lz64.ts'
 
 // Turns a capture request body into JSON, whatever wrapping the SDK chose: plain JSON, gzip
@@ -68,11 +68,26 @@ function base64(text: string): Buffer {
 
 const UTF8_SLICE = 1024 * 1024
 
+// Whole bodies (nearly all) are decoded by one shared decoder: a call without `stream` starts
+// afresh, and a decoder made per request was a measurable part of a small request's CPU.
+let wholeDecoder = new TextDecoder('utf-8', { fatal: true })
+
+/** Strict UTF-8 decoding of a body of at most UTF8_SLICE bytes. */
+function utf8(b: Buffer): string {
+  try {
+    return wholeDecoder.decode(b)
+  } catch {
+    // a fresh one, in case the failed call left state behind
+    wholeDecoder = new TextDecoder('utf-8', { fatal: true })
+    throw new ValidationError('Body is not valid UTF-8.', null, 'invalid_payload')
+  }
+}
+
 /** Strict UTF-8 decoding, a megabyte at a time with other work in between. */
 async function text(b: Buffer): Promise<string> {
+  if (b.length <= UTF8_SLICE) return utf8(b)
   const decoder = new TextDecoder('utf-8', { fatal: true })
   try {
-    if (b.length <= UTF8_SLICE) return decoder.decode(b)
     const parts: string[] = []
     for (let at = 0; at < b.length; at += UTF8_SLICE) {
       parts.push(decoder.decode(b.subarray(at, at + UTF8_SLICE), { stream: at + UTF8_SLICE < b.length }))
@@ -94,7 +109,7 @@ async function lz64(data: string, max: number): Promise<string> {
 export async function decodeBody(req: RawRequest, limits: ReadLimits): Promise<unknown> {
   const compression = req.compression?.toLowerCase()
   const max = req.maxDecompressedBytes
-  const json = (t: string) => readCaptureJson(t, limits)
+  // (no closures made per request here: tsx names each one with a defineProperty call)
   let body = req.body
   if (body.length === 0) throw new ValidationError('Body is empty.', null, 'no_data')
   const encoding = req.contentEncoding?.toLowerCase()
@@ -108,14 +123,15 @@ export async function decodeBody(req: RawRequest, limits: ReadLimits): Promise<u
     const form = new URLSearchParams(await text(body))
     const data = form.get('data')
     if (data === null) throw new ValidationError('Form body has no data field.', 'data', 'no_data')
-    if (isLz) return json(await lz64(data, max))
+    if (isLz) return readCaptureJson(await lz64(data, max), limits)
     const inner = base64(data)
-    return json(await text(isGzip(inner) ? await ungzip(inner, max) : inner))
+    return readCaptureJson(await text(isGzip(inner) ? await ungzip(inner, max) : inner), limits)
   }
-  if (isLz) return json(await lz64(await text(body), max))
-  const raw = await text(body)
+  if (isLz) return readCaptureJson(await lz64(await text(body), max), limits)
+  // A small body is decoded and parsed without an await (what nearly every request is)
+  const raw = body.length <= UTF8_SLICE ? utf8(body) : await text(body)
   const first = raw.trimStart()[0]
   // Some clients post base64 JSON without a form wrapper.
-  if (first !== '{' && first !== '[') return json(await text(base64(raw)))
-  return json(raw)
+  if (first !== '{' && first !== '[') return readCaptureJson(await text(base64(raw)), limits)
+  return raw.length < limits.incrementalFrom ? parseWhole(raw) : readCaptureJson(raw, limits)
 }

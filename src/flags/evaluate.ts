@@ -56,8 +56,21 @@ function describe(code: ReasonCode, conditionIndex: number | null): string {
   return 'No matching condition set'
 }
 
+// A request answers ~50 reasons drawn from a handful: each (code, condition index) is made once and
+// shared, frozen since every result that has it holds the same object. Slot 0 is the null index.
+const MAX_SHARED_INDEX = 64
+const reasons = new Map<ReasonCode, FlagReason[]>()
+
 function reason(code: ReasonCode, conditionIndex: number | null): FlagReason {
-  return { code, condition_index: conditionIndex, description: describe(code, conditionIndex) }
+  const slot = conditionIndex === null ? 0 : conditionIndex + 1
+  let byIndex = reasons.get(code)
+  if (!byIndex) reasons.set(code, (byIndex = []))
+  let r = byIndex[slot]
+  if (!r) {
+    r = Object.freeze({ code, condition_index: conditionIndex, description: describe(code, conditionIndex) })
+    if (slot <= MAX_SHARED_INDEX) byIndex[slot] = r
+  }
+  return r
 }
 
 // Stored payloads may be JSON text already (what PostHog's UI saves) or structured JSON;
@@ -93,8 +106,11 @@ function conditionOutcome(
 ): ReasonCode {
   // Every filter is checked (no short circuit), so a broken regex fails the flag for
   // everyone rather than only for people who reach it.
-  const results = condition.properties.map((filter) => matchProperty(filter, subject.properties, options))
-  if (!results.every(Boolean)) return 'no_condition_match'
+  let all = true
+  for (const filter of condition.properties) {
+    if (!matchProperty(filter, subject.properties, options)) all = false
+  }
+  if (!all) return 'no_condition_match'
   const rollout = condition.rollout_percentage ?? 100
   return inRollout(flag.key, subject.identifier, rollout) ? 'condition_match' : 'out_of_rollout_bound'
 }
@@ -140,32 +156,35 @@ export function evaluateFlag(
   }
   const enrollment = enrollmentOutcome(flag, input)
   if (enrollment) return enrollment
-  // PostHog evaluates conditions that carry a variant override first, keeping their order
-  // otherwise (stable sort in flag_matching.rs get_match); indexes stay the original ones.
-  const ordered = flag.filters.groups
-    .map((condition, index) => ({ condition, index }))
-    .sort((a, b) => Number(a.condition.variant == null) - Number(b.condition.variant == null))
   const variants = flag.filters.multivariate?.variants ?? []
   let best: ReasonCode = 'no_condition_match'
   let bestIndex: number | null = null
-  for (const { condition, index } of ordered) {
-    const outcome = conditionOutcome(flag, condition, subject, options)
-    if (REASON_SCORE[best] <= REASON_SCORE[outcome]) {
-      best = outcome
-      bestIndex = index
-    }
-    if (outcome !== 'condition_match') continue
-    const override = condition.variant
-    const variant =
-      override != null && variants.some((candidate) => candidate.key === override)
-        ? override
-        : pickVariant(flag.key, subject.identifier, variants)
-    return {
-      key: flag.key,
-      enabled: true,
-      variant,
-      reason: reason('condition_match', index),
-      payload: payloadText(flag.filters.payloads[variant ?? 'true']),
+  const groups = flag.filters.groups
+  // PostHog evaluates conditions that carry a variant override first, keeping their order
+  // otherwise (stable sort in flag_matching.rs get_match); indexes stay the original ones. Two
+  // passes give that order without building a sorted list per request.
+  for (let pass = 0; pass < 2; pass++) {
+    for (let index = 0; index < groups.length; index++) {
+      const condition = groups[index]!
+      if ((condition.variant != null) !== (pass === 0)) continue
+      const outcome = conditionOutcome(flag, condition, subject, options)
+      if (REASON_SCORE[best] <= REASON_SCORE[outcome]) {
+        best = outcome
+        bestIndex = index
+      }
+      if (outcome !== 'condition_match') continue
+      const override = condition.variant
+      const variant =
+        override != null && variants.some((candidate) => candidate.key === override)
+          ? override
+          : pickVariant(flag.key, subject.identifier, variants)
+      return {
+        key: flag.key,
+        enabled: true,
+        variant,
+        reason: reason('condition_match', index),
+        payload: payloadText(flag.filters.payloads[variant ?? 'true']),
+      }
     }
   }
   return { key: flag.key, enabled: false, variant: null, reason: reason(best, bestIndex), payload: null }

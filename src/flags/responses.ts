@@ -119,6 +119,76 @@ export function flagsV2Body(
   return { flags, errorsWhileComputingFlags: evaluation.errorsWhileComputingFlags, ...base }
 }
 
+// The JSON text of flagsV2Body, written directly. /flags?v=2 is the hot path: building ~50 detail
+// objects and stringifying them cost about as much as evaluating the flags. The parts of a flag's
+// details that depend only on its definition are written once per definition object (the cache
+// replaces the object on every change), a reason once per shared reason object.
+interface DefinitionJson {
+  key: string
+  id: number
+  version: number
+  /** `"<key>":{"key":"<key>","enabled":` */
+  head: string
+  /** `,"metadata":{"id":<id>,"version":<version>,"description":null,"payload":` */
+  metadata: string
+}
+const definitionJson = new WeakMap<FlagDefinition, DefinitionJson>()
+const reasonJson = new WeakMap<FlagReason, string>()
+
+function definitionParts(key: string, definition: FlagDefinition | undefined): DefinitionJson {
+  const id = definition?.id ?? 0
+  const version = definition?.version ?? 0
+  if (definition) {
+    const hit = definitionJson.get(definition)
+    if (hit && hit.key === key && hit.id === id && hit.version === version) return hit
+  }
+  const quoted = JSON.stringify(key)
+  const parts = {
+    key,
+    id,
+    version,
+    head: `${quoted}:{"key":${quoted},"enabled":`,
+    metadata: `,"metadata":{"id":${JSON.stringify(id)},"version":${JSON.stringify(version)},"description":null,"payload":`,
+  }
+  if (definition) definitionJson.set(definition, parts)
+  return parts
+}
+
+function reasonText(reason: FlagReason): string {
+  let text = reasonJson.get(reason)
+  if (text === undefined) {
+    text = JSON.stringify(reason)
+    // evaluate.ts shares frozen reasons; another object might change, so it is not remembered
+    if (Object.isFrozen(reason)) reasonJson.set(reason, text)
+  }
+  return text
+}
+
+const nullable = (text: string | null) => (text === null ? 'null' : JSON.stringify(text))
+
+/** Exactly `JSON.stringify(flagsV2Body(evaluation, definitions, context))`, made faster. */
+export function flagsV2Json(
+  evaluation: FlagEvaluation,
+  definitions: readonly FlagDefinition[],
+  context: ResponseContext,
+): string {
+  const tail = `"requestId":${JSON.stringify(context.requestId)},"evaluatedAt":${JSON.stringify(context.evaluatedAt)}`
+  if (context.quotaLimited) {
+    return `{"flags":{},"errorsWhileComputingFlags":false,${tail},"quotaLimited":["${QUOTA_LIMITED_RESOURCE}"]}`
+  }
+  const byKey = new Map<string, FlagDefinition>()
+  for (const definition of definitions) byKey.set(definition.key, definition)
+  const flags: string[] = []
+  // The results' order is the key order of flagsV2Body's `flags` object (the same keys).
+  for (const result of Object.values(evaluation.results)) {
+    const parts = definitionParts(result.key, byKey.get(result.key))
+    flags.push(
+      `${parts.head}${result.enabled},"variant":${nullable(result.variant)},"reason":${reasonText(result.reason)}${parts.metadata}${nullable(result.payload)}}}`,
+    )
+  }
+  return `{"flags":{${flags.join(',')}},"errorsWhileComputingFlags":${evaluation.errorsWhileComputingFlags},${tail}}`
+}
+
 // /decide?v=4 is the /flags?v=2 body with the remote config fields alongside.
 export function decideV4Body(
   evaluation: FlagEvaluation,

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest'
+import { createHash } from 'node:crypto'
 import { flagHash, inRollout, pickVariant, variantRanges } from '../../../src/flags/hash.ts'
 
 // Expected outcomes published in PostHog's own test suite, class
@@ -116,5 +117,30 @@ describe('variantRanges', () => {
     expect(counts.a).toBeGreaterThan(2250)
     expect(counts.a).toBeLessThan(2750)
     expect(counts.a + counts.b).toBe(10_000)
+  })
+})
+
+describe('flagHash arithmetic', () => {
+  // The definition written out with BigInt (PostHog's: the first 15 hex digits of the SHA-1 as an
+  // integer, rounded to the nearest double, over 0xfffffffffffffff) against the faster arithmetic.
+  const reference = (key: string, id: string, salt: string) =>
+    Number(
+      BigInt(`0x${createHash('sha1').update(`${key}.${id}${salt}`, 'utf8').digest('hex').slice(0, 15)}`),
+    ) / Number(0xfffffffffffffffn)
+
+  it('equals the BigInt definition bit for bit', () => {
+    for (let i = 0; i < 5000; i++) {
+      const key = `flag-${i % 37}`
+      const id = i % 3 === 0 ? `ünïcode-${i}-✓` : `distinct_id_${i}`
+      for (const salt of ['', 'variant'])
+        expect(flagHash(key, id, salt), `${key} ${id} ${salt}`).toBe(reference(key, id, salt))
+    }
+  })
+
+  it('holds a 100% rollout and picks no variant from none', () => {
+    for (let i = 0; i < 200; i++) {
+      expect(inRollout('any-flag', `id-${i}`, 100)).toBe(true)
+      expect(pickVariant('any-flag', `id-${i}`, [])).toBeNull()
+    }
   })
 })

@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest'
 import { evaluateFlags } from '../../../src/flags/evaluate.ts'
-import { decideV3Body, decideV4Body, flagsV2Body, localEvaluationBody } from '../../../src/flags/responses.ts'
+import {
+  decideV3Body,
+  decideV4Body,
+  flagsV2Body,
+  flagsV2Json,
+  localEvaluationBody,
+} from '../../../src/flags/responses.ts'
 import { flag, input } from './fixtures.ts'
 
 const definitions = [
@@ -99,6 +105,75 @@ describe('flags v2 and decide v4 bodies', () => {
     })
     expect(body.flags).toEqual(flagsV2Body(evaluation, definitions, context).flags)
     expect(Object.hasOwn(body, 'featureFlags')).toBe(false)
+  })
+})
+
+describe('flags v2 JSON text', () => {
+  // What changes how JSON and object key order work: integer-like keys come first in a JS object;
+  // quotes, newlines and non-ASCII in variants and payloads need escaping.
+  const odd = [
+    flag('20', { groups: [{ properties: [] }] }),
+    flag('3', { groups: [{ properties: [], rollout_percentage: 0 }] }, { version: 7 }),
+    flag('payload_with_escapes', {
+      groups: [{ properties: [] }],
+      payloads: { true: 'line\nbreak "quoted" ünïcödé \u2028' },
+    }),
+    flag('multi-odd', {
+      groups: [{ properties: [{ key: 'plan', operator: 'exact', value: 'pro' }] }, { properties: [] }],
+      multivariate: { variants: [{ key: 'vär "x"', rollout_percentage: 100 }] },
+      payloads: { 'vär "x"': { nested: ['a', 1, null] } },
+    }),
+  ]
+  const all = [...definitions, ...odd]
+  const oddEvaluation = evaluateFlags(all, input('user-2', { personProperties: { plan: 'free' } }))
+
+  it('is the text of the v2 body, key order included', () => {
+    for (const [ev, defs] of [
+      [evaluation, definitions],
+      [oddEvaluation, all],
+    ] as const) {
+      const text = flagsV2Json(ev, defs, context)
+      expect(text).toBe(JSON.stringify(flagsV2Body(ev, defs, context)))
+      // and again, from the parts remembered per definition
+      expect(flagsV2Json(ev, defs, context)).toBe(text)
+    }
+    const parsed = JSON.parse(flagsV2Json(oddEvaluation, all, context))
+    expect(Object.keys(parsed.flags).slice(0, 2)).toEqual(['3', '20'])
+    expect(parsed.flags['3'].metadata).toEqual({
+      id: odd[1]!.id,
+      version: 7,
+      description: null,
+      payload: null,
+    })
+    expect(parsed.flags['multi-odd']).toEqual({
+      key: 'multi-odd',
+      enabled: true,
+      variant: 'vär "x"',
+      reason: { code: 'condition_match', condition_index: 1, description: 'Matched condition set 2' },
+      metadata: { id: odd[3]!.id, version: 0, description: null, payload: '{"nested":["a",1,null]}' },
+    })
+  })
+
+  it('follows a definition that changed, and a flag without a definition', () => {
+    const before = flagsV2Json(evaluation, definitions, context)
+    const changed = definitions.map((d) => (d.key === 'bool-on' ? { ...d, id: 999, version: 4 } : d))
+    const after = JSON.parse(flagsV2Json(evaluation, changed, context))
+    expect(after.flags['bool-on'].metadata).toMatchObject({ id: 999, version: 4 })
+    expect(JSON.parse(before).flags['bool-on'].metadata).toMatchObject({ id: definitions[0]!.id, version: 3 })
+    const orphan = JSON.parse(flagsV2Json(evaluation, [], context))
+    expect(orphan.flags['bool-on'].metadata).toEqual({
+      id: 0,
+      version: 0,
+      description: null,
+      payload: '{"a":1}',
+    })
+  })
+
+  it('reports the quota limit with no flags', () => {
+    const limited = { ...context, quotaLimited: true }
+    expect(flagsV2Json(evaluation, definitions, limited)).toBe(
+      JSON.stringify(flagsV2Body(evaluation, definitions, limited)),
+    )
   })
 })
 
