@@ -35,26 +35,6 @@ const CaptureQuery = z
   })
   .passthrough()
 
-type CaptureQuery = z.infer<typeof CaptureQuery>
-
-const QUERY_STRINGS = ['compression', 'token', 'api_key', 'historical_migration'] as const
-
-/**
- * What `CaptureQuery.parse` makes of the query, read directly when its text fields are text (always,
- * but for a repeated parameter): the schema cost a few µs of a single event's CPU. Otherwise the
- * schema answers (its 400 included).
- */
-function parseQuery(raw: unknown): CaptureQuery {
-  const q = (raw ?? {}) as Record<string, unknown>
-  if (typeof q !== 'object' || QUERY_STRINGS.some((k) => q[k] !== undefined && typeof q[k] !== 'string')) {
-    return CaptureQuery.parse(q)
-  }
-  if (q._ === undefined) return q as CaptureQuery
-  // z.coerce.number().optional().catch(undefined): finite numbers only
-  const n = Number(q._)
-  return { ...q, _: Number.isFinite(n) ? n : undefined } as CaptureQuery
-}
-
 function countDrop(drops: Map<DropReason, number>, reason: DropReason, n = 1): void {
   drops.set(reason, (drops.get(reason) ?? 0) + n)
 }
@@ -80,7 +60,7 @@ export function registerCaptureRoutes(app: FastifyInstance, deps: CaptureDeps): 
   }
 
   const handler = async (req: FastifyRequest) => {
-    const query = parseQuery(req.query)
+    const query = CaptureQuery.parse(req.query ?? {})
     const nowMs = Date.now()
     const body = await decodeBody(
       {

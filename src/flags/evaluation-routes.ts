@@ -37,27 +37,6 @@ const Query = z
 
 type Query = z.infer<typeof Query>
 
-const QUERY_STRINGS = ['compression', 'token', 'api_key', 'config'] as const
-
-/**
- * What `Query.parse` makes of the query, read directly when its text fields are text (always, but
- * for a repeated parameter): the schema cost a few µs a request. Otherwise the schema answers
- * (its 400 included).
- */
-function parseQuery(raw: unknown): Query {
-  const q = (raw ?? {}) as Record<string, unknown>
-  if (typeof q !== 'object' || QUERY_STRINGS.some((k) => q[k] !== undefined && typeof q[k] !== 'string')) {
-    return Query.parse(q)
-  }
-  // z.coerce.number().int().optional().catch(undefined)
-  let v: number | undefined
-  if (q.v !== undefined) {
-    const n = Number(q.v)
-    v = Number.isSafeInteger(n) ? n : undefined
-  }
-  return { ...q, v } as Query
-}
-
 interface Evaluated {
   project: Project
   outcome: EvaluationOutcome | null
@@ -109,7 +88,7 @@ export function registerEvaluationRoutes(app: FastifyInstance, deps: EvaluationR
   }
 
   const decide = async (req: FastifyRequest) => {
-    const query = parseQuery(req.query)
+    const query = Query.parse(req.query ?? {})
     const done = await evaluate(req, query)
     const config = (await deps.remoteConfig?.decide(done.project, req.headers)) ?? {}
     // The spec's fields (supportedCompression among them) stay as the body has them.
@@ -128,7 +107,7 @@ export function registerEvaluationRoutes(app: FastifyInstance, deps: EvaluationR
   }
 
   const flags = async (req: FastifyRequest, reply: FastifyReply) => {
-    const query = parseQuery(req.query)
+    const query = Query.parse(req.query ?? {})
     const done = await evaluate(req, query)
     const { evaluation, definitions } = done.outcome ?? EMPTY_OUTCOME
     if ((query.v ?? 1) >= 2) {
