@@ -10,9 +10,9 @@ import { createInterface } from 'node:readline'
 
 /** The lanes, each a list of vitest projects (vitest.config.ts) run in one process. */
 export const LANES: Record<string, string[]> = {
-  '18.16': ['unit', 'clickhouse-18.16', 'scale'],
+  '18.16': ['clickhouse-18.16'],
   '26': ['clickhouse-26'],
-  system: ['system'],
+  system: ['unit', 'system', 'scale'],
 }
 
 const VITEST = new URL('../node_modules/vitest/vitest.mjs', import.meta.url).pathname

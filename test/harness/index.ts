@@ -1,7 +1,8 @@
 // What test files use to reach the shared throw-away servers started by global-setup.ts.
 import { mkdtempSync } from 'node:fs'
 import { join } from 'node:path'
-import { afterAll, inject } from 'vitest'
+import { inject } from 'vitest'
+import { closers } from './closers.ts'
 import { type ClickHouseFlavor, type OwnClickHouse, ownClickHouse } from './clickhouse.ts'
 import { loadConfig } from '../../src/config/env.ts'
 import { AccountStore } from '../../src/accounts/store.ts'
@@ -9,6 +10,7 @@ import { connectNats, type NatsConnection } from '../../src/jetstream/connection
 import { createLogger } from '../../src/observability/logger.ts'
 import { type RunningBurrow, startBurrow } from '../../src/runtime/start.ts'
 import { type ClickHouseClient, clickhouseClient } from '../../src/clickhouse/client.ts'
+import { migrateClickHouse } from '../../src/clickhouse/migrate.ts'
 
 export interface TestStack {
   natsUrl: string
@@ -45,10 +47,10 @@ export function privateClickHouse(dataDir: string): Promise<() => Promise<OwnCli
 /** A new directory below this project's run dir, removed (with any server left in it) after the run. */
 export const tempDir = (prefix = 'burrow-') => mkdtempSync(join(stack().dir, prefix))
 
-const closers: (() => Promise<unknown>)[] = []
-afterAll(async () => {
-  for (const c of closers.splice(0).reverse()) await c().catch(() => undefined)
-})
+/** Runs `fn` after the current test file's tests (with the harness's own closers, last first). */
+export function afterFile(fn: () => Promise<unknown> | unknown): void {
+  closers.push(async () => fn())
+}
 
 /** A client on the migrated test database; closed after the file's tests. */
 export function clickhouse(): ClickHouseClient {
@@ -56,6 +58,43 @@ export function clickhouse(): ClickHouseClient {
   const c = clickhouseClient(s.clickhouseUrl, s.database)
   closers.push(() => c.close())
   return c
+}
+
+/**
+ * A freshly migrated database of this file's own on the shared ClickHouse, and a client on it;
+ * both gone after the file's tests. For files that mutate `events` (ALTER … DELETE), which rewrites
+ * every part of the table: in the shared database that is every other file's rows too.
+ */
+export async function ownDatabase(prefix: string): Promise<{ database: string; client: ClickHouseClient }> {
+  const database = `${prefix}_${Date.now()}_${Math.floor(Math.random() * 1e6)}`
+  const { client } = await migrateClickHouse(stack().clickhouseUrl, database)
+  closers.push(async () => {
+    await client.command({ query: `DROP DATABASE IF EXISTS ${database}` })
+    await client.close()
+  })
+  return { database, client }
+}
+
+/**
+ * Resolves once no mutation (ALTER … DELETE/UPDATE) of `table` in the client's database is still
+ * running: mutations run in the background on every server version. Throws after `timeoutMs`.
+ */
+export async function mutationsDone(
+  client: ClickHouseClient,
+  table: string,
+  timeoutMs = 60_000,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    const rs = await client.query({
+      query: `SELECT count() AS n FROM system.mutations
+              WHERE database = currentDatabase() AND table = '${table}' AND is_done = 0`,
+      format: 'JSONEachRow',
+    })
+    if (Number((await rs.json<{ n: string }>())[0]!.n) === 0) return
+    if (Date.now() > deadline) throw new Error(`mutations of ${table} still running after ${timeoutMs} ms`)
+    await new Promise((r) => setTimeout(r, 50))
+  }
 }
 
 export async function nats(): Promise<NatsConnection> {

@@ -10,7 +10,7 @@ import { type RunningBurrow, startBurrow } from '../../../src/runtime/start.ts'
 import type { ClickHouseClient } from '../../../src/clickhouse/client.ts'
 import type { NatsConnection } from '../../../src/jetstream/connection.ts'
 import { type PersonChanges, personChangesSubject } from '../../../src/persons/change-feed.ts'
-import { nats, stack, tempDir } from '../../harness/index.ts'
+import { afterFile, nats, stack, tempDir } from '../../harness/index.ts'
 
 const running: RunningBurrow[] = []
 
@@ -137,8 +137,15 @@ export async function insertPerson(
   await nc.flush()
 }
 
+// One connection per test file (the harness closes it after the file, and forgets it here).
 let feed: Promise<NatsConnection> | undefined
-const feedConnection = () => (feed ??= nats())
+function feedConnection(): Promise<NatsConnection> {
+  if (!feed) {
+    feed = nats()
+    afterFile(() => (feed = undefined))
+  }
+  return feed
+}
 
 export async function insertGroup(
   ch: ClickHouseClient,

@@ -4,7 +4,8 @@
 import { randomUUID } from 'node:crypto'
 import { beforeAll, describe, expect, it } from 'vitest'
 import type { Project } from '../../../src/accounts/documents.ts'
-import { api, clickhouse, createTestKey, createTestProject, startTestBurrow } from '../../harness/index.ts'
+import type { ClickHouseClient } from '../../../src/clickhouse/client.ts'
+import { api, createTestKey, createTestProject, ownDatabase, startTestBurrow } from '../../harness/index.ts'
 import { insertFunnelDataset, P } from './dataset.ts'
 
 let project: Project
@@ -12,16 +13,23 @@ let doomed: Project
 let other: Project
 let call: ReturnType<typeof api>
 let noScope: ReturnType<typeof api>
+let ch: ClickHouseClient
 
 beforeAll(async () => {
-  const burrow = await startTestBurrow({ API_RATE_LIMIT_PER_MINUTE: '100000' })
+  // a database of its own: delete_events mutates `events`, which rewrites every part of the table
+  const own = await ownDatabase('burrow_persons')
+  ch = own.client
+  const burrow = await startTestBurrow({
+    API_RATE_LIMIT_PER_MINUTE: '100000',
+    CLICKHOUSE_DATABASE: own.database,
+  })
   project = await createTestProject('persons')
   doomed = await createTestProject('persons delete')
   other = await createTestProject('persons other')
   call = api(burrow.url, await createTestKey(['person:write'], [project.id, doomed.id, other.id]))
   noScope = api(burrow.url, await createTestKey(['query:read'], [project.id]))
-  await insertFunnelDataset(clickhouse(), project.id)
-  await insertFunnelDataset(clickhouse(), doomed.id)
+  await insertFunnelDataset(ch, project.id)
+  await insertFunnelDataset(ch, doomed.id)
 })
 
 const url = (path: string, id = project.id) => `/api/environments/${id}${path}`
@@ -110,7 +118,7 @@ describe('GET /persons/values/', () => {
 
 describe('DELETE /persons/{id}/', () => {
   async function eventCount(personIds: string[]): Promise<number> {
-    const rs = await clickhouse().query({
+    const rs = await ch.query({
       query: `SELECT count() AS c FROM events WHERE team_id = ${doomed.id}
               AND person_id IN (${personIds.map((p) => `toUUID('${p}')`).join(', ')})`,
       format: 'JSONEachRow',
@@ -123,7 +131,7 @@ describe('DELETE /persons/{id}/', () => {
     expect(r.status).toBe(202)
     expect((await call('GET', url(`/persons/${P.B}/`, doomed.id))).status).toBe(404)
     expect((await call('GET', url('/persons/?distinct_id=bob', doomed.id))).body.count).toBe(0)
-    const rs = await clickhouse().query({
+    const rs = await ch.query({
       query: `SELECT max(version) AS v FROM person WHERE team_id = ${doomed.id} AND id = toUUID('${P.B}')`,
       format: 'JSONEachRow',
     })

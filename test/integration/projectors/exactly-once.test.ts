@@ -1,7 +1,8 @@
 import { v5 as uuidv5 } from 'uuid'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { connectNats } from '../../../src/jetstream/connection.ts'
-import { clickhouse, createTestProject, nats, stack } from '../../harness/index.ts'
+import type { ClickHouseClient } from '../../../src/clickhouse/client.ts'
+import { createTestProject, mutationsDone, nats, ownDatabase, stack } from '../../harness/index.ts'
 import {
   ev,
   rows,
@@ -13,23 +14,14 @@ import {
   writerWithFault,
 } from './helpers.ts'
 
-const ch = clickhouse()
+let ch: ClickHouseClient
 let log: TestLog
 
 beforeAll(async () => {
+  // a database of its own: the test mutates `events`, which rewrites every part of the table
+  ch = (await ownDatabase('burrow_exactly_once')).client
   log = await testLog(await nats())
 })
-
-async function waitForMutations() {
-  for (;;) {
-    const [r] = await rows<{ n: string }>(
-      ch,
-      `SELECT count() AS n FROM system.mutations WHERE database = currentDatabase() AND table = 'events' AND is_done = 0`,
-    )
-    if (Number(r!.n) === 0) return
-    await new Promise((res) => setTimeout(res, 50))
-  }
-}
 
 // Three months, four chunks, identity changes in the middle: the batch writes several parts.
 function publishBatch(team: number) {
@@ -74,7 +66,7 @@ describe('exactly once into ClickHouse', () => {
         await ch.command({
           query: `ALTER TABLE events DELETE WHERE team_id = ${team} AND toYYYYMM(timestamp) = 202312`,
         })
-        await waitForMutations()
+        await mutationsDone(ch, 'events')
         // The process dies: its connection is gone before anything is acknowledged.
         await ncA.close()
         throw new Error('simulated crash')
@@ -116,5 +108,3 @@ describe('exactly once into ClickHouse', () => {
     }
   })
 })
-
-afterAll(async () => {})

@@ -8,12 +8,13 @@ import { PluginConfigStore } from '../../../src/plugins/config-store.ts'
 import type { RunningBurrow } from '../../../src/runtime/start.ts'
 import { startNatsServer } from '../../../src/stack/nats-server.ts'
 import { freePort } from '../../../src/stack/ports.ts'
-import { clickhouseClient } from '../../../src/clickhouse/client.ts'
+import { type ClickHouseClient, clickhouseClient } from '../../../src/clickhouse/client.ts'
 import {
   api,
-  clickhouse,
   createTestProject,
+  mutationsDone,
   nats,
+  ownDatabase,
   stack,
   startTestBurrow,
   tempDir,
@@ -158,11 +159,13 @@ describe('plugins configured through the API, events through capture', () => {
 })
 
 describe('plugins and exactly-once', () => {
-  const ch = clickhouse()
+  // a database of its own: the test mutates `events`, which rewrites every part of the table
+  let ch: ClickHouseClient
   let hook: Server
   const delivered: string[] = []
 
   beforeAll(async () => {
+    ch = (await ownDatabase('burrow_plugins_crash')).client
     // The receiver listens on loopback, which webhooks may reach only when allowed.
     defaultWebhooks.allowPrivate = true
     hook = createServer((req, res) => {
@@ -226,14 +229,7 @@ describe('plugins and exactly-once', () => {
         await ch.command({
           query: `ALTER TABLE events DELETE WHERE team_id = ${team} AND toYYYYMM(timestamp) = 202312`,
         })
-        await until('the mutation', async () => {
-          const [r] = await rows<{ n: string }>(
-            ch,
-            `SELECT count() AS n FROM system.mutations
-             WHERE database = currentDatabase() AND table = 'events' AND is_done = 0`,
-          )
-          return Number(r!.n) === 0 ? true : undefined
-        })
+        await mutationsDone(ch, 'events')
         // The process dies: its connection is gone before anything is acknowledged.
         await ncA.close()
         throw new Error('simulated crash')

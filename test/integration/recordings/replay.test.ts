@@ -15,7 +15,7 @@ import {
 } from '../../../src/recordings/projector.ts'
 import { replayRecordings } from '../../../src/recordings/replay.ts'
 import { ensureRecordingsLog } from '../../../src/recordings/stream.ts'
-import { nats, stack, uniqueTeamId } from '../../harness/index.ts'
+import { mutationsDone, nats, stack, uniqueTeamId } from '../../harness/index.ts'
 import { chunkMessages, rr } from './helpers.ts'
 
 const id = randomBytes(4).toString('hex')
@@ -132,6 +132,9 @@ describe('replaying recordings', () => {
       await (await PlaylistStore.open(nc)).addRecording(team, 'keepthem', 'old-pinned', 1)
     }
     await idle()
+    // the delete message's ALTER … DELETE runs in the background after its ack
+    await mutationsDone(ch, 'session_replay_events')
+    await mutationsDone(ch, 'session_replay_snapshots')
     const before = await views()
     expect(before.sessions.map((s) => `${s.team_id}/${s.session_id}`)).toEqual(
       [X, Y].flatMap((team) => ['old', 'old-pinned', 'recent'].map((s) => `${team}/${s}`)),
