@@ -89,7 +89,8 @@ export const PRINTER_CASES: PrinterCase[] = [
   { hogql: "select count() from events where timestamp between '2024-01-01' and '2024-02-01'" },
   // bounds on the day imply timestamp and sort-key bounds inside the guarded read (guard.ts)
   {
-    hogql: "select count() from events where toDate(timestamp) >= '2024-01-01' and toDate(timestamp) < '2024-01-10'",
+    hogql:
+      "select count() from events where toDate(timestamp) >= '2024-01-01' and toDate(timestamp) < '2024-01-10'",
     timezone: 'America/New_York',
   },
   { hogql: "select event, v, k from events array join [1, 2] as v, ['a', 'b'] as k" },
