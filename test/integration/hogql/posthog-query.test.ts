@@ -245,26 +245,17 @@ async function check(c: PostHogCase): Promise<void> {
   }
 }
 
-describe("PostHog's test_query.py statements", () => {
-  it.each(POSTHOG_QUERY_CASES.map((c) => [c.test, c.hogql, c] as const))('%s: %s', async (_t, _q, c) => {
-    await check(c)
-  })
-})
+const SUITES = [
+  ["PostHog's test_query.py statements", POSTHOG_QUERY_CASES],
+  ["PostHog's test_printer.py statements", POSTHOG_PRINTER_CASES],
+  ["PostHog's test_resolver.py statements", POSTHOG_RESOLVER_CASES],
+  ["PostHog's database/schema/test statements (persons, groups, events)", POSTHOG_SCHEMA_CASES],
+] as const
 
-describe("PostHog's test_printer.py statements", () => {
-  it.each(POSTHOG_PRINTER_CASES.map((c) => [c.test, c.hogql, c] as const))('%s: %s', async (_t, _q, c) => {
-    await check(c)
+for (const [title, cases] of SUITES) {
+  describe(title, () => {
+    it.each(cases.map((c) => [c.test, c.hogql, c] as const))('%s: %s', async (_t, _q, c) => {
+      await check(c)
+    })
   })
-})
-
-describe("PostHog's test_resolver.py statements", () => {
-  it.each(POSTHOG_RESOLVER_CASES.map((c) => [c.test, c.hogql, c] as const))('%s: %s', async (_t, _q, c) => {
-    await check(c)
-  })
-})
-
-describe("PostHog's database/schema/test statements (persons, groups, events)", () => {
-  it.each(POSTHOG_SCHEMA_CASES.map((c) => [c.test, c.hogql, c] as const))('%s: %s', async (_t, _q, c) => {
-    await check(c)
-  })
-})
+}
