@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache'
 import type { ClickHouseClient } from '@clickhouse/client'
 import { FLAG_GEOIP_KEYS, lookupGeoip } from '../geoip/index.ts'
 import type { Logger } from '../observability/logger.ts'
@@ -62,15 +63,13 @@ export function geoipPersonProperties(ip: string | null): Properties {
 // An SDK asks for flags again and again from the same address, and the database does not change
 // while the process runs: answers are remembered per address (a few thousand µs of lookups a second
 // otherwise). Callers copy what they get, never change it.
-const GEOIP_REMEMBERED = 10_000
-const geoipByAddress = new Map<string, Properties>()
+const geoipByAddress = new LRUCache<string, Properties>({ max: 10_000 })
 
 function geoipFor(ip: string | null): Properties {
   if (ip === null) return geoipPersonProperties(ip)
   let props = geoipByAddress.get(ip)
   if (!props) {
     props = geoipPersonProperties(ip)
-    if (geoipByAddress.size >= GEOIP_REMEMBERED) geoipByAddress.clear()
     geoipByAddress.set(ip, props)
   }
   return props
