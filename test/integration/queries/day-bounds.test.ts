@@ -116,12 +116,31 @@ describe('day bounds imply timestamp bounds (timestampBoundsOfDay)', () => {
       }
     }
   }
-  it.each(conds)('%s', async (cond) => {
-    const derived = timestampBoundsOfDay('events', cond)
-    expect(derived.length).toBeGreaterThan(0)
-    // as the guard would read: the derived bounds in PREWHERE, the condition itself outside
-    const guarded = `SELECT count() FROM events PREWHERE team_id = ${TEAM} AND ${derived.join(' AND ')} WHERE ${cond}`
-    const plain = `SELECT count() FROM events WHERE team_id = ${TEAM} AND ${cond}`
-    expect(await count(guarded)).toBe(await count(plain))
+  // Both counts of every condition come from a few scans (countIf per condition, batches of 60)
+  // instead of two queries each: a row the derived bounds would drop counts in the first and not
+  // in the second, exactly as PREWHERE would drop it (PREWHERE filters as WHERE does; the key
+  // only skips granules no row of which passes).
+  const counts = new Map<string, { plain: number; guarded: number }>()
+  beforeAll(async () => {
+    for (let at = 0; at < conds.length; at += 60) {
+      const batch = conds.slice(at, at + 60)
+      const cols = batch.flatMap((cond, i) => {
+        const derived = timestampBoundsOfDay('events', cond)
+        return [`countIf(${cond}) AS p${i}`, `countIf(${[cond, ...derived].join(' AND ')}) AS g${i}`]
+      })
+      const rs = await ch.query({
+        query: `SELECT ${cols.join(', ')} FROM events WHERE team_id = ${TEAM}`,
+        format: 'JSONEachRow',
+      })
+      const [row] = (await rs.json()) as Record<string, unknown>[]
+      batch.forEach((cond, i) =>
+        counts.set(cond, { plain: Number(row![`p${i}`]), guarded: Number(row![`g${i}`]) }),
+      )
+    }
+  })
+  it.each(conds)('%s', (cond) => {
+    expect(timestampBoundsOfDay('events', cond).length).toBeGreaterThan(0)
+    const c = counts.get(cond)!
+    expect(c.guarded).toBe(c.plain)
   })
 })
