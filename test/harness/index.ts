@@ -9,6 +9,11 @@ import { AccountStore } from '../../src/accounts/store.ts'
 import { connectNats, type NatsConnection } from '../../src/jetstream/connection.ts'
 import { createLogger } from '../../src/observability/logger.ts'
 import { type RunningBurrow, startBurrow } from '../../src/runtime/start.ts'
+import { COMPONENTS } from '../../src/runtime/components.ts'
+import type { Component } from '../../src/runtime/types.ts'
+
+/** Every component but the event projector (see startTestBurrow). */
+export const WITHOUT_PROJECTOR = COMPONENTS.filter((c) => c.name !== 'projector')
 import { type ClickHouseClient, clickhouseClient } from '../../src/clickhouse/client.ts'
 import { migrateClickHouse } from '../../src/clickhouse/migrate.ts'
 
@@ -116,8 +121,16 @@ export async function createTestProject(name = 'test project', timezone?: string
   return store.createProject({ name, organization_id: org, ...(timezone ? { timezone } : {}) })
 }
 
-/** Burrow in this process, on the shared servers, with a data dir of its own. */
-export async function startTestBurrow(env: Record<string, string> = {}): Promise<RunningBurrow> {
+/**
+ * Burrow in this process, on the shared servers, with a data dir of its own. `components`: all by
+ * default; a file that needs no projection passes `WITHOUT_PROJECTOR` (the event projector would
+ * otherwise take its share of every other file's unprojected events on the shared log, and its
+ * shutdown waits for the batch in hand).
+ */
+export async function startTestBurrow(
+  env: Record<string, string> = {},
+  components: Component[] = COMPONENTS,
+): Promise<RunningBurrow> {
   const s = stack()
   const config = loadConfig({
     NATS_URL: s.natsUrl,
@@ -130,7 +143,7 @@ export async function startTestBurrow(env: Record<string, string> = {}): Promise
     PROJECTOR_PROCESS: 'false',
     ...env,
   })
-  const burrow = await startBurrow(config, createLogger(config.LOG_LEVEL))
+  const burrow = await startBurrow(config, createLogger(config.LOG_LEVEL), components)
   closers.push(() => burrow.stop())
   return burrow
 }

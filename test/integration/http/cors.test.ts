@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest'
 import type { RunningBurrow } from '../../../src/runtime/start.ts'
-import { createTestKey, startTestBurrow } from '../../harness/index.ts'
+import { createTestKey, startTestBurrow, WITHOUT_PROJECTOR } from '../../harness/index.ts'
 
 // Keys are bearer tokens, so no answer may allow credentials; SDK endpoints allow the configured
 // origins (any by default), the management API none unless configured.
@@ -12,7 +12,7 @@ describe('CORS by default', () => {
   let burrow: RunningBurrow
   let key: string
   beforeAll(async () => {
-    burrow = await startTestBurrow()
+    burrow = await startTestBurrow({}, WITHOUT_PROJECTOR)
     key = await createTestKey(['*'])
   })
 
@@ -51,10 +51,13 @@ describe('CORS with configured origins', () => {
   let burrow: RunningBurrow
   let key: string
   beforeAll(async () => {
-    burrow = await startTestBurrow({
-      CORS_PUBLIC_ORIGINS: 'https://shop.example',
-      CORS_API_ORIGINS: 'https://console.example, https://admin.example',
-    })
+    burrow = await startTestBurrow(
+      {
+        CORS_PUBLIC_ORIGINS: 'https://shop.example',
+        CORS_API_ORIGINS: 'https://console.example, https://admin.example',
+      },
+      WITHOUT_PROJECTOR,
+    )
     key = await createTestKey(['*'])
   })
 
