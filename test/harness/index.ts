@@ -11,11 +11,11 @@ import { createLogger } from '../../src/observability/logger.ts'
 import { type RunningBurrow, startBurrow } from '../../src/runtime/start.ts'
 import { COMPONENTS } from '../../src/runtime/components.ts'
 import type { Component } from '../../src/runtime/types.ts'
+import { type ClickHouseClient, clickhouseClient } from '../../src/clickhouse/client.ts'
+import { migrateClickHouse } from '../../src/clickhouse/migrate.ts'
 
 /** Every component but the event projector (see startTestBurrow). */
 export const WITHOUT_PROJECTOR = COMPONENTS.filter((c) => c.name !== 'projector')
-import { type ClickHouseClient, clickhouseClient } from '../../src/clickhouse/client.ts'
-import { migrateClickHouse } from '../../src/clickhouse/migrate.ts'
 
 export interface TestStack {
   natsUrl: string

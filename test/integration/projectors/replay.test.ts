@@ -3,13 +3,11 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { createLogger } from '../../../src/observability/logger.ts'
 import type { RunningProjector } from '../../../src/projectors/index.ts'
 import { type ReplayProgress, replay } from '../../../src/projectors/replay.ts'
-import { type ClickHouseClient, clickhouseClient } from '../../../src/clickhouse/client.ts'
-import { migrateClickHouse } from '../../../src/clickhouse/migrate.ts'
-import { createTestProject, nats, stack } from '../../harness/index.ts'
+import { type ClickHouseClient } from '../../../src/clickhouse/client.ts'
+import { createTestProject, nats, ownDatabase } from '../../harness/index.ts'
 import { ev, PERSON_NAMESPACE, rows, runProjector, type TestLog, testLog, waitIdle } from './helpers.ts'
 
 // Replay swaps tables, so it runs on a database of its own; the log is this file's own stream.
-const database = `burrow_replay_${Date.now()}_${Math.floor(Math.random() * 1e6)}`
 let ch: ClickHouseClient
 let log: TestLog
 let projector: RunningProjector
@@ -17,7 +15,7 @@ let X: number
 let Y: number
 
 beforeAll(async () => {
-  ch = (await migrateClickHouse(stack().clickhouseUrl, database)).client
+  ch = (await ownDatabase('burrow_replay')).client
   log = await testLog(await nats())
   X = (await createTestProject('replay x')).id
   Y = (await createTestProject('replay y')).id
@@ -25,10 +23,6 @@ beforeAll(async () => {
 })
 afterAll(async () => {
   await projector?.stop()
-  await ch?.close()
-  const admin = clickhouseClient(stack().clickhouseUrl)
-  await admin.command({ query: `DROP DATABASE IF EXISTS ${database}` })
-  await admin.close()
 })
 
 async function views(teams: number[]) {

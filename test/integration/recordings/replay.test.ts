@@ -3,8 +3,7 @@
 import { randomBytes } from 'node:crypto'
 import { jetstream, jetstreamManager } from '@nats-io/jetstream'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type ClickHouseClient, clickhouseClient, selectRows } from '../../../src/clickhouse/client.ts'
-import { migrateClickHouse } from '../../../src/clickhouse/migrate.ts'
+import { type ClickHouseClient, selectRows } from '../../../src/clickhouse/client.ts'
 import type { NatsConnection } from '../../../src/jetstream/connection.ts'
 import { createLogger } from '../../../src/observability/logger.ts'
 import { PlaylistStore } from '../../../src/playlists/store.ts'
@@ -15,14 +14,13 @@ import {
 } from '../../../src/recordings/projector.ts'
 import { replayRecordings } from '../../../src/recordings/replay.ts'
 import { ensureRecordingsLog } from '../../../src/recordings/stream.ts'
-import { mutationsDone, nats, stack, uniqueTeamId } from '../../harness/index.ts'
+import { mutationsDone, nats, ownDatabase, uniqueTeamId } from '../../harness/index.ts'
 import { chunkMessages, rr } from './helpers.ts'
 
 const id = randomBytes(4).toString('hex')
 const stream = `RREPLAY_${id}`
 const prefix = `rreplay_${id}`
 const durable = `${prefix}-projector`
-const database = `burrow_rec_replay_${id}`
 const log = createLogger(process.env.TEST_LOG_LEVEL ?? 'silent')
 let ch: ClickHouseClient
 let nc: NatsConnection
@@ -43,7 +41,7 @@ const startLive = () =>
   })
 
 beforeAll(async () => {
-  ch = (await migrateClickHouse(stack().clickhouseUrl, database)).client
+  ch = (await ownDatabase('burrow_rec_replay')).client
   nc = await nats()
   await ensureRecordingsLog(nc, { maxAgeDays: 0 })
   await (
@@ -53,10 +51,6 @@ beforeAll(async () => {
 })
 afterAll(async () => {
   await live?.stop()
-  await ch?.close()
-  const admin = clickhouseClient(stack().clickhouseUrl)
-  await admin.command({ query: `DROP DATABASE IF EXISTS ${database}` })
-  await admin.close()
 })
 
 async function publish(msgs: { payload: Buffer }[]) {
