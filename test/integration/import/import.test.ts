@@ -8,15 +8,13 @@ import { runImport } from '../../../src/import/index.ts'
 import type { RunningBurrow } from '../../../src/runtime/start.ts'
 import { startNatsServer } from '../../../src/stack/nats-server.ts'
 import { freePort } from '../../../src/stack/ports.ts'
-import { clickhouseClient } from '../../../src/clickhouse/client.ts'
-import { stack, startTestBurrow, tempDir } from '../../harness/index.ts'
+import { ownDatabase, stack, startTestBurrow, tempDir } from '../../harness/index.ts'
 import { rows, waitForRows } from '../projectors/helpers.ts'
 
 // `burrow import` against a running Burrow: files are read, sent to /batch/ as historical migration
 // batches and projected; bad records are reported with their line and reason; an interrupted run
 // resumes from its checkpoint and every event ends up in ClickHouse once.
 
-const database = `burrow_import_${Date.now()}_${Math.floor(Math.random() * 1e6)}`
 let burrow: RunningBurrow
 let natsStop: () => Promise<void>
 let dir: string
@@ -28,15 +26,13 @@ beforeAll(async () => {
     port: await freePort(),
   })
   natsStop = () => nats.stop()
+  const { database } = await ownDatabase('burrow_import')
   burrow = await startTestBurrow({ NATS_URL: nats.url, CLICKHOUSE_DATABASE: database })
   dir = tempDir('burrow-import-')
 })
 afterAll(async () => {
   await burrow?.stop()
   await natsStop?.()
-  const admin = clickhouseClient(stack().clickhouseUrl)
-  await admin.command({ query: `DROP DATABASE IF EXISTS ${database}` })
-  await admin.close()
 })
 
 const target = () => ({ url: burrow.url, token: burrow.credentials.project_api_key })

@@ -8,7 +8,7 @@ import { PluginConfigStore } from '../../../src/plugins/config-store.ts'
 import type { RunningBurrow } from '../../../src/runtime/start.ts'
 import { startNatsServer } from '../../../src/stack/nats-server.ts'
 import { freePort } from '../../../src/stack/ports.ts'
-import { type ClickHouseClient, clickhouseClient } from '../../../src/clickhouse/client.ts'
+import { type ClickHouseClient } from '../../../src/clickhouse/client.ts'
 import {
   api,
   createTestProject,
@@ -37,7 +37,6 @@ async function until<T>(what: string, fn: () => Promise<T | undefined>, timeoutM
 
 describe('plugins configured through the API, events through capture', () => {
   // Own NATS server and database: the default durable consumers would be shared with other files.
-  const database = `burrow_plugins_${Date.now()}_${Math.floor(Math.random() * 1e6)}`
   let burrow: RunningBurrow
   let natsStop: () => Promise<void>
 
@@ -48,6 +47,7 @@ describe('plugins configured through the API, events through capture', () => {
       port: await freePort(),
     })
     natsStop = () => server.stop()
+    const { database } = await ownDatabase('burrow_plugins')
     burrow = await startTestBurrow({
       NATS_URL: server.url,
       CLICKHOUSE_DATABASE: database,
@@ -57,9 +57,6 @@ describe('plugins configured through the API, events through capture', () => {
   afterAll(async () => {
     await burrow?.stop()
     await natsStop?.()
-    const admin = clickhouseClient(stack().clickhouseUrl)
-    await admin.command({ query: `DROP DATABASE IF EXISTS ${database}` })
-    await admin.close()
   })
 
   it('runs geoip then property-filter before the rows are written, and logs each step', async () => {

@@ -5,14 +5,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { RunningBurrow } from '../../../src/runtime/start.ts'
 import { startNatsServer } from '../../../src/stack/nats-server.ts'
 import { freePort } from '../../../src/stack/ports.ts'
-import { clickhouseClient } from '../../../src/clickhouse/client.ts'
-import { stack, startTestBurrow, tempDir } from '../../harness/index.ts'
+import { ownDatabase, stack, startTestBurrow, tempDir } from '../../harness/index.ts'
 import { PERSON_NAMESPACE, rows, waitForRows } from './helpers.ts'
 
 // The whole path, HTTP capture -> JetStream -> projector -> ClickHouse, inside one Burrow. It gets a NATS
 // server and a database of its own: the default durable consumers would otherwise be shared with every
 // other test file that starts a Burrow.
-const database = `burrow_e2e_${Date.now()}_${Math.floor(Math.random() * 1e6)}`
 let burrow: RunningBurrow
 let natsStop: () => Promise<void>
 
@@ -23,14 +21,12 @@ beforeAll(async () => {
     port: await freePort(),
   })
   natsStop = () => nats.stop()
+  const { database } = await ownDatabase('burrow_e2e')
   burrow = await startTestBurrow({ NATS_URL: nats.url, CLICKHOUSE_DATABASE: database })
 })
 afterAll(async () => {
   await burrow?.stop()
   await natsStop?.()
-  const admin = clickhouseClient(stack().clickhouseUrl)
-  await admin.command({ query: `DROP DATABASE IF EXISTS ${database}` })
-  await admin.close()
 })
 
 describe('through capture', () => {

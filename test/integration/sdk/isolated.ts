@@ -4,12 +4,11 @@
 import { join } from 'node:path'
 import { afterAll } from 'vitest'
 import type { Project } from '../../../src/accounts/documents.ts'
-import { clickhouseClient } from '../../../src/clickhouse/client.ts'
 import { personProperties } from '../../../src/flags/properties.ts'
 import type { RunningBurrow } from '../../../src/runtime/start.ts'
 import { startNatsServer } from '../../../src/stack/nats-server.ts'
 import { freePort } from '../../../src/stack/ports.ts'
-import { api, stack, startTestBurrow, tempDir } from '../../harness/index.ts'
+import { api, ownDatabase, stack, startTestBurrow, tempDir } from '../../harness/index.ts'
 
 export interface Isolated {
   burrow: RunningBurrow
@@ -23,7 +22,7 @@ export interface Isolated {
 
 /** Starts the isolated Burrow and a project in it; everything is removed after the file's tests. */
 export async function isolatedBurrow(name: string): Promise<Isolated> {
-  const database = `burrow_sdk_${Date.now()}_${Math.floor(Math.random() * 1e6)}`
+  const { database } = await ownDatabase('burrow_sdk')
   const nats = await startNatsServer({
     bin: stack().bins.nats,
     dataDir: join(tempDir(), 'nats'),
@@ -37,9 +36,6 @@ export async function isolatedBurrow(name: string): Promise<Isolated> {
   afterAll(async () => {
     await burrow.stop()
     await nats.stop()
-    const admin = clickhouseClient(stack().clickhouseUrl)
-    await admin.command({ query: `DROP DATABASE IF EXISTS ${database}` })
-    await admin.close()
   })
   const accounts = burrow.runtime.accounts
   const admin = await accounts.getUser(1)

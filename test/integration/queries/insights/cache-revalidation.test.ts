@@ -4,21 +4,20 @@
 // last_refresh, as a minute passing would. The fingerprint covers the whole database, so this file
 // has a database of its own, and an api-only Burrow (no projectors, which would write to it).
 import { randomUUID } from 'node:crypto'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import type { Project } from '../../../../src/accounts/documents.ts'
-import { type ClickHouseClient, clickhouseClient } from '../../../../src/clickhouse/client.ts'
+import { type ClickHouseClient } from '../../../../src/clickhouse/client.ts'
 import { ResultCache } from '../../../../src/queries/cache.ts'
 import {
   api,
   createTestKey,
   createTestProject,
   nats,
-  stack,
+  ownDatabase,
   startTestBurrow,
 } from '../../../harness/index.ts'
 import { insertEvents } from '../../hogql/fixtures.ts'
 
-const database = `burrow_revalidation_${Date.now()}_${Math.floor(Math.random() * 1e6)}`
 let ch: ClickHouseClient
 
 let project: Project
@@ -56,21 +55,17 @@ async function age(key: string) {
 }
 
 beforeAll(async () => {
+  const own = await ownDatabase('burrow_revalidation')
+  ch = own.client
   const burrow = await startTestBurrow({
     API_RATE_LIMIT_PER_MINUTE: '100000',
     ROLE: 'api',
-    CLICKHOUSE_DATABASE: database,
+    CLICKHOUSE_DATABASE: own.database,
   })
-  ch = clickhouseClient(stack().clickhouseUrl, database)
   project = await createTestProject('cache revalidation')
   call = api(burrow.url, await createTestKey(['query:read'], [project.id]))
   cache = await ResultCache.open(await nats())
   await insertEvents(ch, [pageview('01', P1), pageview('02', P1), pageview('02', P2)])
-})
-
-afterAll(async () => {
-  await ch.command({ query: `DROP DATABASE IF EXISTS ${database}` })
-  await ch.close()
 })
 
 describe('result cache past its freshness', () => {
