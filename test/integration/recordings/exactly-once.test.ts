@@ -18,7 +18,7 @@ import {
   RECORDING_TABLE_KINDS,
   suffixedRecordingTables,
 } from '../../../src/recordings/tables.ts'
-import { clickhouse, nats, stack, uniqueTeamId } from '../../harness/index.ts'
+import { clickhouse, mutationsDone, nats, stack, uniqueTeamId } from '../../harness/index.ts'
 import { chunkMessages, rr } from './helpers.ts'
 
 const id = randomBytes(4).toString('hex')
@@ -48,18 +48,6 @@ const request = (team: number, session: string, at: string, t: number) =>
 async function publish(msgs: { payload: Buffer; msgId: string }[], suffix = '') {
   const js = jetstream(nc)
   for (const m of msgs) await js.publish(`${prefix}.0`, m.payload, { msgID: m.msgId + suffix })
-}
-
-const waitMutations = async () => {
-  for (;;) {
-    const [r] = await selectRows<{ n: string }>(
-      ch,
-      `SELECT count() AS n FROM system.mutations WHERE database = currentDatabase() AND is_done = 0
-       AND table IN ('${tables.snapshots}', '${tables.summary}')`,
-    )
-    if (Number(r!.n) === 0) return
-    await new Promise((res) => setTimeout(res, 50))
-  }
 }
 
 async function idle(durable: string) {
@@ -132,7 +120,8 @@ describe('the recordings projector, exactly once', () => {
           crashed = true
           // this month's part of the INSERT "did not land"
           await ch.command({ query: `ALTER TABLE ${table} DELETE WHERE team_id = ${team} AND ${month}` })
-          await waitMutations()
+          await mutationsDone(ch, tables.snapshots)
+          await mutationsDone(ch, tables.summary)
           throw new SimulatedCrash()
         },
         onCrash: () => own.close(),
