@@ -340,7 +340,9 @@ describe('capture of snapshots', () => {
         )
         return r.status === 200 && r.text.length > 0 ? r : undefined
       },
-      30_000,
+      // a hang guard, not a speed check: 20 MB through the recordings projector took over 30 s on
+      // chdb with the other lanes running
+      90_000,
       'the big recording',
     )
     expect(jsonl(blob.text)).toEqual([['w', big]])
