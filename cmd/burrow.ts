@@ -12,6 +12,7 @@ import { replayRecordingsCommand } from '../src/recordings/replay.ts'
 import { readStackFile, startStack } from '../src/stack/index.ts'
 import { type Binary, ensureBinaries } from '../src/stack/install.ts'
 import { loadMaterialized, materializeProperty } from '../src/clickhouse/materialize.ts'
+import { TableAdmin } from '../src/clickhouse/table-admin.ts'
 import { migrateClickHouse } from '../src/clickhouse/migrate.ts'
 import { logLimits } from '../src/clickhouse/retention.ts'
 import { registerClusterCommand } from './cluster.ts'
@@ -316,7 +317,12 @@ program
     await withStack(cfg, log, async ({ clickhouseUrl }) => {
       const { client } = await migrateClickHouse(clickhouseUrl, cfg.CLICKHOUSE_DATABASE, log)
       try {
-        if (property) console.log(`${property} -> ${await materializeProperty(client, property)}`)
+        const tables = await TableAdmin.open(client, cfg.CLICKHOUSE_DATABASE, cfg.CLICKHOUSE_SHARD_URLS)
+        try {
+          if (property) console.log(`${property} -> ${await materializeProperty(client, tables, property)}`)
+        } finally {
+          await tables.close()
+        }
         if (opts.list || !property) {
           for (const [p, c] of await loadMaterialized(client)) console.log(`${p}\t${c}`)
         }

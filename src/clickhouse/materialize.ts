@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto'
 import { ValidationError } from '../http/errors.ts'
 import { type ClickHouseClient, selectRows } from './client.ts'
 import { sqlString } from './sql.ts'
+import type { TableAdmin } from './table-admin.ts'
 
 // Materialized property columns: a hot event property gets a column of its own, computed by
 // ClickHouse from the key/value arrays on insert (and on read for parts written before), so
@@ -13,7 +14,15 @@ export function columnFor(property: string): string {
   return `mat_${safe}_${createHash('sha1').update(property).digest('hex').slice(0, 8)}`
 }
 
-export async function materializeProperty(ch: ClickHouseClient, property: string): Promise<string> {
+/**
+ * Gives `property` a column of its own (idempotent) and records it; returns the column's name. The
+ * column is added where the rows are and, in cluster mode, to the Distributed tables over them.
+ */
+export async function materializeProperty(
+  ch: ClickHouseClient,
+  tables: TableAdmin,
+  property: string,
+): Promise<string> {
   if (property.length === 0 || property.length > 200 || property.includes('\x1F')) {
     throw new ValidationError(
       'property must be a top-level event property name of 1 to 200 characters',
@@ -27,11 +36,11 @@ export async function materializeProperty(ch: ClickHouseClient, property: string
   )
   if (existing.length === 0) {
     // 18.16 has no ADD COLUMN IF NOT EXISTS; a concurrent add of the same column fails harmlessly.
-    await ch.command({
-      query:
-        `ALTER TABLE events ADD COLUMN \`${column}\` Nullable(String) MATERIALIZED ` +
+    await tables.addColumn(
+      'events',
+      `\`${column}\` Nullable(String) MATERIALIZED ` +
         `arrayElement(CAST(prop_values AS Array(Nullable(String))), indexOf(prop_keys, ${sqlString(property)}))`,
-    })
+    )
   }
   await ch.command({
     query: `INSERT INTO materialized_columns (property, column_name, created_at) SELECT ${sqlString(property)}, ${sqlString(column)}, now()`,

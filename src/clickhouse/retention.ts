@@ -2,8 +2,7 @@ import type { Config } from '../config/env.ts'
 import type { Logger } from '../observability/logger.ts'
 import { retentionDrops } from '../observability/metrics.ts'
 import type { Component } from '../runtime/types.ts'
-import { type ClickHouseClient } from './client.ts'
-import { sqlString } from './sql.ts'
+import type { TableAdmin } from './table-admin.ts'
 
 // Disks must not grow without bound. Two knobs: how much of the log JetStream keeps (max age / bytes
 // of the EVENTS stream, applied by migrateJetStream), and how many days of rows ClickHouse keeps.
@@ -46,23 +45,24 @@ export function expiredMonths(partitions: string[], days: number, now: Date): st
   })
 }
 
-/** Drops the expired partitions of each rule's table; returns what was dropped. */
+/**
+ * Drops the expired partitions of each rule's table, where its rows are (in cluster mode on every
+ * shard); returns what was dropped (a partition dropped on several shards is listed once).
+ */
 export async function dropExpiredPartitions(
-  ch: ClickHouseClient,
+  tables: TableAdmin,
   rules: RetentionRule[],
   now = new Date(),
   log?: Logger,
 ): Promise<{ table: string; partition: string }[]> {
   const dropped: { table: string; partition: string }[] = []
   for (const rule of rules) {
-    const rs = await ch.query({
-      query: `SELECT DISTINCT partition_id FROM system.parts
-              WHERE database = currentDatabase() AND table = ${sqlString(rule.table)} AND active`,
-      format: 'JSONEachRow',
-    })
-    const parts = (await rs.json<{ partition_id: string }>()).map((r) => r.partition_id)
-    for (const p of expiredMonths(parts, rule.days, now).sort()) {
-      await ch.command({ query: `ALTER TABLE ${rule.table} DROP PARTITION ID ${sqlString(p)}` })
+    const parts = await tables.partitions(rule.table)
+    const expired = new Set(expiredMonths([...new Set(parts.map((p) => p.partition))], rule.days, now))
+    for (const { home, partition } of parts.filter((p) => expired.has(p.partition))) {
+      await tables.dropPartition(home, rule.table, partition)
+    }
+    for (const p of [...expired].sort()) {
       retentionDrops.inc({ table: rule.table })
       dropped.push({ table: rule.table, partition: p })
       log?.info({ table: rule.table, partition: p, days: rule.days }, 'retention: dropped partition')
@@ -84,7 +84,7 @@ export const retentionComponent: Component = {
     const log = rt.log.child({ component: 'retention' })
     let running: Promise<unknown> = Promise.resolve()
     const tick = () => {
-      running = dropExpiredPartitions(rt.ch, rules, new Date(), log).catch((err) =>
+      running = dropExpiredPartitions(rt.tables, rules, new Date(), log).catch((err) =>
         log.warn({ err }, 'retention: could not drop expired partitions (will retry)'),
       )
     }

@@ -33,6 +33,9 @@ export const EnvSchema = z.object({
     )
     .optional(),
   CLICKHOUSE_URL: z.string().url().optional(),
+  // Cluster mode (docs/scaling.md): every shard's HTTP URL, for the statements that must run on each
+  // shard's local tables (deletes, retention, materialized columns). Unset on one server.
+  CLICKHOUSE_SHARD_URLS: list().pipe(z.array(z.string().url('must be http(s) URLs, comma-separated'))),
   CLICKHOUSE_DATABASE: z
     .string()
     .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be a plain identifier')

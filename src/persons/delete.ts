@@ -4,6 +4,7 @@
 import type { ClickHouseClient } from '@clickhouse/client'
 import { selectRows } from '../clickhouse/client.ts'
 import { sqlString } from '../clickhouse/sql.ts'
+import type { TableAdmin } from '../clickhouse/table-admin.ts'
 
 export const DELETE_VERSION_BUMP = 100
 
@@ -34,6 +35,7 @@ async function latestPerson(ch: ClickHouseClient, teamId: number, id: string) {
 /** Returns false when the person does not exist (or is already deleted). */
 export async function deletePerson(
   ch: ClickHouseClient,
+  tables: TableAdmin,
   teamId: number,
   id: string,
   opts: { deleteEvents: boolean },
@@ -86,9 +88,7 @@ export async function deletePerson(
   if (opts.deleteEvents) {
     const ids = [id, ...merged.map((m) => m.old)].map((x) => `toUUID(${sqlString(x)})`).join(', ')
     // A mutation runs in the background on every server version; the response does not wait for it.
-    await ch.command({
-      query: `ALTER TABLE events DELETE WHERE team_id = ${teamId} AND person_id IN (${ids})`,
-    })
+    await tables.alter('events', `DELETE WHERE team_id = ${teamId} AND person_id IN (${ids})`)
   }
   return true
 }

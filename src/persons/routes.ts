@@ -175,7 +175,9 @@ export function registerPersonRoutes(app: FastifyInstance, ctx: ApiContext): voi
       const { id } = req.params
       if (!UUID.test(id)) throw new NotFound('Person not found.')
       const { delete_events } = req.query
-      const ok = await deletePerson(ch, project.id, id.toLowerCase(), { deleteEvents: delete_events })
+      const ok = await deletePerson(ch, ctx.rt.tables, project.id, id.toLowerCase(), {
+        deleteEvents: delete_events,
+      })
       if (!ok) throw new NotFound('Person not found.')
       return reply.code(202).send()
     },

@@ -65,6 +65,7 @@ export const recordingsComponent: Component = {
     const projector = await startRecordingsProjector({
       nc,
       ch: rt.ch,
+      admin: rt.tables,
       log: rt.log,
       batchSize: config.PROJECTOR_BATCH_SIZE,
       maxWaitMs: config.PROJECTOR_MAX_WAIT_MS,
@@ -74,6 +75,7 @@ export const recordingsComponent: Component = {
     const tick = () => {
       running = expireRecordings(
         rt.ch,
+        rt.tables,
         playlists,
         config.RECORDINGS_RETENTION_DAYS,
         Date.now(),

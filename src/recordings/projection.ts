@@ -1,6 +1,7 @@
 import type { JetStreamClient } from '@nats-io/jetstream'
 import { type ClickHouseClient, selectRows } from '../clickhouse/client.ts'
 import { sqlNumber, sqlString } from '../clickhouse/sql.ts'
+import type { TableAdmin } from '../clickhouse/table-admin.ts'
 import type { Logger } from '../observability/logger.ts'
 import { DeadLetterList, publishDeadLetter } from '../projectors/dead-letters.ts'
 import { io } from '../projectors/errors.ts'
@@ -33,6 +34,8 @@ export interface RecordingLogMessage {
 
 export interface RecordingProjectionContext {
   ch: ClickHouseClient
+  /** where the deletes' mutations run (every shard in cluster mode) */
+  admin: TableAdmin
   js: JetStreamClient
   tables: RecordingTables
   log: Logger
@@ -238,16 +241,14 @@ async function applyDeletes(ctx: RecordingProjectionContext, deletes: Delete[]):
   }
   if (rows.length) await io(() => ch.insert({ table: tables.deleted, values: rows, format: 'JSONEachRow' }))
   // Issued again on a redelivery: removing rows that are already gone is harmless.
-  await io(() => removeSessions(ch, tables, where))
+  await io(() => removeSessions(ctx.admin, tables, where))
 }
 
 /** Starts the mutations that remove the sessions' chunk and summary rows. */
 export async function removeSessions(
-  ch: ClickHouseClient,
+  admin: TableAdmin,
   tables: Pick<RecordingTables, 'snapshots' | 'summary'>,
   where: string,
 ): Promise<void> {
-  for (const t of [tables.snapshots, tables.summary]) {
-    await ch.command({ query: `ALTER TABLE ${t} DELETE WHERE ${where}` })
-  }
+  for (const t of [tables.snapshots, tables.summary]) await admin.alter(t, `DELETE WHERE ${where}`)
 }

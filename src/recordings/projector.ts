@@ -8,6 +8,7 @@ import {
 } from '@nats-io/jetstream'
 import type { KV } from '@nats-io/kv'
 import { nanos } from '@nats-io/transport-node'
+import { TableAdmin } from '../clickhouse/table-admin.ts'
 import type { ClickHouseClient } from '../clickhouse/client.ts'
 import { manager, type NatsConnection } from '../jetstream/connection.ts'
 import type { Logger } from '../observability/logger.ts'
@@ -42,6 +43,8 @@ export async function writeWatermark(kv: KV, durable: string, seq: number): Prom
 export interface RecordingsProjectorOptions {
   nc: NatsConnection
   ch: ClickHouseClient
+  /** where deletes' mutations run; default: `ch`'s own database (one server) */
+  admin?: TableAdmin
   log: Logger
   batchSize: number
   maxWaitMs: number
@@ -119,6 +122,7 @@ export async function startRecordingsProjector(
   const offControl = control.onChange(() => wake?.())
   const ctx: RecordingProjectionContext = {
     ch: o.ch,
+    admin: o.admin ?? TableAdmin.single(o.ch),
     js,
     tables: o.tables ?? LIVE_RECORDING_TABLES,
     log,

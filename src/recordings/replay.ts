@@ -1,5 +1,6 @@
 import { AckPolicy, DeliverPolicy, jetstream, type JsMsg } from '@nats-io/jetstream'
 import type { KV } from '@nats-io/kv'
+import { TableAdmin } from '../clickhouse/table-admin.ts'
 import { type ClickHouseClient, selectRows } from '../clickhouse/client.ts'
 import { connectNats, manager, type NatsConnection } from '../jetstream/connection.ts'
 import type { Logger } from '../observability/logger.ts'
@@ -128,7 +129,7 @@ export async function replayRecordings(o: RecordingsReplayOptions): Promise<Reco
             data: x.data,
           }))
           const out = await projectRecordings(
-            { ch: o.ch, js, tables, log: o.log, teams },
+            { ch: o.ch, admin: TableAdmin.single(o.ch), js, tables, log: o.log, teams },
             msgs,
             (x) => x.seq <= mayBeWritten,
           )
@@ -165,7 +166,15 @@ export async function replayRecordings(o: RecordingsReplayOptions): Promise<Reco
     }
     // retention (of every project: the tables swapped in are the live ones) before the swap, so
     // the new tables never show a recording the live ones had already expired
-    await expireRecordings(o.ch, await PlaylistStore.open(o.nc), o.retentionDays, Date.now(), tables, o.log)
+    await expireRecordings(
+      o.ch,
+      TableAdmin.single(o.ch),
+      await PlaylistStore.open(o.nc),
+      o.retentionDays,
+      Date.now(),
+      tables,
+      o.log,
+    )
     await mutationsDone(o.ch, [tables.snapshots, tables.summary])
     const old = suffixedRecordingTables(`_old_${state.id}`)
     await o.ch.command({

@@ -1,5 +1,6 @@
 import { type ClickHouseClient, selectRows } from '../clickhouse/client.ts'
 import { sqlNumber, sqlString } from '../clickhouse/sql.ts'
+import type { TableAdmin } from '../clickhouse/table-admin.ts'
 import type { Logger } from '../observability/logger.ts'
 import type { PlaylistStore } from '../playlists/store.ts'
 import { removeSessions, sessionsWhere } from './projection.ts'
@@ -22,6 +23,7 @@ export function retentionCutoff(days: number, nowMs: number): number {
 /** Removes the expired sessions (all teams); returns how many. */
 export async function expireRecordings(
   ch: ClickHouseClient,
+  admin: TableAdmin,
   playlists: Pick<PlaylistStore, 'pinned'>,
   days: number,
   nowMs = Date.now(),
@@ -41,7 +43,7 @@ export async function expireRecordings(
     .map((r) => ({ team_id: Number(r.team_id), session_id: r.session_id }))
     .filter((r) => !pinned.has(`${r.team_id}\u0000${r.session_id}`))
   for (let i = 0; i < expired.length; i += PER_MUTATION) {
-    await removeSessions(ch, tables, sessionsWhere(expired.slice(i, i + PER_MUTATION)))
+    await removeSessions(admin, tables, sessionsWhere(expired.slice(i, i + PER_MUTATION)))
   }
   if (expired.length) log?.info({ sessions: expired.length, days }, 'recordings retention: removed sessions')
   return expired.length

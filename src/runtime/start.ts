@@ -13,6 +13,7 @@ import { defaultWebhooks } from '../plugins/pipeline.ts'
 import { type Stack, startStack } from '../stack/index.ts'
 import { clickhouseClient } from '../clickhouse/client.ts'
 import { migrateClickHouse } from '../clickhouse/migrate.ts'
+import { TableAdmin } from '../clickhouse/table-admin.ts'
 import { readServerInfo } from '../queries/execute.ts'
 import { logLimits } from '../clickhouse/retention.ts'
 import { ProjectorProcess, reportToSupervisor } from './projector-process.ts'
@@ -85,7 +86,9 @@ export async function startBurrow(
       max_execution_time: config.QUERY_MAX_EXECUTION_SECONDS,
     })
     cleanups.push({ name: 'clickhouse queries', run: () => queryCh.close() })
-    const runtime: Runtime = { config, log, nc, ch, queryCh, accounts }
+    const tables = await TableAdmin.open(ch, config.CLICKHOUSE_DATABASE, config.CLICKHOUSE_SHARD_URLS)
+    cleanups.push({ name: 'clickhouse shards', run: () => tables.close() })
+    const runtime: Runtime = { config, log, nc, ch, queryCh, accounts, tables }
     defaultWebhooks.allowPrivate = config.WEBHOOK_ALLOW_PRIVATE_NETWORKS
 
     const app = createHttpServer({

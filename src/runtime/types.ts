@@ -2,6 +2,7 @@
 // A leaf module: it imports only types, so every component can depend on it without a cycle.
 import type { ClickHouseClient } from '@clickhouse/client'
 import type { AccountStore } from '../accounts/store.ts'
+import type { TableAdmin } from '../clickhouse/table-admin.ts'
 import type { Config } from '../config/env.ts'
 import type { App } from '../http/server.ts'
 import type { NatsConnection } from '../jetstream/connection.ts'
@@ -18,6 +19,8 @@ export interface Runtime {
    * ClickHouse's per-query memory and time limits (QUERY_MAX_MEMORY_BYTES, QUERY_MAX_EXECUTION_SECONDS).
    */
   queryCh: ClickHouseClient
+  /** Mutations, partition drops and new columns, where the rows are (one server or every shard). */
+  tables: TableAdmin
   accounts: AccountStore
 }
 

@@ -176,6 +176,7 @@ export async function startCluster(o: ClusterOptions): Promise<RunningCluster> {
       ...o.env,
       NATS_URL: natsCluster.url,
       CLICKHOUSE_URL: clickhouseUrls[0]!,
+      ...(o.clickhouseShards > 1 ? { CLICKHOUSE_SHARD_URLS: clickhouseUrls.join(',') } : {}),
       CLICKHOUSE_DATABASE: o.database,
       LOG_PARTITIONS: String(o.partitions),
       PROJECTOR_PARTITION_LEASES: 'true',

@@ -11,6 +11,7 @@ import { gzipSync } from 'node:zlib'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { clickhouseClient, selectRows } from '../../../src/clickhouse/client.ts'
 import { materializeProperty } from '../../../src/clickhouse/materialize.ts'
+import { TableAdmin } from '../../../src/clickhouse/table-admin.ts'
 import { loadConfig } from '../../../src/config/env.ts'
 import { connectNats } from '../../../src/jetstream/connection.ts'
 import { createLogger } from '../../../src/observability/logger.ts'
@@ -328,7 +329,7 @@ describe.skipIf(!onChdb())('the same events give the same answers on ClickHouse 
   it('answers the same after a property is materialized', async () => {
     for (const s of sides) {
       const ch = clickhouseClient(s.burrow.stack.clickhouseUrl, s.database)
-      await materializeProperty(ch, '$browser')
+      await materializeProperty(ch, TableAdmin.single(ch), '$browser')
       await ch.close()
     }
     const q = 'SELECT properties.$browser AS b, count() FROM events GROUP BY b ORDER BY b'

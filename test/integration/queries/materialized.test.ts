@@ -4,6 +4,7 @@ import type { Project } from '../../../src/accounts/documents.ts'
 import { setMaterializedProperties } from '../../../src/hogql/materialized.ts'
 import type { RunningBurrow } from '../../../src/runtime/start.ts'
 import { columnFor, loadMaterialized, materializeProperty } from '../../../src/clickhouse/materialize.ts'
+import { TableAdmin } from '../../../src/clickhouse/table-admin.ts'
 import { api, clickhouse, createTestKey, createTestProject, startTestBurrow } from '../../harness/index.ts'
 import { insertEvents } from '../hogql/fixtures.ts'
 
@@ -52,7 +53,7 @@ describe('materialized property columns', () => {
     ])
     expect(before.body.clickhouse).toContain('prop_values')
 
-    const column = await materializeProperty(clickhouse(), PROP)
+    const column = await materializeProperty(clickhouse(), TableAdmin.single(clickhouse()), PROP)
     expect(column).toBe(columnFor(PROP))
     const map = await loadMaterialized(clickhouse())
     expect(map.get(PROP)).toBe(column)
@@ -69,11 +70,15 @@ describe('materialized property columns', () => {
     expect(filtered.body.results).toEqual([[2]])
 
     // materializing again is a no-op
-    expect(await materializeProperty(clickhouse(), PROP)).toBe(column)
+    expect(await materializeProperty(clickhouse(), TableAdmin.single(clickhouse()), PROP)).toBe(column)
   })
 
   it('refuses names that are not a top-level property', async () => {
-    await expect(materializeProperty(clickhouse(), '')).rejects.toThrow(/property/)
-    await expect(materializeProperty(clickhouse(), 'a\x1Fb')).rejects.toThrow(/property/)
+    await expect(materializeProperty(clickhouse(), TableAdmin.single(clickhouse()), '')).rejects.toThrow(
+      /property/,
+    )
+    await expect(
+      materializeProperty(clickhouse(), TableAdmin.single(clickhouse()), 'a\x1Fb'),
+    ).rejects.toThrow(/property/)
   })
 })

@@ -11,6 +11,7 @@ import { freePort } from '../../../src/stack/ports.ts'
 import { clickhouseClient } from '../../../src/clickhouse/client.ts'
 import { migrateClickHouse } from '../../../src/clickhouse/migrate.ts'
 import { dropExpiredPartitions, expiredMonths } from '../../../src/clickhouse/retention.ts'
+import { TableAdmin } from '../../../src/clickhouse/table-admin.ts'
 import { stack, startTestBurrow, tempDir } from '../../harness/index.ts'
 
 const servers: { stop(): Promise<void> }[] = []
@@ -96,7 +97,7 @@ describe('retention', () => {
           ${['2020-01-10 00:00:00', '2020-02-10 00:00:00', '2020-02-20 00:00:00', '2024-05-02 00:00:00'].map(row).join(', ')}`,
       })
       const dropped = await dropExpiredPartitions(
-        ch,
+        TableAdmin.single(ch, db),
         [{ table: 'events', days: 10 }],
         new Date('2024-05-15T00:00:00Z'),
       )
@@ -111,7 +112,11 @@ describe('retention', () => {
       expect(await rs.json()).toEqual([{ t: '2024-05-02 00:00:00' }])
       // Nothing left to drop: a second run (or a second projector process) is a no-op.
       expect(
-        await dropExpiredPartitions(ch, [{ table: 'events', days: 10 }], new Date('2024-05-15')),
+        await dropExpiredPartitions(
+          TableAdmin.single(ch, db),
+          [{ table: 'events', days: 10 }],
+          new Date('2024-05-15'),
+        ),
       ).toEqual([])
     } finally {
       await ch.close()

@@ -6,7 +6,10 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { migrateClickHouseCluster, shardDatabase } from '../../../schema/cluster.ts'
 import { type ClickHouseClient, clickhouseClient, selectRows } from '../../../src/clickhouse/client.ts'
+import { materializeProperty } from '../../../src/clickhouse/materialize.ts'
 import { migrateClickHouse } from '../../../src/clickhouse/migrate.ts'
+import { dropExpiredPartitions } from '../../../src/clickhouse/retention.ts'
+import { TableAdmin } from '../../../src/clickhouse/table-admin.ts'
 import type { RunningBurrow } from '../../../src/runtime/start.ts'
 import { startClickHouseServer } from '../../../src/stack/clickhouse-server.ts'
 import { freePort } from '../../../src/stack/ports.ts'
@@ -63,7 +66,11 @@ beforeAll(async () => {
     ),
   )
   await migrateClickHouseCluster({ shardUrls: shards.map((s) => s.url), database: DB, cluster: 'burrow' })
-  sharded = await startTestBurrow({ CLICKHOUSE_URL: shards[0]!.url, CLICKHOUSE_DATABASE: DB })
+  sharded = await startTestBurrow({
+    CLICKHOUSE_URL: shards[0]!.url,
+    CLICKHOUSE_SHARD_URLS: shards.map((s) => s.url).join(','),
+    CLICKHOUSE_DATABASE: DB,
+  })
   ch = clickhouseClient(shards[0]!.url)
 })
 
@@ -163,5 +170,77 @@ describe('ClickHouse cluster mode (2 shards)', () => {
     }
     // the questions were not empty
     expect(JSON.stringify(await query(single, queries[2]))).toContain('u0@x.test')
+  })
+
+  // Statements that change tables in place cannot go through Distributed tables: they run on every
+  // shard's local table (src/clickhouse/table-admin.ts). Runs after the test above (its rows).
+  it('deletes, materializes and expires on every shard', async () => {
+    const team = sharded.credentials.project_id
+    const shardUrls = shards.map((s) => s.url)
+    const front = clickhouseClient(shards[0]!.url, DB)
+    const locals = shards.map((s) => clickhouseClient(s.url, shardDatabase(DB)))
+    const admin = await TableAdmin.open(front, DB, shardUrls)
+    try {
+      expect(admin.clustered).toBe(true)
+      await expect(TableAdmin.open(front, DB, [])).rejects.toThrow(/CLICKHOUSE_SHARD_URLS/)
+      const count = async (where: string) =>
+        Number(
+          (await selectRows<{ n: string }>(front, `SELECT count() AS n FROM events WHERE ${where}`))[0]!.n,
+        )
+
+      // a materialized column exists on the shards and reads through the Distributed table
+      const column = await materializeProperty(front, admin, 'plan')
+      for (const c of locals) {
+        const cols = await selectRows<{ name: string }>(
+          c,
+          `SELECT name FROM system.columns WHERE database = currentDatabase() AND table = 'events' AND name = '${column}'`,
+        )
+        expect(cols).toHaveLength(1)
+      }
+      const plans = await selectRows<{ p: string; n: string }>(
+        front,
+        `SELECT \`${column}\` AS p, count() AS n FROM events WHERE team_id = ${team} AND event = '$pageview' GROUP BY p ORDER BY p`,
+      )
+      expect(plans).toEqual([
+        { p: 'free', n: '20' },
+        { p: 'pro', n: '20' },
+      ])
+
+      // a person's delete with its events removes them from every shard
+      const [victim] = await selectRows<{ id: string; n: string }>(
+        front,
+        `SELECT toString(person_id) AS id, count() AS n FROM events WHERE team_id = ${team} GROUP BY id ORDER BY n DESC, id LIMIT 1`,
+      )
+      const before = await count(`team_id = ${team}`)
+      const res = await api(sharded.url, sharded.credentials.personal_api_key)(
+        'DELETE',
+        `/api/projects/${team}/persons/${victim!.id}/?delete_events=true`,
+      )
+      expect(res.status, res.text).toBe(202)
+      for (let i = 0; i < 240 && (await admin.pendingMutations(['events'])) > 0; i++) await sleep(250)
+      expect(await count(`team_id = ${team} AND person_id = toUUID('${victim!.id}')`)).toBe(0)
+      expect(await count(`team_id = ${team}`)).toBe(before - Number(victim!.n))
+
+      // retention drops an expired month on every shard and keeps the young one
+      for (const c of locals) {
+        await c.command({
+          query: `INSERT INTO events (team_id, uuid, event, distinct_id, timestamp, timestamp_ms, properties)
+                  SELECT ${team}, generateUUIDv4(), 'old', 'd', toDateTime('2020-01-10 00:00:00', 'UTC'), 1578614400000, '{}'`,
+        })
+      }
+      expect(await count(`team_id = ${team} AND event = 'old'`)).toBe(2)
+      const dropped = await dropExpiredPartitions(
+        admin,
+        [{ table: 'events', days: 10 }],
+        new Date('2024-03-20T00:00:00Z'),
+      )
+      expect(dropped).toEqual([{ table: 'events', partition: '202001' }])
+      expect(await count(`team_id = ${team} AND event = 'old'`)).toBe(0)
+      expect(await count(`team_id = ${team}`)).toBe(before - Number(victim!.n))
+    } finally {
+      await admin.close()
+      await front.close()
+      await Promise.all(locals.map((c) => c.close()))
+    }
   })
 })

@@ -1,0 +1,121 @@
+import { shardDatabase } from '../../schema/cluster.ts'
+import { ConfigError } from '../config/env.ts'
+import { type ClickHouseClient, clickhouseClient, selectRows } from './client.ts'
+import { sqlString } from './sql.ts'
+
+// Statements that change a table in place: mutations (ALTER … DELETE), partition drops and new
+// columns. On one server they run on the table. In the schema's cluster mode (schema/cluster.ts,
+// docs/scaling.md) the tables Burrow reads and writes are Distributed tables, which hold no rows and
+// refuse mutations and partition drops; the rows are in each shard's local table (`<db>_shard`),
+// so these statements must run there, on every shard. 18.16 runs `ON CLUSTER` only with ZooKeeper,
+// which Burrow does not require, so each shard is reached over its own HTTP URL
+// (CLICKHOUSE_SHARD_URLS).
+
+/** Where rows of a table live: a client and the database to name (none: the client's own). */
+export interface TableHome {
+  ch: ClickHouseClient
+  database?: string
+}
+
+const name = (h: TableHome, table: string) => (h.database ? `${h.database}.${table}` : table)
+const databaseOf = (h: TableHome) => (h.database ? sqlString(h.database) : 'currentDatabase()')
+
+/** Changes tables in place where their rows are: the table itself, or every shard's local table. */
+export class TableAdmin {
+  private constructor(
+    /** the local tables' homes: one (the server's database) or one per shard */
+    private readonly homes: TableHome[],
+    /** cluster mode: each shard's database of Distributed tables (they also need new columns) */
+    private readonly front: TableHome[],
+    private readonly owned: ClickHouseClient[],
+  ) {}
+
+  /** One server: `ch` on `database` (default: the client's own). */
+  static single(ch: ClickHouseClient, database?: string): TableAdmin {
+    return new TableAdmin([{ ch, database }], [], [])
+  }
+
+  /**
+   * Reads whether `database` is the cluster mode's front (its `events` is a Distributed table) and
+   * returns the admin for it. Cluster mode needs `shardUrls` (every shard's HTTP URL): without them
+   * this throws a ConfigError that says so, since mutations through the front would fail.
+   */
+  static async open(ch: ClickHouseClient, database: string, shardUrls: string[]): Promise<TableAdmin> {
+    const [row] = await selectRows<{ engine: string }>(
+      ch,
+      `SELECT engine FROM system.tables WHERE database = ${sqlString(database)} AND name = 'events'`,
+    )
+    if (row?.engine !== 'Distributed') return TableAdmin.single(ch, database)
+    if (shardUrls.length === 0) {
+      throw new ConfigError([
+        {
+          variable: 'CLICKHOUSE_SHARD_URLS',
+          message: `${database}.events is a Distributed table (cluster mode): list every shard's HTTP URL`,
+        },
+      ])
+    }
+    const clients = shardUrls.map((url) => clickhouseClient(url))
+    return new TableAdmin(
+      clients.map((c) => ({ ch: c, database: shardDatabase(database) })),
+      clients.map((c) => ({ ch: c, database })),
+      clients,
+    )
+  }
+
+  /** Whether the tables are Distributed over shards. */
+  get clustered(): boolean {
+    return this.front.length > 0
+  }
+
+  /** `ALTER TABLE <table> <clause>` on every home of the table's rows (a mutation runs in the background). */
+  async alter(table: string, clause: string): Promise<void> {
+    for (const h of this.homes) await h.ch.command({ query: `ALTER TABLE ${name(h, table)} ${clause}` })
+  }
+
+  /** Adds a column to the table where rows are, then (cluster mode) to the Distributed tables over them. */
+  async addColumn(table: string, definition: string): Promise<void> {
+    for (const h of [...this.homes, ...this.front]) {
+      await h.ch.command({ query: `ALTER TABLE ${name(h, table)} ADD COLUMN ${definition}` })
+    }
+  }
+
+  /** The active partitions of `table` on each home. */
+  async partitions(table: string): Promise<{ home: TableHome; partition: string }[]> {
+    const out: { home: TableHome; partition: string }[] = []
+    for (const home of this.homes) {
+      const rows = await selectRows<{ partition_id: string }>(
+        home.ch,
+        `SELECT DISTINCT partition_id FROM system.parts
+         WHERE database = ${databaseOf(home)} AND table = ${sqlString(table)} AND active`,
+      )
+      for (const r of rows) out.push({ home, partition: r.partition_id })
+    }
+    return out
+  }
+
+  /** Drops one partition of `table` on one home (from partitions()). */
+  async dropPartition(home: TableHome, table: string, partition: string): Promise<void> {
+    await home.ch.command({
+      query: `ALTER TABLE ${name(home, table)} DROP PARTITION ID ${sqlString(partition)}`,
+    })
+  }
+
+  /** How many mutations of `tables` are unfinished, over every home. */
+  async pendingMutations(tables: string[]): Promise<number> {
+    let n = 0
+    for (const h of this.homes) {
+      const [r] = await selectRows<{ n: string }>(
+        h.ch,
+        `SELECT count() AS n FROM system.mutations WHERE database = ${databaseOf(h)} AND is_done = 0
+         AND table IN (${tables.map(sqlString).join(', ')})`,
+      )
+      n += Number(r?.n ?? 0)
+    }
+    return n
+  }
+
+  /** Closes the shard clients this admin opened (not the one it was given). */
+  async close(): Promise<void> {
+    await Promise.all(this.owned.map((c) => c.close()))
+  }
+}
