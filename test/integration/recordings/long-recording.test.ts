@@ -32,8 +32,17 @@ describe('a 10-minute recording', () => {
     const base = `/api/projects/${project.id}/session_recordings/`
     await until(
       async () => {
+        // every chunk projected: the last chunks may hold no click, so the click count alone is not enough
         const r = await call('GET', `${base}${session}/`)
-        return r.status === 200 && r.body.click_count === g.clicks ? true : undefined
+        const totals =
+          r.status === 200 &&
+          r.body.click_count === g.clicks &&
+          r.body.keypress_count === g.keys &&
+          r.body.console_log_count === 20 &&
+          r.body.recording_duration === 599
+        if (!totals) return undefined
+        const s = await call('GET', `${base}${session}/snapshots/`)
+        return s.body?.sources?.length === 10 ? true : undefined
       },
       60_000,
       'the whole recording',
