@@ -26,6 +26,11 @@ export interface LaneConsumerOptions {
   durable: string
   filterSubject: string
   batchSize: number
+  /**
+   * A batch is also cut once its messages' data reach this many bytes (default BATCH_BYTES): a chunk
+   * of capture holds up to a thousand events, so a hundred of them would be a batch of 100k events.
+   */
+  batchBytes?: number
   maxWaitMs: number
   ackWaitMs: number
   mutex: Mutex
@@ -47,8 +52,14 @@ export interface LaneConsumerOptions {
 /** The default waits between attempts at a failed batch. */
 export const BATCH_RETRY: BackoffPolicy = { initialMs: 200, maxMs: 10_000 }
 
+/** The default byte bound of a batch (a few tens of thousands of typical events). */
+export const BATCH_BYTES = 8 * 1024 * 1024
+
 /** batches a lane projects in a row, when no other lane waits, before it lets the others take a turn */
 const MAX_RUN = 8
+
+/** The consumer's max_ack_pending for a batch size (see ensureConsumer). */
+export const maxAckPending = (batchSize: number) => Math.max(batchSize * 4, 16)
 
 type Settled<T> = { ok: true; value: T } | { ok: false; err: unknown }
 const settle = <T>(p: Promise<T>): Promise<Settled<T>> =>
@@ -137,7 +148,10 @@ export class LaneConsumer {
       ack_policy: AckPolicy.Explicit,
       filter_subject: filterSubject,
       ack_wait: nanos(ackWaitMs),
-      max_ack_pending: Math.max(batchSize * 4, 1000),
+      // Every delivered message waits in this process until acknowledged, and the client keeps
+      // pulling while it waits: this bounds the process's memory. Four batches: one committing, one
+      // being written, one decided ahead, one gathering.
+      max_ack_pending: maxAckPending(batchSize),
     }
     const info = await jsm.consumers.info(stream, durable).catch(() => undefined)
     if (!info) {
@@ -158,8 +172,14 @@ export class LaneConsumer {
         { durable, from: info.ack_floor.stream_seq + 1, recoverUpTo: this.recoverUpTo },
         'projector: resuming after unacknowledged messages',
       )
-    } else if (info.config.ack_wait !== config.ack_wait) {
-      await jsm.consumers.update(stream, durable, { ack_wait: config.ack_wait })
+    } else if (
+      info.config.ack_wait !== config.ack_wait ||
+      info.config.max_ack_pending !== config.max_ack_pending
+    ) {
+      await jsm.consumers.update(stream, durable, {
+        ack_wait: config.ack_wait,
+        max_ack_pending: config.max_ack_pending,
+      })
     }
   }
 
@@ -174,7 +194,7 @@ export class LaneConsumer {
       })
     }
     const deadline = Date.now() + this.o.maxWaitMs
-    while (this.queue.length < this.o.batchSize && !this.stopping && !this.paused()) {
+    while (!this.batchCut().full && !this.stopping && !this.paused()) {
       const left = deadline - Date.now()
       if (left <= 0) break
       await new Promise<void>((r) => {
@@ -185,7 +205,26 @@ export class LaneConsumer {
         }
       })
     }
-    return this.queue.splice(0, this.o.batchSize)
+    return this.takeBatch()
+  }
+
+  /**
+   * How many queued messages the next batch takes (up to batchSize, and up to batchBytes of data;
+   * at least one), and whether that is a whole batch.
+   */
+  private batchCut(): { n: number; full: boolean } {
+    const max = Math.min(this.queue.length, this.o.batchSize)
+    const limit = this.o.batchBytes ?? BATCH_BYTES
+    let bytes = 0
+    for (let i = 0; i < max; i++) {
+      bytes += this.queue[i]!.data.length
+      if (bytes >= limit) return { n: i + 1, full: true }
+    }
+    return { n: max, full: max === this.o.batchSize }
+  }
+
+  private takeBatch(): JsMsg[] {
+    return this.queue.splice(0, this.batchCut().n)
   }
 
   private async run(): Promise<void> {
@@ -272,7 +311,7 @@ export class LaneConsumer {
       let next: Stage | undefined
       let nextPrepared: Promise<Settled<PreparedBatch>> | undefined
       if (this.mayDecideAhead(n, depth)) {
-        const msgs = this.queue.splice(0, this.o.batchSize)
+        const msgs = this.takeBatch()
         next = { msgs, alive: this.keepAlive(msgs) }
         this.decidedAhead++
         nextPrepared = settle(this.prepare(msgs, prepared))
