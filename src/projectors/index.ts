@@ -24,7 +24,7 @@ export interface ProjectorOptions {
   ch: ClickHouseClient
   log: Logger
   batchSize: number
-  /** a batch is also cut at this many bytes of message data (default BATCH_BYTES, LaneConsumer) */
+  /** a batch is also cut at this many bytes of message data (default BATCH_BYTES, batch-cut.ts) */
   batchBytes?: number
   maxWaitMs: number
   /** JetStream ack wait of the durable consumers; a batch must finish (or heartbeat) within it */

@@ -14,6 +14,7 @@ import type { BatchOutcome, LogMessage, PreparedBatch, ProjectionContext } from 
 import type { ProjectorControl } from './control.ts'
 import { TransientError } from './errors.ts'
 import type { Mutex } from './mutex.ts'
+import { batchCut, maxAckPending } from './batch-cut.ts'
 import { prepareBatch } from './prepare.ts'
 import { commitBatch, writeRows } from './projection.ts'
 
@@ -26,10 +27,7 @@ export interface LaneConsumerOptions {
   durable: string
   filterSubject: string
   batchSize: number
-  /**
-   * A batch is also cut once its messages' data reach this many bytes (default BATCH_BYTES): a chunk
-   * of capture holds up to a thousand events, so a hundred of them would be a batch of 100k events.
-   */
+  /** a batch is also cut at this many bytes of message data (default BATCH_BYTES, batch-cut.ts) */
   batchBytes?: number
   maxWaitMs: number
   ackWaitMs: number
@@ -52,14 +50,8 @@ export interface LaneConsumerOptions {
 /** The default waits between attempts at a failed batch. */
 export const BATCH_RETRY: BackoffPolicy = { initialMs: 200, maxMs: 10_000 }
 
-/** The default byte bound of a batch (a few tens of thousands of typical events). */
-export const BATCH_BYTES = 8 * 1024 * 1024
-
 /** batches a lane projects in a row, when no other lane waits, before it lets the others take a turn */
 const MAX_RUN = 8
-
-/** The consumer's max_ack_pending for a batch size (see ensureConsumer). */
-export const maxAckPending = (batchSize: number) => Math.max(batchSize * 4, 16)
 
 type Settled<T> = { ok: true; value: T } | { ok: false; err: unknown }
 const settle = <T>(p: Promise<T>): Promise<Settled<T>> =>
@@ -148,9 +140,7 @@ export class LaneConsumer {
       ack_policy: AckPolicy.Explicit,
       filter_subject: filterSubject,
       ack_wait: nanos(ackWaitMs),
-      // Every delivered message waits in this process until acknowledged, and the client keeps
-      // pulling while it waits: this bounds the process's memory. Four batches: one committing, one
-      // being written, one decided ahead, one gathering.
+      // bounds what the process holds (batch-cut.ts)
       max_ack_pending: maxAckPending(batchSize),
     }
     const info = await jsm.consumers.info(stream, durable).catch(() => undefined)
@@ -194,7 +184,11 @@ export class LaneConsumer {
       })
     }
     const deadline = Date.now() + this.o.maxWaitMs
-    while (!this.batchCut().full && !this.stopping && !this.paused()) {
+    while (
+      !batchCut(this.queue, this.o.batchSize, this.o.batchBytes).full &&
+      !this.stopping &&
+      !this.paused()
+    ) {
       const left = deadline - Date.now()
       if (left <= 0) break
       await new Promise<void>((r) => {
@@ -208,23 +202,8 @@ export class LaneConsumer {
     return this.takeBatch()
   }
 
-  /**
-   * How many queued messages the next batch takes (up to batchSize, and up to batchBytes of data;
-   * at least one), and whether that is a whole batch.
-   */
-  private batchCut(): { n: number; full: boolean } {
-    const max = Math.min(this.queue.length, this.o.batchSize)
-    const limit = this.o.batchBytes ?? BATCH_BYTES
-    let bytes = 0
-    for (let i = 0; i < max; i++) {
-      bytes += this.queue[i]!.data.length
-      if (bytes >= limit) return { n: i + 1, full: true }
-    }
-    return { n: max, full: max === this.o.batchSize }
-  }
-
   private takeBatch(): JsMsg[] {
-    return this.queue.splice(0, this.batchCut().n)
+    return this.queue.splice(0, batchCut(this.queue, this.o.batchSize, this.o.batchBytes).n)
   }
 
   private async run(): Promise<void> {
