@@ -1,6 +1,14 @@
-import createHogQLParser, { type HogQLParser } from '@posthog/hogql-parser'
+import type { HogQLParser } from '@posthog/hogql-parser'
+import { createRequire } from 'node:module'
 import type { Node, QueryNode } from './ast.ts'
 import { HogQLError } from './errors.ts'
+
+// The package's CommonJS build, required rather than imported: its ES module build (the same parser)
+// goes through tsx's loader, which keeps ~200 MB per thread that imports it (each compile worker,
+// the main thread, the projector process) against ~4 MB for this one (docs/performance.md).
+const createHogQLParser = createRequire(import.meta.url)(
+  '@posthog/hogql-parser',
+) as () => Promise<HogQLParser>
 
 // The WebAssembly module takes a moment to instantiate; one instance serves the whole process.
 let parserPromise: Promise<HogQLParser> | undefined

@@ -24,6 +24,8 @@ export interface ProjectorOptions {
   ch: ClickHouseClient
   log: Logger
   batchSize: number
+  /** a batch is also cut at this many bytes of message data (default BATCH_BYTES, batch-cut.ts) */
+  batchBytes?: number
   maxWaitMs: number
   /** JetStream ack wait of the durable consumers; a batch must finish (or heartbeat) within it */
   ackWaitMs?: number
@@ -112,6 +114,7 @@ export async function startProjector(o: ProjectorOptions): Promise<RunningProjec
         durable,
         filterSubject: `${prefix}.${lane}.${o.partition ?? '>'}`,
         batchSize: o.batchSize,
+        batchBytes: o.batchBytes,
         maxWaitMs: o.maxWaitMs,
         ackWaitMs: o.ackWaitMs ?? 30_000,
         mutex,

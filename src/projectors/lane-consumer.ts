@@ -14,6 +14,7 @@ import type { BatchOutcome, LogMessage, PreparedBatch, ProjectionContext } from 
 import type { ProjectorControl } from './control.ts'
 import { TransientError } from './errors.ts'
 import type { Mutex } from './mutex.ts'
+import { batchCut, maxAckPending } from './batch-cut.ts'
 import { prepareBatch } from './prepare.ts'
 import { commitBatch, writeRows } from './projection.ts'
 
@@ -26,6 +27,8 @@ export interface LaneConsumerOptions {
   durable: string
   filterSubject: string
   batchSize: number
+  /** a batch is also cut at this many bytes of message data (default BATCH_BYTES, batch-cut.ts) */
+  batchBytes?: number
   maxWaitMs: number
   ackWaitMs: number
   mutex: Mutex
@@ -137,7 +140,8 @@ export class LaneConsumer {
       ack_policy: AckPolicy.Explicit,
       filter_subject: filterSubject,
       ack_wait: nanos(ackWaitMs),
-      max_ack_pending: Math.max(batchSize * 4, 1000),
+      // bounds what the process holds (batch-cut.ts)
+      max_ack_pending: maxAckPending(batchSize),
     }
     const info = await jsm.consumers.info(stream, durable).catch(() => undefined)
     if (!info) {
@@ -158,8 +162,14 @@ export class LaneConsumer {
         { durable, from: info.ack_floor.stream_seq + 1, recoverUpTo: this.recoverUpTo },
         'projector: resuming after unacknowledged messages',
       )
-    } else if (info.config.ack_wait !== config.ack_wait) {
-      await jsm.consumers.update(stream, durable, { ack_wait: config.ack_wait })
+    } else if (
+      info.config.ack_wait !== config.ack_wait ||
+      info.config.max_ack_pending !== config.max_ack_pending
+    ) {
+      await jsm.consumers.update(stream, durable, {
+        ack_wait: config.ack_wait,
+        max_ack_pending: config.max_ack_pending,
+      })
     }
   }
 
@@ -174,7 +184,11 @@ export class LaneConsumer {
       })
     }
     const deadline = Date.now() + this.o.maxWaitMs
-    while (this.queue.length < this.o.batchSize && !this.stopping && !this.paused()) {
+    while (
+      !batchCut(this.queue, this.o.batchSize, this.o.batchBytes).full &&
+      !this.stopping &&
+      !this.paused()
+    ) {
       const left = deadline - Date.now()
       if (left <= 0) break
       await new Promise<void>((r) => {
@@ -185,7 +199,11 @@ export class LaneConsumer {
         }
       })
     }
-    return this.queue.splice(0, this.o.batchSize)
+    return this.takeBatch()
+  }
+
+  private takeBatch(): JsMsg[] {
+    return this.queue.splice(0, batchCut(this.queue, this.o.batchSize, this.o.batchBytes).n)
   }
 
   private async run(): Promise<void> {
@@ -272,7 +290,7 @@ export class LaneConsumer {
       let next: Stage | undefined
       let nextPrepared: Promise<Settled<PreparedBatch>> | undefined
       if (this.mayDecideAhead(n, depth)) {
-        const msgs = this.queue.splice(0, this.o.batchSize)
+        const msgs = this.takeBatch()
         next = { msgs, alive: this.keepAlive(msgs) }
         this.decidedAhead++
         nextPrepared = settle(this.prepare(msgs, prepared))

@@ -15,6 +15,9 @@ export interface NatsServerOptions {
   cluster?: { name: string; serverName: string; port: number; routes: number[] }
 }
 
+/** The embedded nats-server's soft memory limit (Go's GOMEMLIMIT). */
+export const NATS_GOMEMLIMIT = '128MiB'
+
 function tcpAnswers(port: number): Promise<boolean> {
   return new Promise((resolveCheck) => {
     const sock = netConnect({ host: '127.0.0.1', port })
@@ -67,6 +70,10 @@ export async function startNatsServer(opts: NatsServerOptions): Promise<ManagedP
     ],
     logFile: join(dir, 'server.log'),
     pidFile,
+    // Go's collector otherwise lets the heap reach twice what is live before collecting; under a
+    // flood that was ~300 MB of a local stack meant to fit in 1 GiB. A soft limit: above it the
+    // server collects more often, it does not fail (GOMEMLIMIT in the environment wins).
+    env: { GOMEMLIMIT: process.env.GOMEMLIMIT ?? NATS_GOMEMLIMIT },
   })
   let exitCode: number | null = null
   proc.child.once('exit', (code) => {

@@ -54,9 +54,15 @@ export function startProcess(opts: {
   logFile: string
   pidFile: string
   cwd?: string
+  /** added to this process's environment */
+  env?: Record<string, string>
 }): ManagedProcess & { child: ChildProcess } {
   const out = openSync(opts.logFile, 'a')
-  const child = spawn(opts.bin, opts.args, { stdio: ['ignore', out, out], cwd: opts.cwd })
+  const child = spawn(opts.bin, opts.args, {
+    stdio: ['ignore', out, out],
+    cwd: opts.cwd,
+    env: opts.env ? { ...process.env, ...opts.env } : undefined,
+  })
   if (child.pid === undefined) throw new Error(`could not start ${opts.name}`)
   const pid = child.pid
   writeFileSync(opts.pidFile, String(pid))

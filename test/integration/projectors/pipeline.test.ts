@@ -109,4 +109,20 @@ describe('pipelined projection', () => {
     expect(sequential.views.events).toHaveLength(60)
     expect(pipelined.views).toEqual(sequential.views)
   })
+
+  it('cuts a batch at batchBytes of message data before batchSize messages', async () => {
+    const sequential = await project((await createTestProject('bytes: by count')).id, { pipelineDepth: 0 })
+    // Each of the 12 chunks is a few hundred bytes: a 1-byte bound makes every message a batch of
+    // its own, although up to 100 messages would fit by count.
+    let writes = 0
+    const byBytes = await project((await createTestProject('bytes: by size')).id, {
+      batchSize: 100,
+      batchBytes: 1,
+      writer: writerWithFault(ch, () => {
+        writes++
+      }),
+    })
+    expect(writes).toBe(12)
+    expect(byBytes.views).toEqual(sequential.views)
+  })
 })
