@@ -121,6 +121,48 @@ describe('missing properties compare as NULL, never as an unknown', () => {
   })
 })
 
+// PostHog runs every query with `transform_null_in = 1` (posthog/clickhouse/client/execute.py): in
+// IN, NULL is a value like any other, for lists, subqueries and tuples alike. The answers below are
+// that setting's rules as ClickHouse documents and tests them (tests/queries/0_stateless/
+// 01231_operator_null_in.sql: `i NOT IN (1, 3, NULL)` keeps no NULL row, `i NOT IN (1, 3)` keeps them).
+describe('IN treats NULL as a value (PostHog runs with transform_null_in = 1)', () => {
+  it.each([
+    ['NULL IN (SELECT NULL)', 1],
+    ['NULL NOT IN (SELECT NULL)', 0],
+    ['NULL IN (SELECT 1)', 0],
+    ['NULL NOT IN (SELECT 1)', 1],
+    ['NULL IN (1, NULL)', 1],
+    ['NULL IN (1, 2)', 0],
+    ['NULL NOT IN (1, 2)', 1],
+    ['1 IN (NULL)', 0],
+    ['1 NOT IN (NULL)', 1],
+    ['2 NOT IN (1, NULL)', 1],
+    ['(1, NULL) IN ((1, NULL), (2, 3))', 1],
+    ['(1, NULL) IN ((1, 2), (2, 3))', 0],
+    ['(1, NULL) NOT IN ((1, NULL))', 0],
+    ['(NULL, NULL) IN ((NULL, NULL))', 1],
+    ['(1, NULL) IN (SELECT 1, NULL)', 1],
+    ['(NULL, 1) IN (SELECT NULL, 2)', 0],
+    ['toNullable(NULL) IN (SELECT toNullable(1) UNION ALL SELECT NULL)', 1],
+    ["if(1 = 1, NULL, 'a') IN (SELECT 'b' UNION ALL SELECT NULL)", 1],
+    ["if(1 = 1, NULL, 'a') NOT IN (SELECT 'b' UNION ALL SELECT NULL)", 0],
+    ["if(1 = 1, NULL, 'a') IN (SELECT 'b')", 0],
+    ["if(1 = 1, NULL, 'a') NOT IN (SELECT 'b')", 1],
+  ])('select %s = %i', async (e, res) => {
+    expect(await run(`select ${e}`)).toEqual([[res]])
+  })
+
+  it('matches missing properties against a subquery holding NULL', async () => {
+    // events: plan 'pro', 'free', missing; the subquery's rows are 'free' and NULL
+    const sub = "(select properties.plan from events where event != 'a')"
+    expect(await run(`select count() from events where properties.plan in ${sub}`)).toEqual([[2]])
+    expect(await run(`select count() from events where properties.plan not in ${sub}`)).toEqual([[1]])
+    expect(
+      await run(`select event from events where properties.plan not in (select 'free') order by event`),
+    ).toEqual([['a'], ['c']])
+  })
+})
+
 describe('concat and || read NULL as an empty string and convert other values (PostHog test_concat)', () => {
   it.each([
     ["select concat(null, 'a', 3, toString(4), toString(NULL))", 'a34'],
