@@ -1530,6 +1530,13 @@ export const POSTHOG_RESOLVER_CASES: PostHogCase[] = [
     count: 4,
   },
   {
+    // test_printer.py: PostHog prints one `timestamp` column for the subquery's repeated name
+    test: 'test_print_hidden_aliases_timestamp',
+    fixture: 'random',
+    hogql: 'select * from (SELECT timestamp, timestamp FROM events)',
+    rows: [[TS], [TS]],
+  },
+  {
     test: 'test_lambda_parent_scope',
     fixture: 'random',
     hogql: 'select timestamp, arrayMap(x -> x + timestamp, [2]) from events',
