@@ -5,7 +5,14 @@ import { beforeAll, describe, expect, it } from 'vitest'
 import { capabilitiesOf, compileHogQL, HogQLError } from '../../../src/hogql/index.ts'
 import { clickhouse, stack, uniqueTeamId } from '../../harness/index.ts'
 import { insertEvents, insertOverrides, insertPersons } from './fixtures.ts'
-import { EVERYWHERE_AGGREGATES, EVERYWHERE_SAMPLES, NEWER_SAMPLES } from './function-samples.ts'
+import {
+  EVERYWHERE_AGGREGATES,
+  EVERYWHERE_SAMPLES,
+  NEWER_AGGREGATES,
+  NEWER_CONVERSIONS,
+  NEWER_SAMPLES,
+  NEWER_TIME,
+} from './function-samples.ts'
 import { BETWEEN, NULL_EQUALITY, nullEqualityForms } from './null-equality.cases.ts'
 
 const ch = clickhouse()
@@ -238,20 +245,36 @@ describe("functions from PostHog's list", () => {
     expect(asText(rows[0]![0])).toEqual(asText(want))
   })
 
-  it.each(NEWER_SAMPLES)(
+  // On 18.16 a 400 naming the release; on current releases the value.
+  const newer = async (q: string, want: unknown) => {
+    if (stack().clickhouse.flavor === '18.16') {
+      const err = await run(q).catch((x: unknown) => x)
+      expect(err).toBeInstanceOf(HogQLError)
+      expect((err as HogQLError).message).toMatch(
+        /needs ClickHouse 26\.1 or later; this query is compiled for ClickHouse 18\.16/,
+      )
+      return
+    }
+    expect(asText((await run(q))[0]![0])).toEqual(asText(want))
+  }
+
+  it.each([...NEWER_SAMPLES, ...NEWER_CONVERSIONS, ...NEWER_TIME])(
     'select %s (current releases; a 400 naming the release on 18.16)',
-    async (e, want) => {
-      if (stack().clickhouse.flavor === '18.16') {
-        const err = await run(`select ${e}`).catch((x: unknown) => x)
-        expect(err).toBeInstanceOf(HogQLError)
-        expect((err as HogQLError).message).toMatch(
-          /needs ClickHouse 26\.1 or later; this query is compiled for ClickHouse 18\.16/,
-        )
-        return
-      }
-      expect(asText((await run(`select ${e}`))[0]![0])).toEqual(asText(want))
-    },
+    (e, want) => newer(`select ${e}`, want),
   )
+
+  it.each(NEWER_AGGREGATES)('select %s from numbers(5) (current releases; a 400 on 18.16)', (e, want) =>
+    newer(`select ${e} from (select number as x from numbers(5))`, want),
+  )
+
+  it('refuses a scale of toDecimal that is no whole number', async () => {
+    const q = "select toDecimal('1.2', 'a')"
+    await expect(run(q)).rejects.toThrow(
+      stack().clickhouse.flavor === '18.16'
+        ? /needs ClickHouse 26\.1/
+        : /the scale must be a number from 0 to 18/,
+    )
+  })
 
   it('refuses arrayReduce with a name that is no allowed aggregate', async () => {
     await expect(run("select arrayReduce('file', [1])")).rejects.toThrow(/must name an allowed aggregate/)
