@@ -1758,109 +1758,59 @@ export const POSTHOG_SCHEMA_CASES: PostHogCase[] = [
 // each as the SELECT that reads it, over the 'docs' fixture's two page views (posthog-query.test.ts):
 // 09:30 (iOS, Chrome, a /blog URL with ref=news, $set.$geoip_city_name Berlin, two active flags) and
 // 15:00 (Desktop, Safari, Mac OS X). Expected rows worked out by hand from those properties.
-const DOCS = 'expressions.mdx'
+const doc = (hogql: string, rows: unknown[][], newer?: RegExp): PostHogCase => ({
+  test: 'expressions.mdx',
+  fixture: 'docs',
+  hogql,
+  rows,
+  newer,
+})
 export const POSTHOG_DOCS_CASES: PostHogCase[] = [
-  {
-    test: DOCS,
-    fixture: 'docs',
-    hogql: "select extract(properties.$current_url, 'ref=([^&]*)') from events order by timestamp",
-    rows: [['news'], ['']],
-  },
-  {
-    test: DOCS,
-    fixture: 'docs',
-    hogql:
-      "select replaceOne(properties.$current_url, 'https://us.posthog.com', '/') from events order by timestamp",
-    rows: [['//blog/x?ref=news&y=1'], ['https://x.com/']],
-  },
-  {
-    test: DOCS,
-    fixture: 'docs',
-    hogql: "select concat('OS Version: ', properties.$os_version) from events order by timestamp",
-    rows: [['OS Version: 17'], ['OS Version: ']],
-  },
-  {
-    test: DOCS,
-    fixture: 'docs',
-    hogql:
-      "select multiIf(properties.$device_type == 'Desktop', 'Desktop', properties.$os == 'iOS', 'iOS', 'Non-iOS') from events order by timestamp",
-    rows: [['iOS'], ['Desktop']],
-  },
-  {
-    test: DOCS,
-    fixture: 'docs',
-    hogql: 'select properties.$set.$geoip_city_name from events order by timestamp',
-    rows: [['Berlin'], [null]],
-  },
-  {
-    test: DOCS,
-    fixture: 'docs',
-    hogql: "select count() from events where dateDiff('minute', timestamp, now()) < 30",
-    rows: [[0]],
-  },
-  {
-    test: DOCS,
-    fixture: 'docs',
-    hogql:
-      "select sumIf(1, properties.$browser = 'Chrome') / sumIf(1, properties.$browser = 'Safari' or properties.$browser = 'Chrome') from events",
-    rows: [[0.5]],
-  },
-  {
-    // as the docs write it: 09:30 is 'afternoon' (12 >= 9 and 9 < 17), 15:00 'night'
-    test: DOCS,
-    fixture: 'docs',
-    hogql:
-      "select multiIf(5 >= toHour(timestamp) and toHour(timestamp) < 12, 'morning', 12 >= toHour(timestamp) and toHour(timestamp) < 17, 'afternoon', 'night') from events order by timestamp",
-    rows: [['afternoon'], ['night']],
-  },
-  {
-    test: DOCS,
-    fixture: 'docs',
-    hogql: "select concat(properties.$os_name, ' - ', properties.$os_version) from events order by timestamp",
-    rows: [['iOS - 17'], [' - ']],
-  },
-  {
-    test: DOCS,
-    fixture: 'docs',
-    hogql: "select count() from events where (properties.$current_url LIKE '%/blog%')",
-    rows: [[1]],
-  },
-  {
-    test: DOCS,
-    fixture: 'docs',
-    hogql: 'select count() from events where person.properties.$initial_utm_source IS NOT NULL',
-    rows: [[0]],
-  },
-  {
-    test: DOCS,
-    fixture: 'docs',
-    hogql:
-      "select arrayJoin(JSONExtractArrayRaw(properties.$active_feature_flags ?? '[]')) as flag from events order by flag",
-    rows: [['"a"'], ['"b"']],
-    newer: NEWER_FN,
-  },
-  {
-    test: DOCS,
-    fixture: 'docs',
-    hogql: 'select extract(elements_chain, \'[:|"]attr__id="(.*?)"\') from events order by timestamp',
-    rows: [[''], ['']],
-  },
-  {
-    test: DOCS,
-    fixture: 'docs',
-    hogql: "select properties['$feature/cool-flag'] from events order by timestamp",
-    rows: [['test'], [null]],
-  },
-  {
-    test: DOCS,
-    fixture: 'docs',
-    hogql: 'select count(distinct distinct_id) from events',
-    rows: [[2]],
-  },
-  {
-    test: DOCS,
-    fixture: 'docs',
-    hogql: "select count() from events where timestamp + interval 30 day > toDateTime('2024-02-01 12:00:00')",
-    rows: [[1]],
-  },
+  doc("select extract(properties.$current_url, 'ref=([^&]*)') from events order by timestamp", [
+    ['news'],
+    [''],
+  ]),
+  doc(
+    "select replaceOne(properties.$current_url, 'https://us.posthog.com', '/') from events order by timestamp",
+    [['//blog/x?ref=news&y=1'], ['https://x.com/']],
+  ),
+  doc("select concat('OS Version: ', properties.$os_version) from events order by timestamp", [
+    ['OS Version: 17'],
+    ['OS Version: '],
+  ]),
+  doc(
+    "select multiIf(properties.$device_type == 'Desktop', 'Desktop', properties.$os == 'iOS', 'iOS', 'Non-iOS') from events order by timestamp",
+    [['iOS'], ['Desktop']],
+  ),
+  doc('select properties.$set.$geoip_city_name from events order by timestamp', [['Berlin'], [null]]),
+  doc("select count() from events where dateDiff('minute', timestamp, now()) < 30", [[0]]),
+  doc(
+    "select sumIf(1, properties.$browser = 'Chrome') / sumIf(1, properties.$browser = 'Safari' or properties.$browser = 'Chrome') from events",
+    [[0.5]],
+  ),
+  // as the docs write it: 09:30 is 'afternoon' (12 >= 9 and 9 < 17), 15:00 'night'
+  doc(
+    "select multiIf(5 >= toHour(timestamp) and toHour(timestamp) < 12, 'morning', 12 >= toHour(timestamp) and toHour(timestamp) < 17, 'afternoon', 'night') from events order by timestamp",
+    [['afternoon'], ['night']],
+  ),
+  doc("select concat(properties.$os_name, ' - ', properties.$os_version) from events order by timestamp", [
+    ['iOS - 17'],
+    [' - '],
+  ]),
+  doc("select count() from events where (properties.$current_url LIKE '%/blog%')", [[1]]),
+  doc('select count() from events where person.properties.$initial_utm_source IS NOT NULL', [[0]]),
+  doc(
+    "select arrayJoin(JSONExtractArrayRaw(properties.$active_feature_flags ?? '[]')) as flag from events order by flag",
+    [['"a"'], ['"b"']],
+    NEWER_FN,
+  ),
+  doc('select extract(elements_chain, \'[:|"]attr__id="(.*?)"\') from events order by timestamp', [
+    [''],
+    [''],
+  ]),
+  doc("select properties['$feature/cool-flag'] from events order by timestamp", [['test'], [null]]),
+  doc('select count(distinct distinct_id) from events', [[2]]),
+  doc("select count() from events where timestamp + interval 30 day > toDateTime('2024-02-01 12:00:00')", [
+    [1],
+  ]),
 ]
