@@ -527,10 +527,9 @@ export const NEWER_FUNCTIONS: Record<string, FnDef> = {
   make_interval: {
     min: 6,
     max: 6,
+    // parenthesised: `t - make_interval(...)` subtracts the whole sum
     print: (a) =>
-      ['Year', 'Month', 'Day', 'Hour', 'Minute', 'Second']
-        .map((u, i) => `toInterval${u}(${a[i]})`)
-        .join(' + '),
+      `(${['Year', 'Month', 'Day', 'Hour', 'Minute', 'Second'].map((u, i) => `toInterval${u}(${a[i]})`).join(' + ')})`,
     ret: 'Unknown',
   },
   // date_bin(interval, t, origin): toStartOfInterval with an origin, in the project's zone
