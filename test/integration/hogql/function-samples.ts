@@ -222,6 +222,7 @@ export const NEWER_TIME: [string, unknown][] = [
   ["date_trunc('month', toDateTime('2024-03-05 01:02:03'))", '2024-03-01'],
   ['make_date(2024, 3, 5)', '2024-03-05'],
   ['make_timestamp(2024, 3, 5, 1, 2, 3)', '2024-03-05 01:02:03'],
+  ["toDate('2024-01-03') - make_interval(0, 0, 1, 0, 0, 0)", '2024-01-02 00:00:00'],
   [
     "date_bin(toIntervalHour(1), toDateTime('2024-01-02 03:04:05'), toDateTime('2024-01-01 00:30:00'))",
     '2024-01-02 02:30:00',
