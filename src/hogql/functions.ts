@@ -1,5 +1,6 @@
 import { AGGREGATE_FUNCTIONS } from './functions-aggregate.ts'
-import { EVERYWHERE_FUNCTIONS, NEWER_FUNCTIONS, NEWER_FUNCTIONS_SINCE } from './functions-extra.ts'
+import { EVERYWHERE_FUNCTIONS } from './functions-extra.ts'
+import { NEWER_FUNCTIONS, NEWER_FUNCTIONS_SINCE } from './functions-newer.ts'
 import { SCALAR_FUNCTIONS } from './functions-scalar.ts'
 import { TIME_FUNCTIONS } from './functions-time.ts'
 import type { FnDef } from './function-defs.ts'

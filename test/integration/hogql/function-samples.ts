@@ -1,4 +1,4 @@
-// One call of each function added from PostHog's list (src/hogql/functions-extra.ts) with what
+// One call of each function added from PostHog's list (src/hogql/functions-extra.ts, functions-newer.ts) with what
 // ClickHouse answers, written out from the ClickHouse documentation's definitions. Numbers compare
 // as text: the servers quote 64-bit integers differently in JSON.
 /** Functions every supported server runs: [HogQL, expected value as JSONCompact returns it]. */
