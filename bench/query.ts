@@ -1,7 +1,8 @@
 // HogQL through the query endpoint against hand-written ClickHouse SQL for the same answers, on a
 // generated data set (bench/dataset.ts), in one run: the compiler's and the endpoint's overhead.
 // Run: npx tsx bench/query.ts   (env EVENTS (10M), PERSONS (100K), RUNS (5))
-import { compileHogQL } from '../src/hogql/index.ts'
+import { compileHogQL, compileHogQLSync } from '../src/hogql/index.ts'
+import { getParser, parseSelect } from '../src/hogql/parse.ts'
 import { type ClickHouseClient, clickhouseClient } from '../src/clickhouse/client.ts'
 import { type Dataset, generateDataset, verifyDataset } from './dataset.ts'
 import { benchBurrow, percentile } from './lib.ts'
@@ -177,15 +178,30 @@ async function runSql(ch: ClickHouseClient, sql: string): Promise<Timed> {
   return { ms: performance.now() - t0, rows: body.data }
 }
 
-async function compileP50(hogql: string, teamId: number): Promise<number> {
+// Compile time, and the parser's part of it (the WebAssembly grammar; the rest is resolving and
+// printing): wall-clock p50 per compile, and CPU time per compile over the whole loop, which the
+// other processes on a shared machine disturb less.
+async function compileTimes(
+  hogql: string,
+  teamId: number,
+): Promise<{ p50: number; cpu: number; parse: number }> {
+  const parser = await getParser()
   for (let i = 0; i < 5; i++) await compileHogQL(hogql, { teamId })
   const ms: number[] = []
+  const parseMs: number[] = []
+  const cpu0 = process.cpuUsage()
   for (let i = 0; i < COMPILE_RUNS; i++) {
     const t0 = performance.now()
-    await compileHogQL(hogql, { teamId })
+    compileHogQLSync(hogql, { teamId })
     ms.push(performance.now() - t0)
   }
-  return p50(ms)
+  const cpu = process.cpuUsage(cpu0)
+  for (let i = 0; i < COMPILE_RUNS; i++) {
+    const t0 = performance.now()
+    parseSelect(parser, hogql)
+    parseMs.push(performance.now() - t0)
+  }
+  return { p50: p50(ms), cpu: (cpu.user + cpu.system) / 1000 / COMPILE_RUNS, parse: p50(parseMs) }
 }
 
 const p50 = (ms: number[]) =>
@@ -212,16 +228,18 @@ try {
     `data set ready in ${ds.seconds.toFixed(1)} s (${Math.round(ds.events / ds.seconds)} events/s), verified`,
   )
   console.log(
-    `\np50 of ${RUNS} runs after a warm-up. endpoint: POST /query/ end to end;` +
+    `\np50 of ${RUNS} runs after a warm-up. compile: compileHogQL p50 (${COMPILE_RUNS} runs), cpu: its CPU time` +
+      ' per compile, parse: the parser alone (p50); endpoint: POST /query/ end to end;' +
       ' execute: its ClickHouse part;' +
       '\nratios: endpoint / hand SQL, and execute / hand SQL (the printed SQL against the hand-written one)',
   )
   console.log(
-    `${'query'.padEnd(34)} ${'compile'.padStart(9)} ${'endpoint'.padStart(9)} ${'execute'.padStart(9)} ` +
+    `${'query'.padEnd(34)} ${'compile'.padStart(9)} ${'cpu'.padStart(9)} ${'parse'.padStart(9)} ` +
+      `${'endpoint'.padStart(9)} ${'execute'.padStart(9)} ` +
       `${'hand SQL'.padStart(9)} ${'ratio'.padStart(6)} ${'SQL'.padStart(6)}  answers`,
   )
   for (const q of benchQueries(ds)) {
-    const compileMs = await compileP50(q.hogql, teamId)
+    const compile = await compileTimes(q.hogql, teamId)
     const hog: Timed[] = []
     const hand: Timed[] = []
     // warm-up, then alternate so both see the same cache state
@@ -241,7 +259,8 @@ try {
     const ratio = (x: number, y: number) => `${(x / y).toFixed(2)}x`.padStart(6)
     const verdict = same ? `match (${hand[0]!.rows.length} rows)` : 'DIFFER'
     console.log(
-      `${q.name.padEnd(34)} ${f(compileMs)} ${f(endpoint)} ${f(execute)} ${f(handMs)} ` +
+      `${q.name.padEnd(34)} ${f(compile.p50)} ${f(compile.cpu)} ${f(compile.parse)} ` +
+        `${f(endpoint)} ${f(execute)} ${f(handMs)} ` +
         `${ratio(endpoint, handMs)} ${ratio(execute, handMs)}  ${verdict}`,
     )
     if (!same) {

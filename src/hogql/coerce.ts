@@ -96,8 +96,14 @@ export function coerceCompare(op: string, leftIn: Expr, rightIn: Expr, tz: strin
   return fallback ? { ...out, ifNull: fallback } : out
 }
 
-// `x IN (...)` answers 0/1: NULL is in a list that holds NULL, and in nothing else.
+// `x IN (...)` answers 0/1: NULL is in a list that holds NULL, and in nothing else. PostHog runs
+// with `transform_null_in = 1`, where the same holds for subqueries (`NULL IN (SELECT NULL)` is 1);
+// 18.16 has no such setting, so the printer compares NULL-ness and value as a pair (`nullIn`).
 function nullSafeIn(op: string, left: Expr, right: Expr): Expr {
+  if (right.k === 'subquery') {
+    const parts = left.k === 'tuple' ? left.items : [left]
+    return { k: 'op', op, left, right, type: 'UInt8', nullIn: parts.some(maybeNull) || undefined }
+  }
   const items = right.k === 'tuple' ? right.items : undefined
   const hasNull = !!items?.some(isNullConst)
   if (!hasNull && !maybeNull(left)) return { k: 'op', op, left, right, type: 'UInt8' }
@@ -114,11 +120,43 @@ function nullSafeIn(op: string, left: Expr, right: Expr): Expr {
   return op === 'IN' ? inside : { k: 'not', expr: inside, type: 'UInt8' }
 }
 
+// The rows of `(a, b) IN ((1, NULL), (2, 3))` when a NULL takes part, else undefined (a plain IN).
+// `(a, b) IN ((1, 2))` reaches here as a list of two scalars: one row when the shapes fit.
+function tupleRows(left: Expr, right: Expr): Expr[][] | undefined {
+  if (left.k !== 'tuple' || (right.k !== 'tuple' && right.k !== 'array')) return undefined
+  const width = left.items.length
+  const items: Expr[] = right.items
+  const nested = (i: Expr) => i.k === 'tuple' || i.k === 'array'
+  let rows: Expr[][] | undefined
+  if (items.every((i) => i.k === 'tuple')) rows = items.map((i) => (i.k === 'tuple' ? i.items : []))
+  else if (items.length === width && !items.some(nested)) rows = [items]
+  if (!rows || rows.some((r) => r.length !== width)) return undefined
+  const nulls = left.items.some(maybeNull) || rows.some((r) => r.some(maybeNull))
+  return nulls ? rows : undefined
+}
+
+// A tuple list holding NULLs as the null-safe equalities it means (18.16 refuses NULL inside tuple
+// lists, and ClickHouse's sets skip rows with a NULL): NULL matches NULL, as in PostHog.
+function tupleIn(op: string, left: Expr[], rows: Expr[][], tz: string): Expr {
+  const any: Expr = {
+    k: 'or',
+    items: rows.map((r) => ({
+      k: 'and',
+      items: r.map((x, i) => coerceCompare('=', left[i]!, x, tz)),
+      type: 'UInt8',
+    })),
+    type: 'UInt8',
+  }
+  return op === 'IN' ? any : { k: 'not', expr: any, type: 'UInt8' }
+}
+
 function coerceLoose(op: string, leftIn: Expr, rightIn: Expr, tz: string): Expr {
   let left = leftIn
   let right = rightIn
 
   if (op === 'IN' || op === 'NOT IN') {
+    const rows = tupleRows(left, right)
+    if (rows && left.k === 'tuple') return tupleIn(op, left.items, rows, tz)
     const consts = constantsOf(right)
     if (isProp(left) && consts) {
       const numeric = consts.every((c) => c.k === 'const' && typeof c.value === 'number')

@@ -1,4 +1,5 @@
 import type { Capabilities } from './capabilities.ts'
+import { escapeString } from './escape.ts'
 
 // The vocabulary of the function allow-list (functions.ts): what a function definition says and the
 // type predicates the resolver and the coercion rules share.
@@ -76,3 +77,29 @@ export function agg(
 ): FnDef {
   return { min, max, print: name, ret, agg: true, params }
 }
+
+/** Functions printed as the ClickHouse functions of the same names. */
+export const each = (names: string[], min: number, max: number, ret?: FnDef['ret']) =>
+  Object.fromEntries(names.map((name) => [name, fixed(name, min, max, ret)]))
+
+/** Aggregates printed as the ClickHouse aggregates of the same names. */
+export const aggs = (
+  names: string[],
+  min: number,
+  max: number,
+  ret: FnDef['ret'],
+  params?: [number, number],
+) => Object.fromEntries(names.map((name) => [name, agg(name, min, max, ret, params)]))
+
+/**
+ * `f(args..., '<project zone>')` unless the zone (argument `zoneAt`, from 0) is given; a DateTime64
+ * precision left out before it is 3, the milliseconds Burrow's timestamps keep.
+ */
+export const zoned =
+  (name: string, zoneAt: number): FnPrinter =>
+  (a, _p, ctx) => {
+    if (a.length > zoneAt) return `${name}(${a.join(', ')})`
+    const filled = [...a]
+    while (filled.length < zoneAt) filled.push('3')
+    return `${name}(${[...filled, escapeString(ctx.tz)].join(', ')})`
+  }

@@ -1,15 +1,25 @@
-import { agg, type FnDef, first, fixed, INF } from './function-defs.ts'
+import { escapeString } from './escape.ts'
+import { agg, aggs, each, type FnDef, fixed, first, INF, zoned } from './function-defs.ts'
 
 // More of PostHog's function list (posthog/hogql/functions/clickhouse/*.py, aggregations.py), as
-// ClickHouse names them. EVERYWHERE: functions both 18.16 and current releases run (checked against
-// system.functions of both). NEWER: functions 18.16 lacks; the resolver refuses them with a 400
-// naming the server's release when the query is compiled for one older than `since`.
+// ClickHouse names them: functions both 18.16 and current releases run (checked against
+// system.functions of both). Those 18.16 lacks are in functions-newer.ts.
 
-const n = (name: string, min: number, max: number, ret?: FnDef['ret']) => fixed(name, min, max, ret)
-const aggs = (names: string[], min: number, max: number, ret: FnDef['ret'], params?: [number, number]) =>
-  Object.fromEntries(names.map((name) => [name, agg(name, min, max, ret, params)]))
-const each = (names: string[], min: number, max: number, ret?: FnDef['ret']) =>
-  Object.fromEntries(names.map((name) => [name, n(name, min, max, ret)]))
+const n = fixed
+
+// date_part's units and the function that reads each (PostHog's list); every branch of multiIf is
+// type-checked, and 18.16 reads the time of day of a DateTime only.
+const DATE_PARTS: [string, string, boolean?][] = [
+  ['year', 'toYear'],
+  ['month', 'toMonth'],
+  ['day', 'toDayOfMonth'],
+  ['hour', 'toHour', true],
+  ['minute', 'toMinute', true],
+  ['second', 'toSecond', true],
+  ['dow', 'toDayOfWeek'],
+  ['doy', 'toDayOfYear'],
+  ['quarter', 'toQuarter'],
+]
 
 /** Functions every supported server runs. */
 export const EVERYWHERE_FUNCTIONS: Record<string, FnDef> = {
@@ -27,6 +37,8 @@ export const EVERYWHERE_FUNCTIONS: Record<string, FnDef> = {
   arrayCumSumNonNegative: n('arrayCumSumNonNegative', 1, INF, 'Unknown'),
   // arrayReduce('agg', ...): the resolver checks that the name is an allow-listed aggregate.
   arrayReduce: n('arrayReduce', 2, INF, 'Unknown'),
+  isEmpty: n('empty', 1, 1, 'UInt8'),
+  isNotEmpty: n('notEmpty', 1, 1, 'UInt8'),
   // maths and bits
   ...each(
     ['exp2', 'exp10', 'sin', 'cos', 'tan', 'asin', 'acos', 'atan', 'cbrt', 'erf', 'erfc', 'lgamma', 'tgamma'],
@@ -118,7 +130,39 @@ export const EVERYWHERE_FUNCTIONS: Record<string, FnDef> = {
   ...each(['IPv4StringToNum', 'MACStringToNum', 'MACStringToOUI'], 1, 1, 'UInt64'),
   ...each(['IPv4ToIPv6', 'IPv6StringToNum', 'UUIDStringToNum'], 1, 1, 'String'),
   generateUUIDv4: n('generateUUIDv4', 0, 0, 'UUID'),
-  // conversions
+  // conversions (PostHog's clickhouse/conversions.py; `_toInt64` and the like are its internal names)
+  toIntOrZero: n('toInt64OrZero', 1, 1, 'Int64'),
+  toFloatOrZero: n('toFloat64OrZero', 1, 1, 'Float64'),
+  ...Object.fromEntries(
+    ['Int8', 'Int16', 'Int32', 'Int64', 'UInt64'].map((t) => [`_to${t}`, n(`to${t}`, 1, 1, t)]),
+  ),
+  _toDate: n('toDate', 1, 1, 'Date'),
+  // toString never fails, so its nullable form is PostHog's accurateCastOrNull(x, 'Nullable(String)')
+  toNullableString: {
+    min: 1,
+    max: 1,
+    print: (a) => `toNullable(toString(${a[0]}))`,
+    ret: 'Nullable(String)',
+  },
+  ...each(
+    ['UInt8', 'UInt16', 'UInt32', 'UInt64', 'Int8', 'Int16', 'Int32', 'Int64'].map(
+      (t) => `reinterpretAs${t}`,
+    ),
+    1,
+    1,
+    'UInt64',
+  ),
+  ...each(['reinterpretAsFloat32', 'reinterpretAsFloat64'], 1, 1, 'Float64'),
+  convertCharset: n('convertCharset', 3, 3, 'String'),
+  // PostgreSQL's split_part: the idx-th piece (from 1; negative from the end), '' past the last
+  split_part: {
+    min: 3,
+    max: 3,
+    print: (a) =>
+      `if(length(splitByString(${a[1]}, ${a[0]})) >= ${a[2]}, arrayElement(splitByString(${a[1]}, ${a[0]}), ${a[2]}), '')`,
+    ret: 'String',
+  },
+  md5: { min: 1, max: 1, print: (a) => `hex(MD5(${a[0]}))`, ret: 'String' },
   ...Object.fromEntries(
     ['Int8', 'Int16', 'Int32', 'Int64', 'UInt8', 'UInt16', 'UInt32', 'UInt64'].flatMap((t) => [
       [`to${t}`, n(`to${t}`, 1, 1, t)],
@@ -156,6 +200,24 @@ export const EVERYWHERE_FUNCTIONS: Record<string, FnDef> = {
   toYYYYMMDDhhmmss: n('toYYYYMMDDhhmmss', 1, 2, 'UInt64'),
   timeSlot: n('timeSlot', 1, 1, 'DateTime'),
   timeSlots: n('timeSlots', 2, 3, 'Array(DateTime)'),
+  // PostHog's clickhouse/datetime.py
+  ...each(['rowNumberInBlock', 'rowNumberInAllBlocks'], 0, 0, 'UInt64'),
+  // PostgreSQL's names: date_part('unit', t) (NULL for another unit), to_timestamp, to_char, timezone
+  date_part: {
+    min: 2,
+    max: 2,
+    print: (a) =>
+      `multiIf(${DATE_PARTS.map(([part, fn, time]) => `${a[0]} = '${part}', ${fn}(${time ? `toDateTime(${a[1]})` : a[1]})`).join(', ')}, NULL)`,
+    ret: 'Nullable(UInt16)',
+  },
+  to_timestamp: {
+    min: 1,
+    max: 2,
+    print: (a, _p, c) => `toDateTime(${a[0]}, ${a[1] ?? escapeString(c.tz)})`,
+    ret: 'DateTime',
+  },
+  to_char: { min: 2, max: 3, print: zoned('formatDateTime', 2), ret: 'String' },
+  timezone: { min: 2, max: 2, print: (a) => `toTimeZone(${a[1]}, ${a[0]})`, ret: 'DateTime' },
   // rows and geometry
   runningDifference: n('runningDifference', 1, 1, first),
   runningDifferenceStartingWithFirstValue: n('runningDifferenceStartingWithFirstValue', 1, 1, first),
@@ -193,6 +255,12 @@ export const EVERYWHERE_FUNCTIONS: Record<string, FnDef> = {
     [1, INF],
   ),
   sumKahan: agg('sumKahan', 1, 1, 'Float64'),
+  // PostHog's aggregations.py: SQL-style names for ClickHouse aggregates
+  countDistinct: agg('uniqExact', 1, 1, 'UInt64'),
+  countDistinctIf: agg('uniqExactIf', 2, 2, 'UInt64'),
+  array_agg: agg('groupArray', 1, 1, (t) => `Array(${t[0] ?? 'Unknown'})`),
+  string_agg: { ...agg('', 2, 2, 'String'), print: (a) => `arrayStringConcat(groupArray(${a[0]}), ${a[1]})` },
+  groupUniqArrayArray: agg('groupUniqArrayArray', 1, 1, first, [0, 1]),
   sumWithOverflow: agg('sumWithOverflow', 1, 1, first),
   uniqUpTo: agg('uniqUpTo', 1, INF, 'UInt64', [1, 1]),
   sumMap: agg('sumMap', 1, 2, 'Tuple(Array(Unknown), Array(Unknown))'),
@@ -215,73 +283,3 @@ export const EVERYWHERE_FUNCTIONS: Record<string, FnDef> = {
     ret: (t) => `Tuple(String, String, String, ${t[0] ?? 'Unknown'})`,
   },
 }
-
-/** Functions 18.16 lacks (each gets `since: NEWER_FUNCTIONS_SINCE`). */
-export const NEWER_FUNCTIONS: Record<string, FnDef> = {
-  isValidJSON: n('isValidJSON', 1, 1, 'UInt8'),
-  JSONHas: n('JSONHas', 1, INF, 'UInt8'),
-  JSONLength: n('JSONLength', 1, INF, 'UInt64'),
-  JSONArrayLength: n('JSONArrayLength', 1, INF, 'Nullable(UInt64)'),
-  JSONType: n('JSONType', 1, INF, 'String'),
-  JSONExtract: n('JSONExtract', 2, INF, 'Unknown'),
-  JSONExtractUInt: n('JSONExtractUInt', 1, INF, 'UInt64'),
-  JSONExtractInt: n('JSONExtractInt', 1, INF, 'Int64'),
-  JSONExtractFloat: n('JSONExtractFloat', 1, INF, 'Float64'),
-  JSONExtractBool: n('JSONExtractBool', 1, INF, 'UInt8'),
-  JSONExtractString: n('JSONExtractString', 1, INF, 'String'),
-  JSONExtractKey: n('JSONExtractKey', 1, INF, 'String'),
-  JSONExtractKeys: n('JSONExtractKeys', 1, INF, 'Array(String)'),
-  JSONExtractRaw: n('JSONExtractRaw', 1, INF, 'String'),
-  JSONExtractArrayRaw: n('JSONExtractArrayRaw', 1, INF, 'Array(String)'),
-  JSONExtractKeysAndValues: n('JSONExtractKeysAndValues', 1, 3, 'Unknown'),
-  JSONExtractKeysAndValuesRaw: n('JSONExtractKeysAndValuesRaw', 1, INF, 'Array(Tuple(String, String))'),
-  JSON_VALUE: n('JSON_VALUE', 2, INF, 'String'),
-  arrayZip: n('arrayZip', 2, INF, 'Unknown'),
-  arrayAUC: n('arrayAUC', 2, 2, 'Float64'),
-  arrayFill: n('arrayFill', 2, INF, 'Unknown'),
-  arrayReverseFill: n('arrayReverseFill', 2, INF, 'Unknown'),
-  arraySplit: n('arraySplit', 2, INF, 'Unknown'),
-  arrayReverseSplit: n('arrayReverseSplit', 2, INF, 'Unknown'),
-  arrayRotateLeft: n('arrayRotateLeft', 2, 2, first),
-  arrayRotateRight: n('arrayRotateRight', 2, 2, first),
-  arrayWithConstant: n('arrayWithConstant', 2, 2, 'Unknown'),
-  arrayProduct: n('arrayProduct', 1, 1, 'Float64'),
-  arrayFold: n('arrayFold', 3, INF, 'Unknown'),
-  max2: n('max2', 2, 2, 'Float64'),
-  min2: n('min2', 2, 2, 'Float64'),
-  base64Encode: n('base64Encode', 1, 1, 'String'),
-  base64Decode: n('base64Decode', 1, 1, 'String'),
-  tryBase64Decode: n('tryBase64Decode', 1, 1, 'String'),
-  encodeURLComponent: n('encodeURLComponent', 1, 1, 'String'),
-  leftPad: n('leftPad', 2, 3, 'String'),
-  rightPad: n('rightPad', 2, 3, 'String'),
-  left: n('left', 2, 2, 'String'),
-  right: n('right', 2, 2, 'String'),
-  initcap: n('initcap', 1, 1, 'String'),
-  countSubstrings: n('countSubstrings', 2, 3, 'UInt64'),
-  toDecimal32OrNull: n('toDecimal32OrNull', 2, 2, 'Nullable(Decimal)'),
-  toDecimal64OrNull: n('toDecimal64OrNull', 2, 2, 'Nullable(Decimal)'),
-  toDecimal128OrNull: n('toDecimal128OrNull', 2, 2, 'Nullable(Decimal)'),
-  tumble: n('tumble', 2, 3, 'Unknown'),
-  tumbleStart: n('tumbleStart', 2, 3, 'DateTime'),
-  tumbleEnd: n('tumbleEnd', 2, 3, 'DateTime'),
-  hop: n('hop', 3, 4, 'Unknown'),
-  hopStart: n('hopStart', 3, 4, 'DateTime'),
-  hopEnd: n('hopEnd', 3, 4, 'DateTime'),
-  groupArraySample: agg('groupArraySample', 1, 1, (t) => `Array(${t[0] ?? 'Unknown'})`, [1, 2]),
-  groupArrayMovingAvg: agg('groupArrayMovingAvg', 1, 1, 'Array(Float64)', [0, 1]),
-  groupArrayMovingSum: agg('groupArrayMovingSum', 1, 1, 'Unknown', [0, 1]),
-  deltaSum: agg('deltaSum', 1, 1, first),
-  skewPop: agg('skewPop', 1, 1, 'Float64'),
-  skewSamp: agg('skewSamp', 1, 1, 'Float64'),
-  kurtPop: agg('kurtPop', 1, 1, 'Float64'),
-  kurtSamp: agg('kurtSamp', 1, 1, 'Float64'),
-  entropy: agg('entropy', 1, 1, 'Float64'),
-  minMap: agg('minMap', 1, 2, 'Tuple(Array(Unknown), Array(Unknown))'),
-  maxMap: agg('maxMap', 1, 2, 'Tuple(Array(Unknown), Array(Unknown))'),
-  toStartOfInterval: n('toStartOfInterval', 2, 3, first),
-  simpleLinearRegression: agg('simpleLinearRegression', 2, 2, 'Tuple(Float64, Float64)'),
-}
-
-/** The release Burrow is tested with that runs NEWER_FUNCTIONS (18.16 runs none of them). */
-export const NEWER_FUNCTIONS_SINCE = '26.1'

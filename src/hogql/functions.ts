@@ -1,5 +1,6 @@
 import { AGGREGATE_FUNCTIONS } from './functions-aggregate.ts'
-import { EVERYWHERE_FUNCTIONS, NEWER_FUNCTIONS, NEWER_FUNCTIONS_SINCE } from './functions-extra.ts'
+import { EVERYWHERE_FUNCTIONS } from './functions-extra.ts'
+import { NEWER_FUNCTIONS, NEWER_FUNCTIONS_SINCE } from './functions-newer.ts'
 import { SCALAR_FUNCTIONS } from './functions-scalar.ts'
 import { TIME_FUNCTIONS } from './functions-time.ts'
 import type { FnDef } from './function-defs.ts'
@@ -28,6 +29,12 @@ export const FUNCTIONS: Record<string, FnDef> = {
   ...SCALAR_FUNCTIONS,
   ...TIME_FUNCTIONS,
   ...AGGREGATE_FUNCTIONS,
+  // PostgreSQL's names for the trims (PostHog's clickhouse/strings.py)
+  ltrim: SCALAR_FUNCTIONS.trimLeft!,
+  rtrim: SCALAR_FUNCTIONS.trimRight!,
+  btrim: SCALAR_FUNCTIONS.trim!,
+  current_timestamp: { ...TIME_FUNCTIONS.now!, max: 0 },
+  current_date: TIME_FUNCTIONS.today!,
 }
 
 const CI_INDEX = new Map(
@@ -36,35 +43,30 @@ const CI_INDEX = new Map(
     .map(([name, d]) => [name.toLowerCase(), d]),
 )
 
-// Aggregates that may take the -If combinator (the condition is one extra argument).
-const IF_COMBINABLE = new Set([
-  'uniq',
-  'uniqExact',
-  'sum',
-  'avg',
-  'min',
-  'max',
-  'any',
-  'anyLast',
-  'argMin',
-  'argMax',
-  'groupArray',
-  'groupUniqArray',
-  'median',
-  'quantile',
-  'quantiles',
+// Aggregates printed under another name, or that are conditional already, take no -If here.
+const NOT_IF_COMBINABLE = new Set([
+  'count',
+  'countIf',
+  'windowFunnel',
+  'retention',
+  'sequenceMatch',
+  'sequenceCount',
 ])
 
-/** The definition of `name` (exact, case-insensitive for SQL-style names, or an aggregate with -If). */
+/**
+ * The definition of `name` (exact, case-insensitive for SQL-style names, or an aggregate with -If:
+ * PostHog allows the combinator on its aggregates; the condition is one extra argument and the
+ * release that runs the aggregate runs its -If form).
+ */
 export function lookupFunction(name: string): FnDef | undefined {
   if (Object.hasOwn(FUNCTIONS, name)) return FUNCTIONS[name]
   const ci = CI_INDEX.get(name.toLowerCase())
   if (ci) return ci
   if (name.endsWith('If')) {
     const base = name.slice(0, -2)
-    if (IF_COMBINABLE.has(base)) {
-      const def = FUNCTIONS[base]!
-      return { ...def, min: def.min + 1, max: def.max + 1, print: `${base}If` }
+    const def = Object.hasOwn(FUNCTIONS, base) ? FUNCTIONS[base]! : undefined
+    if (def?.agg && def.print === base && !NOT_IF_COMBINABLE.has(base)) {
+      return { ...def, min: def.min + 1, max: def.max + 1, print: name }
     }
   }
   return undefined

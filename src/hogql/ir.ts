@@ -16,7 +16,8 @@ export type Expr =
   | { k: 'item'; item: SelectItem; type: string }
   | { k: 'call'; fn: FnDef; name: string; args: Expr[]; params?: Expr[]; type: string; span: Span }
   // `ifNull`: what a comparison answers where ClickHouse's is NULL (printed `ifNull(op, ifNull)`).
-  | { k: 'op'; op: string; left: Expr; right: Expr; type: string; ifNull?: Expr }
+  // `nullIn`: `IN (subquery)` where NULL matches NULL, as under PostHog's `transform_null_in = 1`.
+  | { k: 'op'; op: string; left: Expr; right: Expr; type: string; ifNull?: Expr; nullIn?: boolean }
   | { k: 'and' | 'or'; items: Expr[]; type: string }
   | { k: 'not'; expr: Expr; type: string }
   | { k: 'lambda'; args: string[]; body: Expr; type: string }

@@ -66,6 +66,19 @@ export function maybeNull(e: Expr): boolean {
   }
 }
 
+/** Whether `e` is NULL on every row (a NULL literal; its type is Nothing, which no IN compares). */
+export function alwaysNull(e: Expr): boolean {
+  if (e.k === 'item') return alwaysNull(e.item.expr)
+  return (e.k === 'const' && e.value === null) || /^(Nullable\()?Nothing/.test(e.type)
+}
+
+/** Whether column `index` of `q` is NULL on every row, in every branch of a union. */
+export function columnAlwaysNull(q: Query, index: number): boolean {
+  if (q.k === 'set') return q.queries.every((b) => columnAlwaysNull(b, index))
+  const item = q.items.filter((i) => !i.hidden)[index]
+  return !!item && alwaysNull(item.expr)
+}
+
 // A subquery's column can be NULL when it can be in any branch of a union.
 function queryColumnMaybeNull(q: Query, name: string, type: string): boolean {
   const items = firstSelect(q).items

@@ -1,6 +1,7 @@
 import { HogQLError } from './errors.ts'
 import { escapeIdentifier, escapeNumber, escapeString } from './escape.ts'
-import type { Expr, FrameBound, WindowSpec } from './ir.ts'
+import { type Expr, type FrameBound, outputItems, type Query, type WindowSpec } from './ir.ts'
+import { alwaysNull, columnAlwaysNull } from './nulls.ts'
 import type { Level, PrintContext } from './print-context.ts'
 import { quoteIdentifier } from './escape.ts'
 
@@ -61,6 +62,7 @@ function printBare(p: PrintContext, e: Expr, level: Level): string {
           if (!e.right.items.length) return e.op === 'IN' ? '0' : '1'
           return `(${left} ${e.op} (${e.right.items.map((i) => p.expr(i, level)).join(', ')}))`
         }
+        if (e.right.k === 'subquery' && e.nullIn) return nullInSubquery(p, e, e.right.query, level)
         if (e.right.k === 'subquery') return `(${left} ${e.op} (${p.query(e.right.query, false)}))`
         return `(${left} ${e.op} ${p.expr(e.right, level)})`
       }
@@ -98,6 +100,30 @@ function printBare(p: PrintContext, e: Expr, level: Level): string {
       return `${e.name}${params}(${args}) OVER ${over}`
     }
   }
+}
+
+// `x IN (SELECT c ...)` where NULL matches NULL (PostHog's `transform_null_in = 1`, which 18.16 lacks):
+// each side as (isNull(v), assumeNotNull(v)) pairs, so no key is NULL and the set keeps every row.
+// A side that is always NULL (a NULL literal, a column of NULLs) has the type Nothing, which neither
+// server compares: that position compares NULL-ness alone.
+function nullInSubquery(p: PrintContext, e: Extract<Expr, { k: 'op' }>, q: Query, level: Level): string {
+  const sub = p.query(q, false)
+  const cols = outputItems(q).filter((i) => !i.hidden)
+  const lefts = e.left.k === 'tuple' ? e.left.items : [e.left]
+  if (lefts.length !== cols.length) return `(${p.expr(e.left, level)} ${e.op} (${sub}))`
+  const l: string[] = []
+  const r: string[] = []
+  lefts.forEach((x, i) => {
+    const lx = p.expr(x, level)
+    const c = quoteIdentifier(cols[i]!.printAlias ?? cols[i]!.name)
+    l.push(`isNull(${lx})`)
+    r.push(`isNull(${c})`)
+    if (!alwaysNull(x) && !columnAlwaysNull(q, i)) {
+      l.push(`assumeNotNull(${lx})`)
+      r.push(`assumeNotNull(${c})`)
+    }
+  })
+  return `((${l.join(', ')}) ${e.op} (SELECT ${r.join(', ')} FROM (${sub})))`
 }
 
 /** The inside of `OVER (...)` / `WINDOW w AS (...)`. */

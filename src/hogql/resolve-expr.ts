@@ -296,11 +296,14 @@ function call(r: Resolution, node: Node, scope: Scope): Expr {
   return { k: 'call', fn, name: fnName, args, params, type: withTimeZone(type, r.opts.tz), span: s }
 }
 
-// arrayReduce('name', ...) runs aggregate `name`: only an allow-listed one, named by a constant.
+// arrayReduce('name', ...) runs aggregate `name`: only an allow-listed one, named by a constant, and
+// under its ClickHouse name (the server reads the text: a HogQL alias such as array_agg is refused,
+// as PostHog's test_fails_on_parametric_function expects).
 function checkReducer(first: Expr | undefined, s: Span): void {
   const text = first?.k === 'const' && typeof first.value === 'string' ? first.value : undefined
   const name = text ? /^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(\(.*\))?\s*$/.exec(text)?.[1] : undefined
-  if (!name || !lookupFunction(name)?.agg) {
+  const def = name ? lookupFunction(name) : undefined
+  if (!def?.agg || def.print !== name) {
     throw new HogQLError(
       'function_not_allowed',
       "arrayReduce's first argument must name an allowed aggregate function, e.g. arrayReduce('max', arr)",

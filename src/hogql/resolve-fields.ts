@@ -260,12 +260,18 @@ export function asterisk(r: Resolution, qualifier: string[], scope: Scope, s: Sp
   }
   const items: SelectItem[] = []
   for (const src of sources) {
+    // A subquery's repeated unaliased name (`SELECT timestamp, timestamp`) is one column to `*`, as
+    // in PostHog, where a SELECT's columns are keyed by name.
     const names =
       src.kind === 'table'
         ? src.table!.asterisk
-        : outputItems(src.query!)
-            .filter((i) => !i.hidden)
-            .map((i) => i.name)
+        : [
+            ...new Set(
+              outputItems(src.query!)
+                .filter((i) => !i.hidden)
+                .map((i) => i.name),
+            ),
+          ]
     for (const name of names) items.push({ name, expr: inSource(r, src, [name], scope, s, false) })
   }
   return items

@@ -1,4 +1,4 @@
-// One call of each function added from PostHog's list (src/hogql/functions-extra.ts) with what
+// One call of each function added from PostHog's list (src/hogql/functions-extra.ts, functions-newer.ts) with what
 // ClickHouse answers, written out from the ClickHouse documentation's definitions. Numbers compare
 // as text: the servers quote 64-bit integers differently in JSON.
 /** Functions every supported server runs: [HogQL, expected value as JSONCompact returns it]. */
@@ -29,6 +29,35 @@ export const EVERYWHERE_SAMPLES: [string, unknown][] = [
   ["alphaTokens('a1b2')", ['a', 'b']],
   ["hex('A')", '41'],
   ['formatReadableSize(1024)', '1.00 KiB'],
+  // PostHog's clickhouse/conversions.py
+  ["toIntOrZero('12a')", '0'],
+  ["toIntOrZero('12')", '12'],
+  ["toFloatOrZero('1.5')", 1.5],
+  ["_toInt64('7')", '7'],
+  ["_toDate('2024-01-02')", '2024-01-02'],
+  ['toNullableString(5)', '5'],
+  ["reinterpretAsUInt8('A')", 65],
+  ["md5('a')", '0CC175B9C0F1B6A831C399E269772661'],
+  // PostHog's clickhouse/strings.py
+  ["convertCharset('a', 'utf-8', 'utf-8')", 'a'],
+  ["split_part('a,b,c', ',', 2)", 'b'],
+  ["split_part('a,b,c', ',', 5)", ''],
+  ["split_part('a,b,c', ',', -1)", 'c'],
+  ["ltrim('  a')", 'a'],
+  ["rtrim('a  ')", 'a'],
+  ["btrim('xxaxx', 'x')", 'a'],
+  // PostHog's clickhouse/datetime.py
+  ["date_part('year', toDate('2024-03-02'))", 2024],
+  ["date_part('dow', toDate('2024-03-02'))", 6],
+  ["date_part('hour', toDateTime('2024-03-02 05:00:00'))", 5],
+  ["date_part('x', toDate('2024-03-02'))", null],
+  ['to_timestamp(1700000000)', '2023-11-14 22:13:20'],
+  ["to_char(toDateTime('2024-01-02 03:04:05'), '%Y-%m')", '2024-01'],
+  ["timezone('Asia/Tokyo', toDateTime('2024-01-02 03:04:05'))", '2024-01-02 12:04:05'],
+  ['rowNumberInAllBlocks()', '0'],
+  ['current_date() = today()', 1],
+  ['isEmpty([])', 1],
+  ["isNotEmpty('a')", 1],
   ["transform(2, [1, 2], ['one', 'two'], 'other')", 'two'],
   ["hex(MD5('a'))", '0CC175B9C0F1B6A831C399E269772661'],
   ["cutQueryString('https://a.com/p?x=1')", 'https://a.com/p'],
@@ -58,6 +87,15 @@ export const EVERYWHERE_AGGREGATES: [string, unknown][] = [
   ['uniqUpTo(3)(x)', 4],
   ['anyHeavy(1)', 1],
   ['countIf(DISTINCT x % 2, x > 0)', '2'],
+  // PostHog's aggregations.py: SQL-style names and the -If combinator on its aggregates
+  ['countDistinct(x % 2)', '2'],
+  ['countDistinctIf(x, x > 2)', '2'],
+  ['array_agg(x)', [0, 1, 2, 3, 4]],
+  ["string_agg(toString(x), ',')", '0,1,2,3,4'],
+  ['arraySort(groupUniqArrayArray([x % 2]))', [0, 1]],
+  ['avgIf(x, x > 2)', 3.5],
+  ['stddevPopIf(x, x < 2)', 0.5],
+  ['sumWithOverflowIf(x, x > 0)', '10'],
 ]
 
 /** Functions only current releases run (refused with a 400 on 18.16). */
@@ -78,4 +116,130 @@ export const NEWER_SAMPLES: [string, unknown][] = [
   ['min2(1, 2)', 1],
   ["base64Encode('abc')", 'YWJj'],
   ["leftPad('7', 3, '0')", '007'],
+  // PostHog's clickhouse/arithmetic.py
+  ['moduloOrZero(5, 0)', 0],
+  ['positiveModulo(-1, 3)', 2],
+  ['multiplyDecimal(toDecimal32(2, 1), toDecimal32(3, 1))', 6],
+  // PostHog's clickhouse/mathematical.py
+  ['sinh(0)', 0],
+  ['atan2(0, 1)', 0],
+  ['hypot(3, 4)', 5],
+  ['sign(-2)', -1],
+  ['degrees(pi())', 180],
+  ['factorial(5)', '120'],
+  ['width_bucket(5, 0, 10, 2)', '2'],
+  ['roundBankers(2.5)', 2],
+  ['roundDown(7, [1, 5, 10])', 5],
+  // PostHog's clickhouse/strings.py: left/right count characters, not bytes
+  ["left('héllo', 2)", 'hé'],
+  ["right('héllo', 2)", 'lo'],
+  ["leftPadUTF8('é', 3, '*')", '**é'],
+  ["lpad('7', 3, '0')", '007'],
+  ["rpad('7', 3, '0')", '700'],
+  ["repeat('ab', 2)", 'abab'],
+  ["isValidUTF8('a')", 1],
+  ["ascii('A')", 65],
+  ["base58Encode('a')", '2g'],
+  ["encodeXMLComponent('<a>')", '&lt;a&gt;'],
+  ["extractTextFromHTML('<b>x</b>')", 'x'],
+  ["regexpQuoteMeta('a.b')", 'a\\.b'],
+  ["format('{}-{}', 'a', 'b')", 'a-b'],
+  ["concatWithSeparator('-', 'a', 'b')", 'a-b'],
+  ["multiSearchAny('abc', ['x', 'b'])", 1],
+  ["multiSearchFirstIndex('abc', ['x', 'b'])", 2],
+  ["multiSearchAllPositions('abc', ['c', 'a'])", [3, 1]],
+  ["multiMatchAny('abc', ['b.'])", 1],
+  ["multiFuzzyMatchAny('abc', 1, ['abd'])", 1],
+  ["countMatches('aaa', 'a')", 3],
+  ["hasSubsequence('garbage', 'arg')", 1],
+  ["hasToken('a b', 'a')", 1],
+  ["hasAnyTokens('a b c', ['x', 'b'])", 1],
+  ["ngramDistance('abc', 'abc')", 0],
+  ["countSubstringsCaseInsensitive('aAa', 'a')", 3],
+  ["extractGroups('a=1', '(\\\\w)=(\\\\d)')", ['a', '1']],
+  [
+    "extractAllGroups('a=1 b=2', '(\\\\w)=(\\\\d)')",
+    [
+      ['a', '1'],
+      ['b', '2'],
+    ],
+  ],
+  ["regexpExtract('a=1', '(\\\\d)', 1)", '1'],
+  ["translate('abc', 'ab', 'xy')", 'xyc'],
+  ["splitByRegexp('\\\\d', 'a1b2c')", ['a', 'b', 'c']],
+  ["splitByWhitespace('a  b')", ['a', 'b']],
+  ["ngrams('abc', 2)", ['ab', 'bc']],
+  ["tokens('a b')", ['a', 'b']],
+  // PostHog's clickhouse/arrays.py
+  ['hasSubstr([1, 2, 3], [2, 3])', 1],
+  ['arrayFlatten([[1], [2]])', [1, 2]],
+  ['arrayCompact([1, 1, 2])', [1, 2]],
+  ['arrayLast(x -> x > 1, [1, 2, 3])', 3],
+  ['arrayLastIndex(x -> x > 1, [1, 2, 3])', 3],
+  ['arrayMin([1, 2])', 1],
+  ['arrayMax(x -> -x, [1, 2])', -1],
+  ['arrayAvg([1, 2])', 1.5],
+]
+
+/** PostHog's conversions that only current releases run: NULL where the value does not convert. */
+export const NEWER_CONVERSIONS: [string, unknown][] = [
+  ["toDecimal('1.234', 2)", 1.23],
+  ["toDecimal('abc', 2)", null],
+  ["toFloatOrDefault('x', 2.5)", 2.5],
+  [
+    "toUUIDOrDefault('x', toUUID('00000000-0000-0000-0000-000000000001'))",
+    '00000000-0000-0000-0000-000000000001',
+  ],
+  ['toBool(1)', true],
+  ['toJSONString([1, 2])', '[1,2]'],
+  ["parseDateTime('2024-01-02 03:04:05', '%Y-%m-%d %H:%i:%s')", '2024-01-02 03:04:05'],
+  ["parseDateTime('x', '%Y')", null],
+  ["toDateTime64('2024-01-02 03:04:05')", '2024-01-02 03:04:05.000'],
+  // a UUIDv7 whose first 48 bits (the Unix milliseconds) are 1
+  ["UUIDv7ToDateTime(toUUID('00000000-0001-7000-8000-000000000000'))", '1970-01-01 00:00:00.001'],
+  ["toDateTimeUS('01/02/2024')", '2024-01-02 00:00:00.000'],
+]
+
+/** PostHog's date and time functions that only current releases run. */
+export const NEWER_TIME: [string, unknown][] = [
+  ["timeZoneOf(toDateTime('2024-01-02 03:04:05', 'Asia/Tokyo'))", 'Asia/Tokyo'],
+  ["timeZoneOffset(toDateTime('2024-01-02 03:04:05', 'Asia/Tokyo'))", 32400],
+  ["toUnixTimestamp64Milli(toDateTime('2024-01-01 00:00:01'))", '1704067201000'],
+  ["toStartOfSecond(toDateTime('2024-01-01 00:00:01'))", '2024-01-01 00:00:01.000'],
+  ['fromUnixTimestamp64Milli(toInt64(1500))', '1970-01-01 00:00:01.500'],
+  ["toLastDayOfMonth(toDate('2024-02-10'))", '2024-02-29'],
+  // weeks start on Sunday by default: 2024-03-06 is a Wednesday
+  ["toLastDayOfWeek(toDate('2024-03-06'))", '2024-03-09'],
+  ["toStartOfTenMinutes(toDateTime('2024-01-01 00:17:00'))", '2024-01-01 00:10:00'],
+  ["toYearWeek(toDate('2024-01-10'))", 202401],
+  ["age('day', toDate('2024-01-01'), toDate('2024-01-31'))", 30],
+  ["timeStampAdd(toDate('2024-01-01'), toIntervalDay(1))", '2024-01-02'],
+  ["addQuarters(toDate('2024-01-31'), 1)", '2024-04-30'],
+  ["monthName(toDate('2024-03-01'))", 'March'],
+  ["toModifiedJulianDay('2020-01-01')", 58849],
+  ["toModifiedJulianDay('x')", null],
+  ['fromModifiedJulianDay(58849)', '2020-01-01'],
+  ["date_trunc('month', toDateTime('2024-03-05 01:02:03'))", '2024-03-01'],
+  ['make_date(2024, 3, 5)', '2024-03-05'],
+  ['make_timestamp(2024, 3, 5, 1, 2, 3)', '2024-03-05 01:02:03'],
+  ["toDate('2024-01-03') - make_interval(0, 0, 1, 0, 0, 0)", '2024-01-02 00:00:00'],
+  [
+    "date_bin(toIntervalHour(1), toDateTime('2024-01-02 03:04:05'), toDateTime('2024-01-01 00:30:00'))",
+    '2024-01-02 02:30:00',
+  ],
+]
+
+/** Aggregates only current releases run, over (select number ... from numbers(5)) = 0..4. */
+export const NEWER_AGGREGATES: [string, unknown][] = [
+  ['avgArray([x, x])', 2],
+  ['medianArray([x])', 2],
+  ['avgWeighted(x, 1)', 2],
+  ['groupArraySampleIf(1, 1)(x, x = 3)', [3]],
+  ['groupBitmap(x)', '5'],
+  ['deltaSumTimestamp(x, x)', '4'],
+  ['medianExactLow(x)', 2],
+  ['medianExactHigh(x)', 2],
+  ['json_agg(x)', '[0,1,2,3,4]'],
+  ['every(x >= 0)', true],
+  ['cramersV(x, x)', 1],
 ]

@@ -6,7 +6,7 @@
 // the comment says why the count differs.
 
 /** The projects the cases read, each with the rows of one PostHog fixture (posthog-query.test.ts). */
-export type Fixture = 'random' | 'extra' | 'windows' | 'pageview' | 'persons' | 'unset' | 'groups'
+export type Fixture = 'random' | 'extra' | 'windows' | 'pageview' | 'persons' | 'unset' | 'groups' | 'docs'
 
 /** PostHog's random uuid property, fixed here so expected rows can name it. */
 export const RANDOM = 'RANDOM_TEST_ID::0190e5b2-8d6f-7c31-9a44-3f1e2d5c6b7a'
@@ -1530,6 +1530,13 @@ export const POSTHOG_RESOLVER_CASES: PostHogCase[] = [
     count: 4,
   },
   {
+    // test_printer.py: PostHog prints one `timestamp` column for the subquery's repeated name
+    test: 'test_print_hidden_aliases_timestamp',
+    fixture: 'random',
+    hogql: 'select * from (SELECT timestamp, timestamp FROM events)',
+    rows: [[TS], [TS]],
+  },
+  {
     test: 'test_lambda_parent_scope',
     fixture: 'random',
     hogql: 'select timestamp, arrayMap(x -> x + timestamp, [2]) from events',
@@ -1745,4 +1752,65 @@ export const POSTHOG_SCHEMA_CASES: PostHogCase[] = [
     hogql: 'SELECT g.key FROM groups AS g LIMIT 10',
     count: 10,
   },
+]
+
+// The examples of PostHog's SQL docs (posthog.com contents/docs/sql/expressions.mdx, "Use cases"),
+// each as the SELECT that reads it, over the 'docs' fixture's two page views (posthog-query.test.ts):
+// 09:30 (iOS, Chrome, a /blog URL with ref=news, $set.$geoip_city_name Berlin, two active flags) and
+// 15:00 (Desktop, Safari, Mac OS X). Expected rows worked out by hand from those properties.
+const doc = (hogql: string, rows: unknown[][], newer?: RegExp): PostHogCase => ({
+  test: 'expressions.mdx',
+  fixture: 'docs',
+  hogql,
+  rows,
+  newer,
+})
+export const POSTHOG_DOCS_CASES: PostHogCase[] = [
+  doc("select extract(properties.$current_url, 'ref=([^&]*)') from events order by timestamp", [
+    ['news'],
+    [''],
+  ]),
+  doc(
+    "select replaceOne(properties.$current_url, 'https://us.posthog.com', '/') from events order by timestamp",
+    [['//blog/x?ref=news&y=1'], ['https://x.com/']],
+  ),
+  doc("select concat('OS Version: ', properties.$os_version) from events order by timestamp", [
+    ['OS Version: 17'],
+    ['OS Version: '],
+  ]),
+  doc(
+    "select multiIf(properties.$device_type == 'Desktop', 'Desktop', properties.$os == 'iOS', 'iOS', 'Non-iOS') from events order by timestamp",
+    [['iOS'], ['Desktop']],
+  ),
+  doc('select properties.$set.$geoip_city_name from events order by timestamp', [['Berlin'], [null]]),
+  doc("select count() from events where dateDiff('minute', timestamp, now()) < 30", [[0]]),
+  doc(
+    "select sumIf(1, properties.$browser = 'Chrome') / sumIf(1, properties.$browser = 'Safari' or properties.$browser = 'Chrome') from events",
+    [[0.5]],
+  ),
+  // as the docs write it: 09:30 is 'afternoon' (12 >= 9 and 9 < 17), 15:00 'night'
+  doc(
+    "select multiIf(5 >= toHour(timestamp) and toHour(timestamp) < 12, 'morning', 12 >= toHour(timestamp) and toHour(timestamp) < 17, 'afternoon', 'night') from events order by timestamp",
+    [['afternoon'], ['night']],
+  ),
+  doc("select concat(properties.$os_name, ' - ', properties.$os_version) from events order by timestamp", [
+    ['iOS - 17'],
+    [' - '],
+  ]),
+  doc("select count() from events where (properties.$current_url LIKE '%/blog%')", [[1]]),
+  doc('select count() from events where person.properties.$initial_utm_source IS NOT NULL', [[0]]),
+  doc(
+    "select arrayJoin(JSONExtractArrayRaw(properties.$active_feature_flags ?? '[]')) as flag from events order by flag",
+    [['"a"'], ['"b"']],
+    NEWER_FN,
+  ),
+  doc('select extract(elements_chain, \'[:|"]attr__id="(.*?)"\') from events order by timestamp', [
+    [''],
+    [''],
+  ]),
+  doc("select properties['$feature/cool-flag'] from events order by timestamp", [['test'], [null]]),
+  doc('select count(distinct distinct_id) from events', [[2]]),
+  doc("select count() from events where timestamp + interval 30 day > toDateTime('2024-02-01 12:00:00')", [
+    [1],
+  ]),
 ]

@@ -10,6 +10,7 @@ import {
   PERSON,
   PERSONS,
   POSTHOG_PRINTER_CASES,
+  POSTHOG_DOCS_CASES,
   POSTHOG_QUERY_CASES,
   POSTHOG_RESOLVER_CASES,
   POSTHOG_SCHEMA_CASES,
@@ -28,6 +29,7 @@ const TEAMS: Record<Fixture, number> = {
   persons: base + 4,
   unset: base + 5,
   groups: base + 6,
+  docs: base + 7,
 }
 const uuid = (team: number, n: number) =>
   `00000000-0000-7000-8000-${(team % 1_000_000).toString().padStart(6, '0')}${n.toString().padStart(6, '0')}`
@@ -209,6 +211,47 @@ beforeAll(async () => {
   ])
 })
 
+beforeAll(async () => {
+  // Two page views carrying the properties the examples of PostHog's SQL docs read
+  // (posthog.com contents/docs/sql/expressions.mdx)
+  const team = TEAMS.docs
+  await insertEvents(ch, [
+    {
+      team,
+      uuid: uuid(team, 1),
+      event: '$pageview',
+      distinctId: 'd1',
+      personId: PERSON,
+      timestamp: '2024-01-02 09:30:00',
+      properties: {
+        $current_url: 'https://us.posthog.com/blog/x?ref=news&y=1',
+        $os: 'iOS',
+        $os_name: 'iOS',
+        $os_version: '17',
+        $device_type: 'Mobile',
+        $browser: 'Chrome',
+        $set: { $geoip_city_name: 'Berlin' },
+        '$feature/cool-flag': 'test',
+        $active_feature_flags: ['a', 'b'],
+      },
+    },
+    {
+      team,
+      uuid: uuid(team, 2),
+      event: '$pageview',
+      distinctId: 'd2',
+      personId: PERSON,
+      timestamp: '2024-01-02 15:00:00',
+      properties: {
+        $current_url: 'https://x.com/',
+        $device_type: 'Desktop',
+        $browser: 'Safari',
+        $os: 'Mac OS X',
+      },
+    },
+  ])
+})
+
 async function run(c: PostHogCase): Promise<unknown[][]> {
   const compiled = await compileHogQL(c.hogql, {
     teamId: TEAMS[c.fixture],
@@ -250,6 +293,7 @@ const SUITES = [
   ["PostHog's test_printer.py statements", POSTHOG_PRINTER_CASES],
   ["PostHog's test_resolver.py statements", POSTHOG_RESOLVER_CASES],
   ["PostHog's database/schema/test statements (persons, groups, events)", POSTHOG_SCHEMA_CASES],
+  ["PostHog's SQL docs (posthog.com contents/docs/sql)", POSTHOG_DOCS_CASES],
 ] as const
 
 for (const [title, cases] of SUITES) {
