@@ -3,7 +3,8 @@
 // ClickHouse (INSERT … SELECT FROM system.numbers), then each insight kind through POST /query/
 // against a hand-written ClickHouse query computing the same answer, in the same run; the answers
 // must match. Run: npx tsx bench/insights.ts   (env EVENTS, PERSONS, RUNS to size it; ONLY=<part of
-// a case name> runs a subset)
+// a case name> runs a subset; SQL_DIR=<dir> writes each case's two statements there; CLICKHOUSE=26 runs on the current ClickHouse, chdb 26.x behind the test
+// harness's HTTP server, instead of the embedded 18.16)
 //
 // The hand-written queries are the fastest ClickHouse SQL we know for each answer on this server:
 // one pass over events, the team and date conditions on the sort key, no JSON, no joins that the
@@ -18,7 +19,11 @@
 // `fixed cold` is the first run's (compile caches empty for that text); `compile` is Burrow's own
 // compile timing. ClickHouse's JSON `statistics.elapsed` leaves out its parse and analysis, which
 // for long statements on 18.16 is tens of milliseconds, so it is not used for the split.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { createClient } from '@clickhouse/client'
+import { startChdbServer } from '../test/harness/chdb/index.ts'
 import { benchBurrow, percentile } from './lib.ts'
 
 const EVENTS = Number(process.env.EVENTS ?? 10_000_000)
@@ -26,7 +31,12 @@ const PERSONS = Number(process.env.PERSONS ?? 100_000)
 const RUNS = Number(process.env.RUNS ?? 5)
 const DAYS = 90
 
-const burrow = await benchBurrow()
+// CLICKHOUSE=26: the test suite's current ClickHouse (chdb 26.x over HTTP, test/harness/chdb), which
+// Burrow then uses through CLICKHOUSE_URL instead of starting its embedded 18.16.
+const chdbDir =
+  process.env.CLICKHOUSE === '26' ? mkdtempSync(join(tmpdir(), 'burrow-bench-chdb-')) : undefined
+const chdb = chdbDir ? await startChdbServer({ dataDir: chdbDir }) : undefined
+const burrow = await benchBurrow(chdb ? { CLICKHOUSE_URL: chdb.url } : {})
 const { project_id: team, personal_api_key: key } = burrow.credentials
 const ch = createClient({
   url: burrow.clickhouseUrl,
@@ -380,6 +390,11 @@ try {
     const compile = compileMs
     const sql = lastSql
     const theirs = await timed(c.reference)
+    if (process.env.SQL_DIR) {
+      const file = join(process.env.SQL_DIR, c.name.replace(/[^a-z0-9]+/gi, '-').slice(0, 40))
+      writeFileSync(`${file}.burrow.sql`, `${sql}\n`)
+      writeFileSync(`${file}.hand.sql`, `${lastHandSql}\n`)
+    }
     const itsSql = await timed(() => direct(sql))
     const fixed = wallMs.map((w) => w - p50(itsSql.ms))
     // the same rows read by both means the difference is computing, not reading
@@ -399,8 +414,9 @@ try {
         `  ours:    ${JSON.stringify(a).slice(0, 400)}\n  by hand: ${JSON.stringify(b).slice(0, 400)}`,
       )
   }
+  const version = ((await hand('SELECT version() AS v')) as { v: string }[])[0]?.v
   console.log(
-    `\n${EVENTS} events, ${PERSONS} persons, p50 of ${RUNS} runs (ms)\n` +
+    `\nClickHouse ${version}, ${EVENTS} events, ${PERSONS} persons, p50 of ${RUNS} runs (ms)\n` +
       '| case | burrow | by hand | ratio | its SQL | its SQL / by hand | fixed | fixed cold | compile | answers |\n|---|---|---|---|---|---|---|---|---|---|\n' +
       rows.join('\n'),
   )
@@ -418,4 +434,6 @@ try {
 } finally {
   await ch.close()
   await burrow.cleanup()
+  await chdb?.stop()
+  if (chdbDir) rmSync(chdbDir, { recursive: true, force: true })
 }
