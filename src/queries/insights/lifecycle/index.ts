@@ -10,6 +10,7 @@ import { z } from 'zod'
 import type { Project } from '../../../accounts/documents.ts'
 import type { CompiledQuery } from '../../../hogql/index.ts'
 import type { QueryKind } from '../../kinds.ts'
+import type { DataFacts } from '../../person-overrides.ts'
 import {
   addIntervals,
   alignToInterval,
@@ -98,7 +99,12 @@ function wallOfIndex(interval: Interval, i: number): number {
  * columns insight_actor, period (interval index, see indexOf), status. The LifecycleQuery counts
  * these rows; its actors (actors/insight-actors.ts) are the rows of one period and status.
  */
-export async function lifecycleStatuses(q: LifecycleQuery, project: Project, now = Date.now()) {
+export async function lifecycleStatuses(
+  q: LifecycleQuery,
+  project: Project,
+  now = Date.now(),
+  facts?: DataFacts,
+) {
   const tz = project.timezone
   const interval = q.interval ?? 'day'
   if (q.dateRange?.date_from === 'all') {
@@ -120,7 +126,7 @@ export async function lifecycleStatuses(q: LifecycleQuery, project: Project, now
     ` ${bucketText(interval, 'min(person.created_at)')} AS insight_created,` +
     ` groupUniqArray(${bucketText(interval)}) AS insight_activity` +
     ` FROM events WHERE ${where} GROUP BY insight_actor`
-  const inner = (await compileInner(hogql, project.id, tz)).clickhouse
+  const inner = (await compileInner(hogql, project.id, tz, facts)).clickhouse
   const perActor =
     `SELECT insight_actor, toInt64(${indexSql(interval, 'insight_created')}) AS created,` +
     ` arraySort(arrayMap(t -> toInt64(${indexSql(interval, 't')}), insight_activity)) AS acts FROM (${inner})`
@@ -138,8 +144,13 @@ export async function lifecycleStatuses(q: LifecycleQuery, project: Project, now
   return { hogql, sql, range, interval }
 }
 
-export async function compileLifecycle(q: LifecycleQuery, project: Project, now = Date.now()) {
-  const { hogql, sql, range } = await lifecycleStatuses(q, project, now)
+export async function compileLifecycle(
+  q: LifecycleQuery,
+  project: Project,
+  now = Date.now(),
+  facts?: DataFacts,
+) {
+  const { hogql, sql, range } = await lifecycleStatuses(q, project, now, facts)
   const compiled: LifecycleCompiled = {
     hogql,
     clickhouse: `SELECT period, status, count() AS persons FROM (${sql}) GROUP BY period, status`,
@@ -207,6 +218,7 @@ export function shapeLifecycle(rows: unknown[][], plan: LifecyclePlan) {
 }
 
 export const lifecycleKind: QueryKind = {
-  compile: (raw, project) => compileLifecycle(LifecycleQuerySchema.parse(raw), project),
+  compile: (raw, project, _server, facts) =>
+    compileLifecycle(LifecycleQuerySchema.parse(raw), project, undefined, facts),
   shape: (rows, compiled) => shapeLifecycle(rows, (compiled as LifecycleCompiled).lifecycle),
 }
