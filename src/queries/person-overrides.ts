@@ -2,12 +2,13 @@ import type { ClickHouseClient } from '@clickhouse/client'
 
 // Whether a project has merged persons, for the runner's DataFacts (below). Events keep the person
 // id they were stamped with and a merge is a person_overrides row, so for a project without any row
-// `person_id` is the stamped column and the override join (an ALL LEFT JOIN on every event read;
-// about half the time of a trends DAU or stickiness query on 26.x) can be left out.
+// `person_id` is the stamped column and the override join (an ALL LEFT JOIN on every event read,
+// docs/performance.md "Insights") can be left out.
 //
-// The answer "none" is read again for every query, so the first query after a merge sees it: the
-// query then runs as it would have a moment before the merge. "Some" is remembered for the process:
-// the join is correct whether or not rows remain, and a project that merged once merges again.
+// "None" is read again for every query, so the first query that starts after a merge is written
+// takes the join (a query that read "none" just before runs as it would have before the merge).
+// "Some" is remembered for the process: the join is correct whether or not rows remain, and a
+// project that merged once merges again.
 
 /**
  * What the runner knew about the project's data just before compiling, so a kind can print cheaper

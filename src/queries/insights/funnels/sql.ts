@@ -343,7 +343,7 @@ export function funnelWhere(q: FunnelsQuery, tz: string): string {
   return and([rangeCondition(funnelRange(q, tz)), propertiesCondition(q.properties)])
 }
 
-/** Whose funnel, in which zone, and what is known of the project's data (kinds.ts DataFacts). */
+/** Whose funnel, in which zone, and what is known of the project's data (DataFacts). */
 export interface FunnelCompileOptions {
   teamId: number
   timezone: string
