@@ -3,7 +3,8 @@
 // ClickHouse (INSERT … SELECT FROM system.numbers), then each insight kind through POST /query/
 // against a hand-written ClickHouse query computing the same answer, in the same run; the answers
 // must match. Run: npx tsx bench/insights.ts   (env EVENTS, PERSONS, RUNS to size it; ONLY=<part of
-// a case name> runs a subset)
+// a case name> runs a subset; SQL_DIR=<dir> writes each case's two statements there; CLICKHOUSE=26 runs on the current ClickHouse, chdb 26.x behind the test
+// harness's HTTP server, instead of the embedded 18.16)
 //
 // The hand-written queries are the fastest ClickHouse SQL we know for each answer on this server:
 // one pass over events, the team and date conditions on the sort key, no JSON, no joins that the
@@ -16,17 +17,33 @@
 // hand-written query, so `its SQL / by hand` is the cost of the SQL itself, and `fixed` = Burrow's
 // wall time − its SQL's time is everything else (HTTP, auth, compiling, shaping, caching).
 // `fixed cold` is the first run's (compile caches empty for that text); `compile` is Burrow's own
-// compile timing. ClickHouse's JSON `statistics.elapsed` leaves out its parse and analysis, which
+// compile timing. `server CPU` is the ClickHouse server process's CPU time per run of its SQL and of
+// the hand-written query (from /proc, 10 ms ticks over RUNS runs): the work each costs, which the
+// machine's load moves far less than wall time. ClickHouse's JSON `statistics.elapsed` leaves out its parse and analysis, which
 // for long statements on 18.16 is tens of milliseconds, so it is not used for the split.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { createClient } from '@clickhouse/client'
-import { benchBurrow, percentile } from './lib.ts'
+import { startChdbServer } from '../test/harness/chdb/index.ts'
+import { benchBurrow, percentile, procStats, processTree } from './lib.ts'
 
 const EVENTS = Number(process.env.EVENTS ?? 10_000_000)
 const PERSONS = Number(process.env.PERSONS ?? 100_000)
 const RUNS = Number(process.env.RUNS ?? 5)
 const DAYS = 90
 
-const burrow = await benchBurrow()
+// CLICKHOUSE=26: the test suite's current ClickHouse (chdb 26.x over HTTP, test/harness/chdb), which
+// Burrow then uses through CLICKHOUSE_URL instead of starting its embedded 18.16.
+const chdbDir =
+  process.env.CLICKHOUSE === '26' ? mkdtempSync(join(tmpdir(), 'burrow-bench-chdb-')) : undefined
+const chdb = chdbDir ? await startChdbServer({ dataDir: chdbDir }) : undefined
+const burrow = await benchBurrow(chdb ? { CLICKHOUSE_URL: chdb.url } : {})
+// The ClickHouse server's process (chdb's, or the embedded 18.16 that Burrow started): its CPU time
+// across the runs of a statement is the work the statement costs, which load hardly changes.
+const serverPid =
+  chdb?.pid ?? processTree(burrow.pid).find((p) => procStats(p)?.name.startsWith('clickhouse')) ?? 0
+const serverCpuMs = () => (procStats(serverPid)?.cpuSeconds ?? Number.NaN) * 1000
 const { project_id: team, personal_api_key: key } = burrow.credentials
 const ch = createClient({
   url: burrow.clickhouseUrl,
@@ -121,15 +138,17 @@ async function direct(sql: string): Promise<unknown> {
   return rs.json()
 }
 
-async function timed<T>(fn: () => Promise<T>): Promise<{ ms: number[]; last: T }> {
+/** RUNS runs of `fn`: wall times, the last answer, and the server's CPU time per run (ms). */
+async function timed<T>(fn: () => Promise<T>): Promise<{ ms: number[]; last: T; cpu: number }> {
   const ms: number[] = []
   let last: T | undefined
+  const cpu0 = serverCpuMs()
   for (let i = 0; i < RUNS; i++) {
     const t0 = performance.now()
     last = await fn()
     ms.push(performance.now() - t0)
   }
-  return { ms, last: last as T }
+  return { ms, last: last as T, cpu: (serverCpuMs() - cpu0) / RUNS }
 }
 
 interface Case {
@@ -150,9 +169,10 @@ const cases: Case[] = [
     run: () => insight({ kind: 'TrendsQuery', series: [{ event: '$pageview', math: 'dau' }], dateRange }),
     reference: () =>
       hand(
-        `SELECT toString(toDate(timestamp)) AS d, uniqExact(person_id) AS n FROM events WHERE team_id = ${team}` +
+        // grouped by the Date (2 bytes), not its text; no ORDER BY (the comparison maps days)
+        `SELECT toDate(timestamp) AS d, uniqExact(person_id) AS n FROM events WHERE team_id = ${team}` +
           ` AND event = '$pageview' AND toDate(timestamp) >= '${from30}' AND toDate(timestamp) <= '${to}'` +
-          ' GROUP BY d ORDER BY d',
+          ' GROUP BY d',
       ),
     same: (ours, theirs) => {
       const byDay = new Map(theirs.map((r: any) => [r.d, Number(r.n)]))
@@ -168,42 +188,58 @@ const cases: Case[] = [
         dateRange,
         breakdownFilter: { breakdown: '$browser', breakdown_limit: 3 },
       }),
+    // Burrow's answer is a series per value by day: the same counts per (value, day) here, one pass
+    // over events; ranking the handful of values (top 3 by total, the rest summed as "other") is
+    // left to the comparison, which costs nothing next to the query.
     reference: () =>
       hand(
-        `SELECT prop_values[indexOf(prop_keys, '$browser')] AS b, count() AS n FROM events WHERE team_id = ${team}` +
-          ` AND event = '$pageview' AND toDate(timestamp) >= '${from30}' AND toDate(timestamp) <= '${to}'` +
-          ' GROUP BY b ORDER BY n DESC, b',
+        `SELECT prop_values[indexOf(prop_keys, '$browser')] AS b, toDate(timestamp) AS d, count() AS n FROM events` +
+          ` WHERE team_id = ${team} AND event = '$pageview' AND toDate(timestamp) >= '${from30}'` +
+          ` AND toDate(timestamp) <= '${to}' GROUP BY b, d`,
       ),
     same: (ours, theirs) => {
-      const top = theirs.slice(0, 3).map((r: any) => [r.b, Number(r.n)])
-      const other = theirs.slice(3).reduce((a: number, r: any) => a + Number(r.n), 0)
+      const total = new Map<string, number>()
+      for (const r of theirs) total.set(r.b, (total.get(r.b) ?? 0) + Number(r.n))
+      const ranked = [...total].sort((x, y) => y[1] - x[1] || (x[0] < y[0] ? -1 : 1)).map(([b]) => b)
+      const top = ranked.slice(0, 3)
+      const other = '$$_posthog_breakdown_other_$$'
+      const days: string[] = ours[0].days
+      const series = (bv: string) =>
+        days.map((d) =>
+          theirs
+            .filter((r: any) => r.d === d && (bv === other ? !top.includes(r.b) : r.b === bv))
+            .reduce((a: number, r: any) => a + Number(r.n), 0),
+        )
       return [
-        ours.map((s: any) => [s.breakdown_value, s.count]),
-        [...top, ['$$_posthog_breakdown_other_$$', other]],
+        ours.map((s: any) => [s.breakdown_value, s.data]),
+        [...top, other].map((bv) => [bv, series(bv)]),
       ]
     },
   },
   {
     name: 'lifecycle: daily, 30 days, $pageview',
     run: () => insight({ kind: 'LifecycleQuery', series: [{ event: '$pageview' }], dateRange }),
+    // One pass over events: each person's active days (sorted Dates) and, joined once per person,
+    // the day they were created; every status is read off neighbouring days (the previous active day,
+    // the next one), as an array per person that ARRAY JOIN unrolls. Lambdas take every value as an
+    // argument: 18.16 loses columns a lambda only captures.
     reference: () => {
       const lo = iso(today - 30 * DAY)
       const hi = iso(today + DAY)
       const perPerson =
-        `SELECT e.person_id AS pid, arraySort(groupUniqArray(toDate(e.timestamp))) AS days, any(p.c) AS created` +
-        ` FROM events AS e ANY LEFT JOIN (SELECT id AS person_id, toDate(argMax(created_at, version)) AS c` +
-        ` FROM person WHERE team_id = ${team} GROUP BY id) AS p USING person_id WHERE e.team_id = ${team}` +
-        ` AND e.event = '$pageview' AND e.timestamp >= toDateTime('${lo} 00:00:00', 'UTC')` +
-        ` AND e.timestamp < toDateTime('${hi} 00:00:00', 'UTC')` +
-        // the sort key's day too: 18.16 does not derive its range from the timestamp bounds
-        ` AND toDate(e.timestamp) >= toDate('${lo}') AND toDate(e.timestamp) < toDate('${hi}') GROUP BY pid`
+        'SELECT days, created FROM (SELECT person_id AS pid, arraySort(groupUniqArray(toDate(timestamp))) AS days' +
+        ` FROM events WHERE team_id = ${team} AND event = '$pageview' AND toDate(timestamp) >= toDate('${lo}')` +
+        ` AND toDate(timestamp) < toDate('${hi}') GROUP BY pid) AS e ANY LEFT JOIN (SELECT id AS pid,` +
+        ` toDate(argMax(created_at, version)) AS created FROM person WHERE team_id = ${team} GROUP BY id) AS p USING pid`
+      const statuses =
+        'SELECT arrayJoin(arrayConcat(arrayMap((a, p, i) -> tuple(a, multiIf(i = 1 AND p = a, 1, i > 1 AND p = a - 1, 2, 3)),' +
+        ' days, prevs, arrayEnumerate(days)), arrayMap(a -> tuple(a + 1, 4), arrayFilter((a, nx) -> nx != a + 1, days, nexts))))' +
+        ' AS ps FROM (SELECT days, arrayPushFront(arrayPopBack(days), created) AS prevs,' +
+        ` arrayPushBack(arrayPopFront(days), toDate(0)) AS nexts FROM (${perPerson}))`
       return hand(
-        'SELECT toString(d) AS day, status, count() AS n FROM (' +
-          " SELECT a AS d, multiIf(a = created AND a = days[1], 'new', has(days, a - 1), 'returning', 'resurrecting')" +
-          ` AS status FROM (${perPerson}) ARRAY JOIN days AS a` +
-          ` UNION ALL SELECT a + 1 AS d, 'dormant' AS status FROM (${perPerson}) ARRAY JOIN days AS a` +
-          ' WHERE NOT has(days, a + 1))' +
-          ` WHERE d >= toDate('${from30}') AND d <= toDate('${to}') GROUP BY day, status`,
+        "SELECT toString(d) AS day, ['new', 'returning', 'resurrecting', 'dormant'][s] AS status, count() AS n FROM" +
+          ` (SELECT tupleElement(ps, 1) AS d, tupleElement(ps, 2) AS s FROM (${statuses}))` +
+          ` WHERE d >= toDate('${from30}') AND d <= toDate('${to}') GROUP BY d, s`,
       )
     },
     same: (ours, theirs) => {
@@ -380,6 +416,11 @@ try {
     const compile = compileMs
     const sql = lastSql
     const theirs = await timed(c.reference)
+    if (process.env.SQL_DIR) {
+      const file = join(process.env.SQL_DIR, c.name.replace(/[^a-z0-9]+/gi, '-').slice(0, 40))
+      writeFileSync(`${file}.burrow.sql`, `${sql}\n`)
+      writeFileSync(`${file}.hand.sql`, `${lastHandSql}\n`)
+    }
     const itsSql = await timed(() => direct(sql))
     const fixed = wallMs.map((w) => w - p50(itsSql.ms))
     // the same rows read by both means the difference is computing, not reading
@@ -391,7 +432,7 @@ try {
     if (!ok) failed = true
     const ratio = p50(ours.ms) / p50(theirs.ms)
     rows.push(
-      `| ${c.name} | ${f1(p50(ours.ms))} | ${f1(p50(theirs.ms))} | ${ratio.toFixed(2)} | ${f1(p50(itsSql.ms))} | ${(p50(itsSql.ms) / p50(theirs.ms)).toFixed(2)} | ${f1(p50(fixed))} | ${f1(fixed[0] ?? NaN)} | ${f1(p50(compile))} | ${ok ? 'match' : 'DIFFER'} |`,
+      `| ${c.name} | ${f1(p50(ours.ms))} | ${f1(p50(theirs.ms))} | ${ratio.toFixed(2)} | ${f1(p50(itsSql.ms))} | ${(p50(itsSql.ms) / p50(theirs.ms)).toFixed(2)} | ${f1(itsSql.cpu)} | ${f1(theirs.cpu)} | ${(itsSql.cpu / theirs.cpu).toFixed(2)} | ${f1(p50(fixed))} | ${f1(fixed[0] ?? NaN)} | ${f1(p50(compile))} | ${ok ? 'match' : 'DIFFER'} |`,
     )
     console.log(rows[rows.length - 1])
     if (!ok)
@@ -399,9 +440,10 @@ try {
         `  ours:    ${JSON.stringify(a).slice(0, 400)}\n  by hand: ${JSON.stringify(b).slice(0, 400)}`,
       )
   }
+  const version = ((await hand('SELECT version() AS v')) as { v: string }[])[0]?.v
   console.log(
-    `\n${EVENTS} events, ${PERSONS} persons, p50 of ${RUNS} runs (ms)\n` +
-      '| case | burrow | by hand | ratio | its SQL | its SQL / by hand | fixed | fixed cold | compile | answers |\n|---|---|---|---|---|---|---|---|---|---|\n' +
+    `\nClickHouse ${version}, ${EVENTS} events, ${PERSONS} persons, p50 of ${RUNS} runs (ms)\n` +
+      '| case | burrow | by hand | ratio | its SQL | its SQL / by hand | server CPU: its SQL | by hand | CPU ratio | fixed | fixed cold | compile | answers |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n' +
       rows.join('\n'),
   )
   console.log(
@@ -418,4 +460,6 @@ try {
 } finally {
   await ch.close()
   await burrow.cleanup()
+  await chdb?.stop()
+  if (chdbDir) rmSync(chdbDir, { recursive: true, force: true })
 }

@@ -30,6 +30,11 @@ export interface CompileOptions {
   timezone?: string
   /** What the target server runs (capabilitiesOf(version)); absent: SQL every supported server runs. */
   capabilities?: Capabilities
+  /**
+   * false promises the project has no person_overrides rows: `person_id` is then the id each event
+   * was stamped with, printed without the override join. Absent or true: resolved through merges.
+   */
+  personOverrides?: boolean
 }
 
 /** A compiled statement: the SQL to run and how to read its columns. */
@@ -102,7 +107,14 @@ export function compileHogQLSync(query: string, opts: CompileOptions): CompiledQ
   const capabilities = opts.capabilities ?? PORTABLE
   const resolver = new Resolver(
     readyParser,
-    { teamId: opts.teamId, tz, values: opts.values ?? {}, filters: opts.filters, capabilities },
+    {
+      teamId: opts.teamId,
+      tz,
+      values: opts.values ?? {},
+      filters: opts.filters,
+      capabilities,
+      personOverrides: opts.personOverrides,
+    },
     query,
   )
   const q = resolver.query(ast)

@@ -20,6 +20,8 @@ export interface ResolveOptions {
   materialized?: ReadonlyMap<string, string>
   /** What the target server runs; constructs it lacks are refused. */
   capabilities: Capabilities
+  /** false: the project has no person overrides, so fields print their `plain` form (no join). */
+  personOverrides?: boolean
 }
 
 /** A select alias: registered before any item resolves, resolved on first use. */

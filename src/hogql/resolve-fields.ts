@@ -160,7 +160,12 @@ function readField(
     }
     case 'expression': {
       if (rest.length) throw new HogQLError('unknown_field', `'${name}' has no field '${rest.join('.')}'`, s)
-      const e = schemaExpr(r, def.expr, src, scope)
+      const e = schemaExpr(
+        r,
+        r.opts.personOverrides === false ? (def.plain ?? def.expr) : def.expr,
+        src,
+        scope,
+      )
       return { ...e, type: def.type } as Expr
     }
     case 'join': {

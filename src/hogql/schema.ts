@@ -24,8 +24,9 @@ export type FieldDef =
   | { kind: 'column'; column: string; type: string; ms?: string }
   // A property bag stored as raw JSON plus parallel key/value arrays (see 0001_events.sql).
   | { kind: 'properties'; raw: string; keys: string; values: string }
-  // A HogQL expression over the table's own fields (hidden fields included).
-  | { kind: 'expression'; expr: string; type: string }
+  // A HogQL expression over the table's own fields (hidden fields included). `plain`: the same value
+  // when the project has no person overrides (CompileOptions.personOverrides false), without a join.
+  | { kind: 'expression'; expr: string; type: string; plain?: string }
   // A lazy join: `person.x` on events joins persons only when used. `from` is a HogQL expression
   // on this table, `to` a field of the joined table; they must be equal.
   | { kind: 'join'; table: string; from: string; to: string }
@@ -72,6 +73,7 @@ export const TABLES: Record<string, TableDef> = {
         kind: 'expression',
         expr: `if(__override.override_person_id = ${ZERO_UUID}, __stamped_person_id, __override.override_person_id)`,
         type: 'UUID',
+        plain: '__stamped_person_id',
       },
       person: { kind: 'join', table: 'persons', from: 'person_id', to: 'id' },
       // PostHog's events.pdi: the distinct id's current row (its person_id is the newest

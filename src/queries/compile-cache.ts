@@ -40,6 +40,7 @@ function keyOf(query: string, opts: CompileOptions): string {
     opts.values ?? null,
     opts.filters ?? null,
     opts.capabilities ?? null,
+    opts.personOverrides ?? true,
     opts.defaultLimit ?? null,
     opts.maxLimit ?? null,
     materializedKey(),

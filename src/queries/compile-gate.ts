@@ -3,6 +3,7 @@ import type { Project } from '../accounts/documents.ts'
 import { CompilePool } from './compile-pool.ts'
 import { checkHogQLText, checkQueryStrings, DEFAULT_HOGQL_BOUNDS, type HogQLBounds } from './hogql-bounds.ts'
 import { type KindCompiled, queryKind } from './kinds.ts'
+import type { DataFacts } from './person-overrides.ts'
 import { HogQLQuerySchema } from './schema.ts'
 
 // Where a query request becomes ClickHouse SQL without the HogQL parser running on the event loop.
@@ -27,11 +28,16 @@ export class CompileGate {
   }
 
   /** The compiled query; throws the compiler's errors (HogQLError, validation) or QueryTooComplex. */
-  async compile(raw: { kind: string }, project: Project, server: Capabilities): Promise<KindCompiled> {
+  async compile(
+    raw: { kind: string },
+    project: Project,
+    server: Capabilities,
+    facts?: DataFacts,
+  ): Promise<KindCompiled> {
     queryKind(raw.kind) // an unknown kind is a 400 before any work
     if (raw.kind === 'HogQLQuery') checkHogQLText(HogQLQuerySchema.parse(raw).query, this.bounds)
     else checkQueryStrings(raw, this.bounds)
-    return this.pool.compile(raw, project, server)
+    return this.pool.compile(raw, project, server, facts)
   }
 
   close(): Promise<void> {

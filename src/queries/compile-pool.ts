@@ -11,6 +11,7 @@ import { AppError } from '../http/errors.ts'
 import type { CompileAnswer, CompileFailure, CompileJob } from './compile-worker.ts'
 import { QueryTooComplex } from './hogql-bounds.ts'
 import type { KindCompiled } from './kinds.ts'
+import type { DataFacts } from './person-overrides.ts'
 
 // Worker threads that parse and compile queries. The grammar's parser runs synchronously and
 // some texts take seconds (a 73 KB query: 8 s), which on the main thread would stall /_health and
@@ -70,13 +71,19 @@ export class CompilePool {
   }
 
   /** Compiles `query` in a worker within the time budget; throws what the compile threw. */
-  compile(query: { kind: string }, project: Project, server: Capabilities): Promise<KindCompiled> {
+  compile(
+    query: { kind: string },
+    project: Project,
+    server: Capabilities,
+    facts?: DataFacts,
+  ): Promise<KindCompiled> {
     if (this.closed) return Promise.reject(new Error('the compile pool is closed'))
     const job: CompileJob = {
       id: this.nextId++,
       query,
       project,
       server,
+      facts,
       materialized: [...materializedProperties()],
     }
     return new Promise((resolve, reject) => {

@@ -9,6 +9,7 @@ import { HogQLError } from '../hogql/errors.ts'
 import { setMaterializedProperties } from '../hogql/materialized.ts'
 import { getParser } from '../hogql/parse.ts'
 import { queryKind } from './kinds.ts'
+import type { DataFacts } from './person-overrides.ts'
 import './kind-registrations.ts'
 
 /** A job the pool sends. */
@@ -18,6 +19,7 @@ export interface CompileJob {
   project: Project
   /** what the ClickHouse server runs (plain data) */
   server: Capabilities
+  facts?: DataFacts
   materialized: [string, string][]
 }
 
@@ -52,7 +54,7 @@ port.on('message', (job: CompileJob) => {
   setMaterializedProperties(new Map(job.materialized))
   // the kind's own compile, exactly as the main thread would run it
   Promise.resolve()
-    .then(() => queryKind(job.query.kind).compile(job.query, job.project, job.server))
+    .then(() => queryKind(job.query.kind).compile(job.query, job.project, job.server, job.facts))
     .then(
       (ok) => port.postMessage({ id: job.id, ok } satisfies CompileAnswer),
       (err: unknown) => port.postMessage({ id: job.id, ...failure(err) } satisfies CompileAnswer),

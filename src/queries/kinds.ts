@@ -3,6 +3,7 @@ import { ValidationError } from '../http/errors.ts'
 import type { Capabilities, CompiledQuery } from '../hogql/index.ts'
 import { compileHogQLCached } from './compile-cache.ts'
 import { filtersCondition } from './hogql-filters.ts'
+import type { DataFacts } from './person-overrides.ts'
 import { HogQLQuerySchema } from './schema.ts'
 
 /**
@@ -16,7 +17,7 @@ export interface KindCompiled extends CompiledQuery {
 
 export interface QueryKind {
   /** `server`: what the ClickHouse in use runs (kinds that print portable SQL may ignore it). */
-  compile(query: unknown, project: Project, server?: Capabilities): Promise<KindCompiled>
+  compile(query: unknown, project: Project, server?: Capabilities, facts?: DataFacts): Promise<KindCompiled>
   /** Default: rows as arrays, in column order. */
   shape?(rows: unknown[][], compiled: KindCompiled, query: unknown, project: Project): unknown
   /** Whether there is more than these rows show (e.g. breakdown values folded into "other"). */
@@ -24,7 +25,7 @@ export interface QueryKind {
 }
 
 const hogql: QueryKind = {
-  async compile(raw, project, server) {
+  async compile(raw, project, server, facts) {
     const q = HogQLQuerySchema.parse(raw)
     const filters = filtersCondition(q.filters, project.timezone)
     if (filters !== undefined && q.values && Object.hasOwn(q.values, 'filters')) {
@@ -39,6 +40,7 @@ const hogql: QueryKind = {
       filters,
       timezone: project.timezone,
       capabilities: server,
+      personOverrides: facts?.personOverrides,
     })
   },
 }

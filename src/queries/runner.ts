@@ -21,6 +21,7 @@ import { type AdmissionLimits, QueryAdmission } from './admission.ts'
 import { CompileGate, type CompileGateOptions } from './compile-gate.ts'
 import { type KindCompiled, queryKind } from './kinds.ts'
 import type { QueryRequest, QueryStatus, RefreshMode } from './schema.ts'
+import { PersonOverrides } from './person-overrides.ts'
 import { newStatus, QueryStatusStore } from './status.ts'
 
 export interface QueryLimits {
@@ -56,6 +57,7 @@ export class QueryRunner {
   private readonly admission: QueryAdmission
   private readonly gate: CompileGate
   private readonly fingerprints = new Fingerprints(() => this.readFingerprint())
+  private readonly overrides: PersonOverrides
 
   private constructor(
     private readonly rt: Runtime,
@@ -66,6 +68,7 @@ export class QueryRunner {
     this.limits = opts.limits
     this.admission = new QueryAdmission(opts.admission)
     this.gate = new CompileGate(opts.compile)
+    this.overrides = new PersonOverrides(rt.ch)
   }
 
   static async create(rt: Runtime, opts: RunnerOptions) {
@@ -120,9 +123,15 @@ export class QueryRunner {
         stale?.sql !== undefined && stale.fingerprint !== undefined
           ? this.fingerprints.forCheck()
           : this.fingerprints.forStore()
+      // whether the project has merged persons, read before compiling: without, person_id needs no join
+      const [info, personOverrides] = await Promise.all([
+        readServerInfo(this.rt.ch),
+        this.overrides.has(project.id),
+      ])
       const c0 = performance.now()
-      const server = capabilitiesOf((await readServerInfo(this.rt.ch)).version)
-      const compiled = await this.gate.compile(req.query, project, server)
+      const compiled = await this.gate.compile(req.query, project, capabilitiesOf(info.version), {
+        personOverrides,
+      })
       const compileSeconds = (performance.now() - c0) / 1000
       const state = await fingerprint
       if (

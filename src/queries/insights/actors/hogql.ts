@@ -4,6 +4,7 @@ import type { ClickHouseClient } from '@clickhouse/client'
 import type { CompiledQuery } from '../../../hogql/index.ts'
 import { compileHogQLCached } from '../../compile-cache.ts'
 import { execute } from '../../execute.ts'
+import type { DataFacts } from '../../person-overrides.ts'
 
 // src/persons/routes.ts imports `str` from here.
 export { str } from '../common/index.ts'
@@ -13,6 +14,8 @@ export interface RunOptions {
   timezone: string
   limit?: number
   maxExecutionSeconds?: number
+  /** what is known of the project's data (kinds.ts); absent: person_id through merges */
+  facts?: DataFacts
 }
 
 export async function compile(hogql: string, opts: RunOptions): Promise<CompiledQuery> {
@@ -21,6 +24,7 @@ export async function compile(hogql: string, opts: RunOptions): Promise<Compiled
     timezone: opts.timezone,
     defaultLimit: opts.limit ?? 50_000,
     maxLimit: Math.max(opts.limit ?? 50_000, 50_000),
+    personOverrides: opts.facts?.personOverrides,
   })
 }
 

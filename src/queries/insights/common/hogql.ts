@@ -7,6 +7,7 @@
 import { escapeNumber, escapeString } from '../../../hogql/escape.ts'
 import type { CompiledQuery } from '../../../hogql/index.ts'
 import { compileHogQLCached } from '../../compile-cache.ts'
+import type { DataFacts } from '../../person-overrides.ts'
 
 /**
  * A HogQL string literal. Only the backslash and the quote are escaped: the HogQL grammar reads
@@ -45,7 +46,21 @@ export function or(conds: string[]): string {
 // Inner queries must never be cut by the compiler's default LIMIT: their rows are aggregated again.
 const NO_LIMIT = Number.MAX_SAFE_INTEGER
 
-/** Compiles an inner HogQL SELECT for embedding in a wrapper: no row limit, project time zone. */
-export function compileInner(hogql: string, teamId: number, timezone: string): Promise<CompiledQuery> {
-  return compileHogQLCached(hogql, { teamId, timezone, defaultLimit: NO_LIMIT, maxLimit: NO_LIMIT })
+/**
+ * Compiles an inner HogQL SELECT for embedding in a wrapper: no row limit, project time zone, and
+ * `person_id` without the override join when `facts` say the project has no overrides.
+ */
+export function compileInner(
+  hogql: string,
+  teamId: number,
+  timezone: string,
+  facts?: DataFacts,
+): Promise<CompiledQuery> {
+  return compileHogQLCached(hogql, {
+    teamId,
+    timezone,
+    defaultLimit: NO_LIMIT,
+    maxLimit: NO_LIMIT,
+    personOverrides: facts?.personOverrides,
+  })
 }

@@ -20,9 +20,10 @@ LIMIT 50000`
 }
 
 registerQueryKind('FunnelsQuery', {
-  async compile(raw, project) {
+  async compile(raw, project, _server, facts) {
     const q = FunnelsQuery.parse(raw)
-    const { plan, sql, hogql } = await funnelPersonsSQL(q, { teamId: project.id, timezone: project.timezone })
+    const opts = { teamId: project.id, timezone: project.timezone, facts }
+    const { plan, sql, hogql } = await funnelPersonsSQL(q, opts)
     const n = plan.steps.length
     const columns = ['breakdown', ...Array.from({ length: n }, (_, i) => `step_${i + 1}`)]
     columns.push(...Array.from({ length: n - 1 }, (_, i) => `step_${i + 1}_conversion_times`))

@@ -26,6 +26,7 @@ import {
   resolveDateRange,
   str,
 } from '../common/index.ts'
+import type { DataFacts } from '../../person-overrides.ts'
 import { EventsNode, type ExclusionNode, type FunnelsQuery } from './schema.ts'
 
 // PostHog's DATERANGE_MAP: a month is 30 days.
@@ -342,17 +343,20 @@ export function funnelWhere(q: FunnelsQuery, tz: string): string {
   return and([rangeCondition(funnelRange(q, tz)), propertiesCondition(q.properties)])
 }
 
+/** Whose funnel, in which zone, and what is known of the project's data (DataFacts). */
+export interface FunnelCompileOptions {
+  teamId: number
+  timezone: string
+  facts?: DataFacts
+}
+
 /** The compiled events level (team-guarded ClickHouse SQL, unlimited). */
-export async function compileEvents(
-  plan: FunnelPlan,
-  where: string,
-  opts: { teamId: number; timezone: string },
-) {
-  return compileInner(eventsHogQL(plan, where), opts.teamId, opts.timezone)
+export async function compileEvents(plan: FunnelPlan, where: string, opts: FunnelCompileOptions) {
+  return compileInner(eventsHogQL(plan, where), opts.teamId, opts.timezone, opts.facts)
 }
 
 /** Persons of a funnel as ClickHouse SQL, plus the HogQL of its events level (shown to users). */
-export async function funnelPersonsSQL(q: FunnelsQuery, opts: { teamId: number; timezone: string }) {
+export async function funnelPersonsSQL(q: FunnelsQuery, opts: FunnelCompileOptions) {
   const plan = planFunnel(q)
   const events = await compileEvents(plan, funnelWhere(q, opts.timezone), opts)
   return { plan, sql: personsSQL(plan, events.clickhouse), hogql: events.hogql }

@@ -177,9 +177,9 @@ export function formatRetention(p: RetentionPlan, rows: unknown[][], tz: string)
 }
 
 registerQueryKind('RetentionQuery', {
-  async compile(raw, project) {
+  async compile(raw, project, _server, facts) {
     const plan = planRetention(RetentionQuery.parse(raw), project.timezone)
-    return compile(retentionHogQL(plan), { teamId: project.id, timezone: project.timezone })
+    return compile(retentionHogQL(plan), { teamId: project.id, timezone: project.timezone, facts })
   },
   shape(rows, _c, raw, project) {
     return formatRetention(planRetention(RetentionQuery.parse(raw), project.timezone), rows, project.timezone)

@@ -1,4 +1,3 @@
-import type { Project } from '../../../accounts/documents.ts'
 import type { QueryKind } from '../../kinds.ts'
 import { BREAKDOWN_OTHER } from '../common/index.ts'
 import { compileTrends, type TrendsCompiled } from './query.ts'
@@ -16,7 +15,8 @@ export function trendsHasMore(rows: unknown[][]): boolean {
 }
 
 export const trendsKind: QueryKind = {
-  compile: (raw: unknown, project: Project) => compileTrends(TrendsQuerySchema.parse(raw), project),
+  compile: (raw, project, _server, facts) =>
+    compileTrends(TrendsQuerySchema.parse(raw), project, undefined, facts),
   shape: (rows, compiled) => shapeTrends(rows, (compiled as TrendsCompiled).trends),
   hasMore: trendsHasMore,
 }

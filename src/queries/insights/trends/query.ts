@@ -2,6 +2,7 @@
 // grouped by bucket and breakdown value; breakdowns go through the top-N wrapper; all parts are
 // tagged with their series and period and joined by UNION ALL, so one round trip answers the query.
 import type { Project } from '../../../accounts/documents.ts'
+import type { DataFacts } from '../../person-overrides.ts'
 import type { CompiledQuery } from '../../../hogql/index.ts'
 import { ValidationError } from '../../../http/errors.ts'
 import {
@@ -144,6 +145,7 @@ export async function compileTrends(
   q: TrendsQuery,
   project: Project,
   now = Date.now(),
+  facts?: DataFacts,
 ): Promise<TrendsCompiled> {
   const tz = project.timezone
   const { interval, totalValue, cumulative, ranges } = trendsRanges(q, tz, now)
@@ -157,7 +159,7 @@ export async function compileTrends(
     for (let i = 0; i < q.series.length; i++) {
       const hogql = innerHogQL(q, i, r, totalValue, cumulative)
       hogqls.push(hogql)
-      const inner = (await compileInner(hogql, project.id, tz)).clickhouse
+      const inner = (await compileInner(hogql, project.id, tz, facts)).clickhouse
       const rows = limit
         ? topBreakdownsSql(inner, limit)
         : `SELECT insight_breakdown AS breakdown, insight_bucket AS bucket, toFloat64(insight_value) AS value FROM (${inner})`
@@ -170,7 +172,7 @@ export async function compileTrends(
   if (current.all) {
     const hogql = 'SELECT toString(min(timestamp)) AS insight_earliest, count() AS insight_events FROM events'
     hogqls.push(hogql)
-    const inner = (await compileInner(hogql, project.id, tz)).clickhouse
+    const inner = (await compileInner(hogql, project.id, tz, facts)).clickhouse
     parts.push(
       "SELECT 'earliest' AS tag, toUInt32(0) AS s, toUInt8(0) AS c, '' AS breakdown," +
         ` if(insight_events = 0, '', insight_earliest) AS bucket, toFloat64(0) AS value FROM (${inner})`,
