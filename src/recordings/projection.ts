@@ -213,6 +213,21 @@ WHERE (${where}) AND part = 0 AND _seq IN (${seqs.map((s) => sqlNumber(s)).join(
 GROUP BY team_id, day, session_id`
 }
 
+/**
+ * The row of `tables.deleted` for a delete message at stream sequence `seq`. The API writes the same
+ * row when it publishes the delete (so the recording is hidden at once); the table keeps one per
+ * session, so the projector's copy, if both land, is the same row.
+ */
+export function deletedRow(header: DeleteHeader, seq: number): Record<string, unknown> {
+  return {
+    team_id: header.team_id,
+    session_id: header.session_id,
+    deleted_at: new Date(header.deleted_at).toISOString().slice(0, 19).replace('T', ' '),
+    deleted_by: header.deleted_by ?? 0,
+    _seq: seq,
+  }
+}
+
 async function applyDeletes(ctx: RecordingProjectionContext, deletes: Delete[]): Promise<void> {
   const { ch, tables } = ctx
   const where = sessionsWhere(deletes.map((d) => d.header))
@@ -231,13 +246,7 @@ async function applyDeletes(ctx: RecordingProjectionContext, deletes: Delete[]):
     const key = sessionKey(d.header.team_id, d.header.session_id)
     if (have.has(key)) continue
     have.add(key)
-    rows.push({
-      team_id: d.header.team_id,
-      session_id: d.header.session_id,
-      deleted_at: new Date(d.header.deleted_at).toISOString().slice(0, 19).replace('T', ' '),
-      deleted_by: d.header.deleted_by ?? 0,
-      _seq: d.seq,
-    })
+    rows.push(deletedRow(d.header, d.seq))
   }
   if (rows.length) await io(() => ch.insert({ table: tables.deleted, values: rows, format: 'JSONEachRow' }))
   // Issued again on a redelivery: removing rows that are already gone is harmless.

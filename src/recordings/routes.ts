@@ -6,10 +6,12 @@ import { type ApiContext, projectRoute } from '../http/routes.ts'
 import type { PlaylistStore } from '../playlists/store.ts'
 import { decodeParams, parseRecordingsFilter } from './filters.ts'
 import { encodeMessage } from './message.ts'
+import { deletedRow } from './projection.ts'
 import type { RecordingsReader } from './reader.ts'
 import { RecordingBody } from './serialize.ts'
 import { isDeleted, listSummaries, sessionBlocks, snapshotLines, summariesById } from './store.ts'
 import { recordingsSubject } from './stream.ts'
+import { LIVE_RECORDING_TABLES } from './tables.ts'
 import type { ViewedStore } from './viewed.ts'
 
 // Session recordings API, in PostHog's shapes (posthog/session_recordings/session_recording_api.py):
@@ -51,7 +53,6 @@ const UpdateBody = z
 /** PostHog's cap on blocks per snapshots request made with a personal API key. */
 export const MAX_BLOBS_PER_REQUEST = 20
 /** how long DELETE waits for the projector to record the deletion */
-const DELETE_WAIT_MS = 10_000
 
 export interface RecordingRoutesDeps {
   reader: RecordingsReader
@@ -228,20 +229,25 @@ export function registerRecordingRoutes(app: FastifyInstance, ctx: ApiContext, d
         deleted_at: new Date().toISOString(),
         deleted_by: principal.user.id,
       }
+      let seq: number
       try {
-        await js.publish(recordingsSubject(project.id, d.partitions), encodeMessage(header), {
+        const ack = await js.publish(recordingsSubject(project.id, d.partitions), encodeMessage(header), {
           msgID: `recdel-${project.id}-${Buffer.from(id).toString('base64url')}`,
         })
+        seq = ack.seq
       } catch (err) {
         throw new Unavailable(
           `The recordings log did not acknowledge the deletion: ${(err as Error).message}`,
         )
       }
-      // Read-your-writes: the deletion is the projector's to apply; wait for it, a little.
-      const deadline = Date.now() + DELETE_WAIT_MS
-      while (Date.now() < deadline && !(await isDeleted(ch, project.id, id))) {
-        await new Promise((r) => setTimeout(r, 50))
-      }
+      // Hidden at once: the deletion row the projector writes (same sequence, so the same row) is
+      // written here too, since readers exclude deleted sessions by it; the projector removes the
+      // data. Waiting for the projector instead left the recording visible whenever it was busy.
+      await ch.insert({
+        table: LIVE_RECORDING_TABLES.deleted,
+        values: [deletedRow(header, seq)],
+        format: 'JSONEachRow',
+      })
       return reply.code(204).send()
     },
   })
