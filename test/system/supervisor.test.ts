@@ -59,6 +59,7 @@ describe('burrow start (role all) on two cores', () => {
         'background work',
         'projector process',
         'consumer lag metric',
+        'clickhouse shards',
         'clickhouse queries',
         'clickhouse',
         'nats',
