@@ -100,18 +100,26 @@ export class TableAdmin {
     })
   }
 
-  /** How many mutations of `tables` are unfinished, over every home. */
-  async pendingMutations(tables: string[]): Promise<number> {
-    let n = 0
-    for (const h of this.homes) {
-      const [r] = await selectRows<{ n: string }>(
-        h.ch,
-        `SELECT count() AS n FROM system.mutations WHERE database = ${databaseOf(h)} AND is_done = 0
-         AND table IN (${tables.map(sqlString).join(', ')})`,
-      )
-      n += Number(r?.n ?? 0)
+  /**
+   * Waits until no mutation of `tables` is unfinished on any home (mutations run in the background
+   * on every server version); false when `timeoutMs` passed first.
+   */
+  async mutationsDone(tables: string[], timeoutMs = 60_000): Promise<boolean> {
+    const deadline = Date.now() + timeoutMs
+    for (;;) {
+      let pending = 0
+      for (const h of this.homes) {
+        const [r] = await selectRows<{ n: string }>(
+          h.ch,
+          `SELECT count() AS n FROM system.mutations WHERE database = ${databaseOf(h)} AND is_done = 0
+           AND table IN (${tables.map(sqlString).join(', ')})`,
+        )
+        pending += Number(r?.n ?? 0)
+      }
+      if (pending === 0) return true
+      if (Date.now() > deadline) return false
+      await new Promise((res) => setTimeout(res, 100))
     }
-    return n
   }
 
   /** Closes the shard clients this admin opened (not the one it was given). */

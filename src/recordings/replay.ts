@@ -8,7 +8,7 @@ import { PlaylistStore } from '../playlists/store.ts'
 import { PAUSE_KEY, pausedKey } from '../projectors/control.ts'
 import { projectRecordings, type RecordingLogMessage } from './projection.ts'
 import { RECORDINGS_DURABLE, writeWatermark } from './projector.ts'
-import { expireRecordings, mutationsDone } from './retention.ts'
+import { expireRecordings } from './retention.ts'
 import { ensureRecordingsLog, RECORDINGS_STREAM, recordingsBucket } from './stream.ts'
 import {
   LIVE_RECORDING_TABLES,
@@ -69,6 +69,8 @@ async function readNumber(kv: KV, key: string): Promise<number> {
 
 export async function replayRecordings(o: RecordingsReplayOptions): Promise<RecordingsReplayResult> {
   const kv = await recordingsBucket(o.nc)
+  // recordings replay builds tables on one server (not cluster-aware, docs/scaling.md)
+  const admin = TableAdmin.single(o.ch)
   const stream = o.stream ?? RECORDINGS_STREAM
   const durable = o.durable ?? RECORDINGS_DURABLE
   const STATE_KEY = stateKey(stream)
@@ -129,7 +131,7 @@ export async function replayRecordings(o: RecordingsReplayOptions): Promise<Reco
             data: x.data,
           }))
           const out = await projectRecordings(
-            { ch: o.ch, admin: TableAdmin.single(o.ch), js, tables, log: o.log, teams },
+            { ch: o.ch, admin, js, tables, log: o.log, teams },
             msgs,
             (x) => x.seq <= mayBeWritten,
           )
@@ -168,14 +170,14 @@ export async function replayRecordings(o: RecordingsReplayOptions): Promise<Reco
     // the new tables never show a recording the live ones had already expired
     await expireRecordings(
       o.ch,
-      TableAdmin.single(o.ch),
+      admin,
       await PlaylistStore.open(o.nc),
       o.retentionDays,
       Date.now(),
       tables,
       o.log,
     )
-    await mutationsDone(o.ch, [tables.snapshots, tables.summary])
+    await admin.mutationsDone([tables.snapshots, tables.summary])
     const old = suffixedRecordingTables(`_old_${state.id}`)
     await o.ch.command({
       query: `RENAME TABLE ${RECORDING_TABLE_KINDS.map(

@@ -1,5 +1,5 @@
 import { type ClickHouseClient, selectRows } from '../clickhouse/client.ts'
-import { sqlNumber, sqlString } from '../clickhouse/sql.ts'
+import { sqlNumber } from '../clickhouse/sql.ts'
 import type { TableAdmin } from '../clickhouse/table-admin.ts'
 import type { Logger } from '../observability/logger.ts'
 import type { PlaylistStore } from '../playlists/store.ts'
@@ -47,23 +47,4 @@ export async function expireRecordings(
   }
   if (expired.length) log?.info({ sessions: expired.length, days }, 'recordings retention: removed sessions')
   return expired.length
-}
-
-/** Waits until the tables have no unfinished mutation (or `timeoutMs` passed); false on timeout. */
-export async function mutationsDone(
-  ch: ClickHouseClient,
-  tables: string[],
-  timeoutMs = 60_000,
-): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const [r] = await selectRows<{ n: string }>(
-      ch,
-      `SELECT count() AS n FROM system.mutations WHERE database = currentDatabase() AND is_done = 0
-       AND table IN (${tables.map(sqlString).join(', ')})`,
-    )
-    if (Number(r?.n ?? 0) === 0) return true
-    if (Date.now() > deadline) return false
-    await new Promise((res) => setTimeout(res, 100))
-  }
 }

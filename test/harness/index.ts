@@ -13,6 +13,7 @@ import { COMPONENTS } from '../../src/runtime/components.ts'
 import type { Component } from '../../src/runtime/types.ts'
 import { type ClickHouseClient, clickhouseClient } from '../../src/clickhouse/client.ts'
 import { migrateClickHouse } from '../../src/clickhouse/migrate.ts'
+import { TableAdmin } from '../../src/clickhouse/table-admin.ts'
 
 /** Every component but the event projector (see startTestBurrow). */
 export const WITHOUT_PROJECTOR = COMPONENTS.filter((c) => c.name !== 'projector')
@@ -89,17 +90,8 @@ export async function mutationsDone(
   table: string,
   timeoutMs = 60_000,
 ): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const rs = await client.query({
-      query: `SELECT count() AS n FROM system.mutations
-              WHERE database = currentDatabase() AND table = '${table}' AND is_done = 0`,
-      format: 'JSONEachRow',
-    })
-    if (Number((await rs.json<{ n: string }>())[0]!.n) === 0) return
-    if (Date.now() > deadline) throw new Error(`mutations of ${table} still running after ${timeoutMs} ms`)
-    await new Promise((r) => setTimeout(r, 50))
-  }
+  if (!(await TableAdmin.single(client).mutationsDone([table], timeoutMs)))
+    throw new Error(`mutations of ${table} still running after ${timeoutMs} ms`)
 }
 
 export async function nats(): Promise<NatsConnection> {
