@@ -34,6 +34,8 @@ function configXml(
         .join('')}</${cluster.name}></remote_servers>
   <macros><shard>${cluster.shard}</shard></macros>`
     : ''
+  // Memory (docs/operations.md): a 64 MiB mark cache and, in users.xml, 4 merge threads rather than
+  // 18.16's 16 — on a laptop's few cores more threads only hold more merge buffers at once.
   return `<?xml version="1.0"?>
 <yandex>
   <logger><level>warning</level><log>${p('log/server.log')}</log><errorlog>${p('log/error.log')}</errorlog><size>50M</size><count>2</count></logger>
@@ -44,7 +46,7 @@ function configXml(
   <tmp_path>${p('tmp')}/</tmp_path>
   <user_files_path>${p('user_files')}/</user_files_path>
   <format_schema_path>${p('format_schemas')}/</format_schema_path>
-  <mark_cache_size>268435456</mark_cache_size>
+  <mark_cache_size>67108864</mark_cache_size>
   <max_concurrent_queries>200</max_concurrent_queries>
   <users_config>users.xml</users_config>
   <default_profile>default</default_profile>
@@ -63,7 +65,7 @@ const CLUSTER_PROFILE =
 
 const usersXml = (cluster: boolean) => `<?xml version="1.0"?>
 <yandex>
-  <profiles><default><max_memory_usage>8000000000</max_memory_usage>${cluster ? CLUSTER_PROFILE : ''}</default></profiles>
+  <profiles><default><max_memory_usage>8000000000</max_memory_usage><background_pool_size>4</background_pool_size>${cluster ? CLUSTER_PROFILE : ''}</default></profiles>
   <users><default><password></password><networks><ip>127.0.0.1</ip><ip>::1</ip></networks><profile>default</profile><quota>default</quota></default></users>
   <quotas><default><interval><duration>3600</duration><queries>0</queries><errors>0</errors><result_rows>0</result_rows><read_rows>0</read_rows><execution_time>0</execution_time></interval></default></quotas>
 </yandex>
