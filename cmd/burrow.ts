@@ -13,7 +13,7 @@ import { readStackFile, startStack } from '../src/stack/index.ts'
 import { type Binary, ensureBinaries } from '../src/stack/install.ts'
 import { loadMaterialized, materializeProperty } from '../src/clickhouse/materialize.ts'
 import { TableAdmin } from '../src/clickhouse/table-admin.ts'
-import { migrateClickHouse } from '../src/clickhouse/migrate.ts'
+import { migrateDeployment } from '../src/clickhouse/deployment.ts'
 import { logLimits } from '../src/clickhouse/retention.ts'
 import { registerClusterCommand } from './cluster.ts'
 
@@ -142,7 +142,12 @@ program
       const nc = await connectNats(natsUrl)
       const js = await migrateJetStream(nc, logLimits(cfg))
       await nc.drain()
-      const { applied, client } = await migrateClickHouse(clickhouseUrl, cfg.CLICKHOUSE_DATABASE, log)
+      const { applied, client } = await migrateDeployment({
+        url: clickhouseUrl,
+        database: cfg.CLICKHOUSE_DATABASE,
+        shardUrls: cfg.CLICKHOUSE_SHARD_URLS,
+        log,
+      })
       await client.close()
       console.log(
         `clickhouse: ${applied.length ? `applied ${applied.join(', ')}` : 'up to date'}; ` +
@@ -279,7 +284,12 @@ program
     const cfg = config()
     const log = createLogger(cfg.LOG_LEVEL)
     await withStack(cfg, log, async ({ natsUrl, clickhouseUrl }) => {
-      const { client } = await migrateClickHouse(clickhouseUrl, cfg.CLICKHOUSE_DATABASE, log)
+      const { client } = await migrateDeployment({
+        url: clickhouseUrl,
+        database: cfg.CLICKHOUSE_DATABASE,
+        shardUrls: cfg.CLICKHOUSE_SHARD_URLS,
+        log,
+      })
       try {
         const r = await replayCommand(opts, { natsUrl, ch: client, log, batchSize: cfg.PROJECTOR_BATCH_SIZE })
         const recordings = await replayRecordingsCommand(opts, { ...cfg, natsUrl, ch: client, log })
@@ -315,13 +325,20 @@ program
     const cfg = config()
     const log = createLogger(cfg.LOG_LEVEL)
     await withStack(cfg, log, async ({ clickhouseUrl }) => {
-      const { client } = await migrateClickHouse(clickhouseUrl, cfg.CLICKHOUSE_DATABASE, log)
+      const { client } = await migrateDeployment({
+        url: clickhouseUrl,
+        database: cfg.CLICKHOUSE_DATABASE,
+        shardUrls: cfg.CLICKHOUSE_SHARD_URLS,
+        log,
+      })
       try {
-        const tables = await TableAdmin.open(client, cfg.CLICKHOUSE_DATABASE, cfg.CLICKHOUSE_SHARD_URLS)
-        try {
-          if (property) console.log(`${property} -> ${await materializeProperty(client, tables, property)}`)
-        } finally {
-          await tables.close()
+        if (property) {
+          const tables = await TableAdmin.open(client, cfg.CLICKHOUSE_DATABASE, cfg.CLICKHOUSE_SHARD_URLS)
+          try {
+            console.log(`${property} -> ${await materializeProperty(client, tables, property)}`)
+          } finally {
+            await tables.close()
+          }
         }
         if (opts.list || !property) {
           for (const [p, c] of await loadMaterialized(client)) console.log(`${p}\t${c}`)

@@ -8,8 +8,11 @@
 // are synchronous (insert_distributed_sync = 1), so a projector acks only rows that are on their
 // shard: both settings are in the shard servers' users.xml (src/stack/clickhouse-server.ts).
 import { migrateClickHouse } from '../src/clickhouse/migrate.ts'
-import { clickhouseClient } from '../src/clickhouse/client.ts'
+import { type ClickHouseClient, clickhouseClient, selectRows } from '../src/clickhouse/client.ts'
 import type { Logger } from '../src/observability/logger.ts'
+
+/** The cluster's name in the servers' `remote_servers` (the one `burrow cluster up` configures). */
+export const CLICKHOUSE_CLUSTER = 'burrow'
 
 /** The database on every shard that holds the local tables. */
 export const shardDatabase = (database: string) => `${database}_shard`
@@ -44,17 +47,26 @@ export function shardingKey(createTable: string): string {
   return `cityHash64(${columns.join(', ')})`
 }
 
-/** Applies the migrations on every shard, then the Distributed tables and views of `database`. */
+/**
+ * Applies the migrations on every shard, then the Distributed tables and views of `database`: a
+ * new local table gets its Distributed table, and a column a migration added to a local table is
+ * added to the Distributed table over it. Returns the versions applied (on the first shard; every
+ * shard is at the same version after). Idempotent.
+ */
 export async function migrateClickHouseCluster(o: {
   shardUrls: string[]
   database: string
   cluster: string
   log?: Logger
-}): Promise<void> {
+  /** the migrations' directory (default: schema/clickhouse) */
+  dir?: string
+}): Promise<string[]> {
   const local = shardDatabase(o.database)
+  const applied: string[][] = []
   for (const url of o.shardUrls) {
-    const { client } = await migrateClickHouse(url, local, o.log)
-    await client.close()
+    const r = await migrateClickHouse(url, local, o.log, o.dir)
+    applied.push(r.applied)
+    await r.client.close()
   }
   for (const url of o.shardUrls) {
     const ch = clickhouseClient(url)
@@ -81,6 +93,7 @@ export async function migrateClickHouseCluster(o: {
             `ENGINE = Distributed(${o.cluster}, ${local}, ${t.name}, ${key})`,
         })
       }
+      await addMissingColumns(ch, local, o.database)
       for (const t of tables.filter((t) => t.engine === 'View')) {
         const ddl = (await show(t.name))
           .replace(/^CREATE VIEW /, 'CREATE VIEW IF NOT EXISTS ')
@@ -91,5 +104,41 @@ export async function migrateClickHouseCluster(o: {
     } finally {
       await ch.close()
     }
+  }
+  return applied[0] ?? []
+}
+
+/**
+ * Columns of `local`'s tables that the Distributed table of the same name in `front` lacks (a
+ * migration's ADD COLUMN after the Distributed table was made), added to it in the local order.
+ */
+async function addMissingColumns(ch: ClickHouseClient, local: string, front: string): Promise<void> {
+  // Read in the tables' column order (system.columns lists a table's columns in order).
+  const columns = (database: string) =>
+    selectRows<{ table: string; name: string; type: string }>(
+      ch,
+      `SELECT table, name, type FROM system.columns WHERE database = '${database}'`,
+    )
+  const distributed = new Set(
+    (
+      await selectRows<{ name: string }>(
+        ch,
+        `SELECT name FROM system.tables WHERE database = '${front}' AND engine = 'Distributed'`,
+      )
+    ).map((t) => t.name),
+  )
+  const present = new Set((await columns(front)).map((c) => `${c.table}.${c.name}`))
+  let previous: { table: string; name: string } | undefined
+  for (const c of await columns(local)) {
+    if (distributed.has(c.table) && !present.has(`${c.table}.${c.name}`)) {
+      const after = previous?.table === c.table ? ` AFTER \`${previous.name}\`` : ''
+      // Several processes may start at once after an upgrade: a column another one added is fine.
+      await ch
+        .command({ query: `ALTER TABLE ${front}.${c.table} ADD COLUMN \`${c.name}\` ${c.type}${after}` })
+        .catch((err: unknown) => {
+          if (!/already exists/i.test(String(err))) throw err
+        })
+    }
+    previous = c
   }
 }

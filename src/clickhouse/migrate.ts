@@ -30,10 +30,12 @@ export function loadMigrations(dir = SCHEMA_DIR): Migration[] {
     })
 }
 
+/** Applies the migrations in `dir` not yet recorded in `database`.schema_migrations, in order. */
 export async function migrateClickHouse(
   url: string,
   database: string,
   log?: Logger,
+  dir = SCHEMA_DIR,
 ): Promise<{ applied: string[]; client: ClickHouseClient }> {
   const admin = clickhouseClient(url)
   try {
@@ -42,7 +44,7 @@ export async function migrateClickHouse(
     await admin.close()
   }
   const client = clickhouseClient(url, database)
-  const migrations = loadMigrations()
+  const migrations = loadMigrations(dir)
   const [bootstrap] = migrations
   if (bootstrap) for (const s of bootstrap.statements) await client.command({ query: s })
   const rs = await client.query({

@@ -20,6 +20,32 @@ export interface TableHome {
 const name = (h: TableHome, table: string) => (h.database ? `${h.database}.${table}` : table)
 const databaseOf = (h: TableHome) => (h.database ? sqlString(h.database) : 'currentDatabase()')
 
+/**
+ * Whether `database` is the cluster mode's front (its `events` is a Distributed table). Cluster mode
+ * needs `shardUrls` (every shard's HTTP URL): without them this throws a ConfigError that names
+ * CLICKHOUSE_SHARD_URLS, since statements sent through the front would miss the shards' tables.
+ */
+export async function clusterFront(
+  ch: ClickHouseClient,
+  database: string,
+  shardUrls: string[],
+): Promise<boolean> {
+  const [row] = await selectRows<{ engine: string }>(
+    ch,
+    `SELECT engine FROM system.tables WHERE database = ${sqlString(database)} AND name = 'events'`,
+  )
+  if (row?.engine !== 'Distributed') return false
+  if (shardUrls.length === 0) {
+    throw new ConfigError([
+      {
+        variable: 'CLICKHOUSE_SHARD_URLS',
+        message: `${database}.events is a Distributed table (cluster mode): list every shard's HTTP URL`,
+      },
+    ])
+  }
+  return true
+}
+
 /** Changes tables in place where their rows are: the table itself, or every shard's local table. */
 export class TableAdmin {
   private constructor(
@@ -41,19 +67,7 @@ export class TableAdmin {
    * this throws a ConfigError that says so, since mutations through the front would fail.
    */
   static async open(ch: ClickHouseClient, database: string, shardUrls: string[]): Promise<TableAdmin> {
-    const [row] = await selectRows<{ engine: string }>(
-      ch,
-      `SELECT engine FROM system.tables WHERE database = ${sqlString(database)} AND name = 'events'`,
-    )
-    if (row?.engine !== 'Distributed') return TableAdmin.single(ch, database)
-    if (shardUrls.length === 0) {
-      throw new ConfigError([
-        {
-          variable: 'CLICKHOUSE_SHARD_URLS',
-          message: `${database}.events is a Distributed table (cluster mode): list every shard's HTTP URL`,
-        },
-      ])
-    }
+    if (!(await clusterFront(ch, database, shardUrls))) return TableAdmin.single(ch, database)
     const clients = shardUrls.map((url) => clickhouseClient(url))
     return new TableAdmin(
       clients.map((c) => ({ ch: c, database: shardDatabase(database) })),

@@ -12,7 +12,7 @@ import { setConsumerLagSource } from '../observability/metrics.ts'
 import { defaultWebhooks } from '../plugins/pipeline.ts'
 import { type Stack, startStack } from '../stack/index.ts'
 import { clickhouseClient } from '../clickhouse/client.ts'
-import { migrateClickHouse } from '../clickhouse/migrate.ts'
+import { migrateDeployment } from '../clickhouse/deployment.ts'
 import { TableAdmin } from '../clickhouse/table-admin.ts'
 import { readServerInfo } from '../queries/execute.ts'
 import { logLimits } from '../clickhouse/retention.ts'
@@ -75,7 +75,12 @@ export async function startBurrow(
     const nc = await connectNats(stack.natsUrl, `burrow-${config.ROLE}`)
     cleanups.push({ name: 'nats', run: () => nc.drain() })
     await migrateJetStream(nc, logLimits(config))
-    const { client: ch } = await migrateClickHouse(stack.clickhouseUrl, config.CLICKHOUSE_DATABASE, log)
+    const { client: ch } = await migrateDeployment({
+      url: stack.clickhouseUrl,
+      database: config.CLICKHOUSE_DATABASE,
+      shardUrls: config.CLICKHOUSE_SHARD_URLS,
+      log,
+    })
     cleanups.push({ name: 'clickhouse', run: () => ch.close() })
     // Read once: the HogQL compiler prints for this version, queries send the guard settings it knows.
     log.info({ clickhouse_version: (await readServerInfo(ch)).version }, 'clickhouse server')

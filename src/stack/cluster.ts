@@ -8,8 +8,8 @@ import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { type Credentials, credentialsFile, ensureDefaults } from '../accounts/bootstrap.ts'
 import { AccountStore } from '../accounts/store.ts'
-import { migrateClickHouseCluster } from '../../schema/cluster.ts'
-import { migrateClickHouse } from '../clickhouse/migrate.ts'
+import { CLICKHOUSE_CLUSTER } from '../../schema/cluster.ts'
+import { migrateDeployment } from '../clickhouse/deployment.ts'
 import { connectNats, migrateJetStream } from '../jetstream/connection.ts'
 import type { Logger } from '../observability/logger.ts'
 import { startClickHouseServer } from './clickhouse-server.ts'
@@ -19,9 +19,6 @@ import { freePort } from './ports.ts'
 import { type ManagedProcess, waitFor } from './process.ts'
 
 const BURROW_BIN = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'bin', 'burrow.js')
-
-/** The ClickHouse cluster name in `remote_servers` (and in the schema's cluster mode). */
-export const CLICKHOUSE_CLUSTER = 'burrow'
 
 export interface ClusterOptions {
   dataDir: string
@@ -159,18 +156,14 @@ export async function startCluster(o: ClusterOptions): Promise<RunningCluster> {
     } finally {
       await nc.close()
     }
-    if (o.clickhouseShards > 1) {
-      // cluster mode: local tables per shard, Distributed tables under the usual names
-      await migrateClickHouseCluster({
-        shardUrls: clickhouseUrls,
-        database: o.database,
-        cluster: CLICKHOUSE_CLUSTER,
-        log: o.log,
-      })
-    } else {
-      const { client } = await migrateClickHouse(clickhouseUrls[0]!, o.database, o.log)
-      await client.close()
-    }
+    // with shards, cluster mode: local tables per shard, Distributed tables under the usual names
+    const { client } = await migrateDeployment({
+      url: clickhouseUrls[0]!,
+      database: o.database,
+      shardUrls: o.clickhouseShards > 1 ? clickhouseUrls : [],
+      log: o.log,
+    })
+    await client.close()
 
     const env = {
       ...o.env,

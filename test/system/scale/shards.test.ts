@@ -2,12 +2,14 @@
 // Burrow captures and projects into Distributed tables, then the same rows are copied into a
 // one-server database, and HogQL and insight queries answer the same on 2 shards as on one.
 // 18.16 only: the 26.x test engine (chdb) has no native TCP server for Distributed tables to reach.
+import { copyFileSync, readdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { migrateClickHouseCluster, shardDatabase } from '../../../schema/cluster.ts'
 import { type ClickHouseClient, clickhouseClient, selectRows } from '../../../src/clickhouse/client.ts'
 import { materializeProperty } from '../../../src/clickhouse/materialize.ts'
-import { migrateClickHouse } from '../../../src/clickhouse/migrate.ts'
+import { migrateDeployment } from '../../../src/clickhouse/deployment.ts'
+import { migrateClickHouse, SCHEMA_DIR } from '../../../src/clickhouse/migrate.ts'
 import { dropExpiredPartitions } from '../../../src/clickhouse/retention.ts'
 import { TableAdmin } from '../../../src/clickhouse/table-admin.ts'
 import type { RunningBurrow } from '../../../src/runtime/start.ts'
@@ -241,6 +243,65 @@ describe('ClickHouse cluster mode (2 shards)', () => {
       await admin.close()
       await front.close()
       await Promise.all(locals.map((c) => c.close()))
+    }
+  })
+
+  // An upgrade with a new migration (`burrow migrate`, `burrow start`): in cluster mode it must reach
+  // every shard's local tables and the Distributed tables over them, not the front alone.
+  it('applies a new migration on every shard and to the Distributed tables', async () => {
+    const dir = tempDir('burrow-migrations-')
+    for (const f of readdirSync(SCHEMA_DIR).filter((f) => f.endsWith('.sql'))) {
+      copyFileSync(join(SCHEMA_DIR, f), join(dir, f))
+    }
+    writeFileSync(
+      join(dir, '9990_upgrade_probe.sql'),
+      'CREATE TABLE IF NOT EXISTS upgrade_probe (team_id UInt32, note String) ENGINE = MergeTree ORDER BY team_id;\n' +
+        'ALTER TABLE events ADD COLUMN upgrade_note String;\n',
+    )
+    const shardUrls = shards.map((s) => s.url)
+    const first = await migrateDeployment({ url: shards[0]!.url, database: DB, shardUrls, dir })
+    const front = first.client
+    const fronts = shards.map((s) => clickhouseClient(s.url, DB))
+    try {
+      expect(first.applied).toEqual(['9990_upgrade_probe'])
+      for (const [i, c] of fronts.entries()) {
+        const engines = await selectRows<{ database: string; engine: string }>(
+          c,
+          `SELECT database, engine FROM system.tables WHERE name = 'upgrade_probe' ORDER BY database`,
+        )
+        expect(engines, `shard ${i + 1}`).toEqual([
+          { database: DB, engine: 'Distributed' },
+          { database: shardDatabase(DB), engine: 'MergeTree' },
+        ])
+        const columns = await selectRows<{ database: string }>(
+          c,
+          `SELECT database FROM system.columns WHERE table = 'events' AND name = 'upgrade_note' ORDER BY database`,
+        )
+        expect(columns, `shard ${i + 1}`).toEqual([{ database: DB }, { database: shardDatabase(DB) }])
+      }
+      // the new column reads through the front from both shards' rows
+      const [row] = await selectRows<{ n: string; empty: string }>(
+        front,
+        "SELECT count() AS n, countIf(upgrade_note = '') AS empty FROM events",
+      )
+      expect(Number(row!.n)).toBeGreaterThan(0)
+      expect(row!.empty).toBe(row!.n)
+      await front.command({
+        query: "INSERT INTO upgrade_probe (team_id, note) VALUES (1, 'a'), (2, 'b'), (3, 'c'), (4, 'd')",
+      })
+      const [probe] = await selectRows<{ n: string }>(front, 'SELECT count() AS n FROM upgrade_probe')
+      expect(probe!.n).toBe('4')
+
+      const again = await migrateDeployment({ url: shards[0]!.url, database: DB, shardUrls, dir })
+      await again.client.close()
+      expect(again.applied).toEqual([])
+      // without the shard URLs the front is refused rather than migrated on one server
+      await expect(
+        migrateDeployment({ url: shards[0]!.url, database: DB, shardUrls: [], dir }),
+      ).rejects.toThrow(/CLICKHOUSE_SHARD_URLS/)
+    } finally {
+      await front.close()
+      await Promise.all(fronts.map((c) => c.close()))
     }
   })
 })
