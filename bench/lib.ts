@@ -137,6 +137,45 @@ export function processLines(pid: number, since?: Map<number, number>): string[]
   })
 }
 
+/**
+ * Waits until the process tree has at least `nodes` node processes and used less than `cpuSeconds` of
+ * CPU in the last `windowMs` (start-up done: tsx boots, migrations, the projector child's start), so
+ * that a bench's CPU figures cover its own work only. Gives up after `timeoutMs`.
+ */
+export async function untilIdle(
+  pid: number,
+  { nodes = 1, windowMs = 1000, cpuSeconds = 0.05, timeoutMs = 120_000 } = {},
+): Promise<void> {
+  const total = () => [...cpuSnapshot(pid).values()].reduce((a, b) => a + b, 0)
+  const deadline = Date.now() + timeoutMs
+  let before = total()
+  while (Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, windowMs))
+    const now = total()
+    const running = processTree(pid).filter((p) => procStats(p)?.name === 'node').length
+    if (running >= nodes && now - before < cpuSeconds) return
+    before = now
+  }
+  throw new Error('the Burrow under test did not settle after its start')
+}
+
+/** CPU seconds per process (by pid) between two snapshots, per 1,000 events, one line each. */
+export function cpuPerThousand(
+  pid: number,
+  from: Map<number, number>,
+  to: Map<number, number>,
+  events: number,
+) {
+  return processTree(pid).flatMap((p) => {
+    const s = procStats(p)
+    if (!s || !to.has(p)) return []
+    const cpu = to.get(p)! - (from.get(p) ?? 0)
+    return [
+      `  ${s.name} (pid ${p}): cpu ${cpu.toFixed(2)} s  = ${((cpu / events) * 1000).toFixed(3)} s per 1K events (${((cpu / events) * 1e6).toFixed(1)} µs/event)`,
+    ]
+  })
+}
+
 /** CPU seconds of each process of the tree now, to pass as `since` to processLines. */
 export function cpuSnapshot(pid: number): Map<number, number> {
   return new Map(processTree(pid).map((p) => [p, procStats(p)?.cpuSeconds ?? 0]))

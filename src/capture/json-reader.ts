@@ -37,12 +37,19 @@ const CLOSE_BRACE = 0x7d
 const OPEN_BRACKET = 0x5b
 const CLOSE_BRACKET = 0x5d
 
-/** Lets other requests run once this stretch of work has taken `sliceMs`. */
+/**
+ * Lets other requests run once this stretch of work has taken `sliceMs`. Asked per event, so the
+ * common answer (keep going) costs no promise: `if (slicer.due()) await slicer.pause()`.
+ */
 export class Slicer {
   private last = performance.now()
   constructor(private readonly sliceMs: number) {}
-  async maybeYield(): Promise<void> {
-    if (performance.now() - this.last < this.sliceMs) return
+  /** Whether the stretch has taken its time. */
+  due(): boolean {
+    return performance.now() - this.last >= this.sliceMs
+  }
+  /** Lets the other requests run, then starts a new stretch. */
+  async pause(): Promise<void> {
     await nextTurn()
     this.last = performance.now()
   }
@@ -55,14 +62,21 @@ interface Member {
   end: number
 }
 
-/** The index after the string whose opening quote is at `i`. */
+/**
+ * The index after the string whose opening quote is at `i`. Most of a body is string text: the next
+ * quote is found by the native search, and it closes the string unless an odd run of backslashes
+ * precedes it.
+ */
 function stringEnd(text: string, i: number): number {
-  for (let j = i + 1; j < text.length; j++) {
-    const c = text.charCodeAt(j)
-    if (c === BACKSLASH) j++
-    else if (c === QUOTE) return j + 1
+  let from = i + 1
+  for (;;) {
+    const q = text.indexOf('"', from)
+    if (q < 0) throw invalid()
+    let b = q - 1
+    while (b > i && text.charCodeAt(b) === BACKSLASH) b--
+    if ((q - 1 - b) % 2 === 0) return q + 1
+    from = q + 1
   }
-  throw invalid()
 }
 
 function parseSpan(text: string, start: number, end: number): unknown {
@@ -82,7 +96,7 @@ async function walk(
   open: number,
   depth: number,
   slicer: Slicer,
-  onMember: (m: Member) => Promise<void>,
+  onMember: (m: Member) => void,
 ): Promise<number> {
   const isObject = text.charCodeAt(open) === OPEN_BRACE
   let level = depth
@@ -91,17 +105,17 @@ async function walk(
   let key: string | undefined
   let count = 0
   let steps = 0
-  const flush = async (end: number, closing: boolean) => {
+  const flush = (end: number, closing: boolean) => {
     // `[]` and `{}` have no members; any other blank member is a syntax error
     if (closing && count === 0 && text.slice(open + 1, end).trim() === '') return
     if (valueStart < 0) throw invalid()
     count++
-    await onMember({ key, start: valueStart, end })
+    onMember({ key, start: valueStart, end })
   }
   for (let i = open + 1; i < text.length; i++) {
     if (++steps === 65_536) {
       steps = 0
-      await slicer.maybeYield()
+      if (slicer.due()) await slicer.pause()
     }
     const c = text.charCodeAt(i)
     if (c === QUOTE) {
@@ -114,7 +128,7 @@ async function walk(
         continue
       }
       if (c !== (isObject ? CLOSE_BRACE : CLOSE_BRACKET)) throw invalid()
-      await flush(i, true)
+      flush(i, true)
       return i + 1
     } else if (level === depth && c === COLON) {
       if (!isObject || valueStart >= 0) throw invalid()
@@ -123,7 +137,9 @@ async function walk(
       key = k
       valueStart = i + 1
     } else if (level === depth && c === COMMA) {
-      await flush(i, false)
+      flush(i, false)
+      // a member parsed: let other requests run if this one has had its time
+      if (slicer.due()) await slicer.pause()
       memberStart = i + 1
       valueStart = isObject ? -1 : i + 1
       key = undefined
@@ -158,11 +174,10 @@ export async function readCaptureJson(text: string, limits: ReadLimits): Promise
 
   const readItems = async (open: number, depth: number) => {
     const items: unknown[] = []
-    const end = await walk(text, open, depth, slicer, async (m) => {
+    const end = await walk(text, open, depth, slicer, (m) => {
       if (items.length >= limits.maxEvents) throw new TooManyEvents(limits.maxEvents)
       if (m.end - m.start > limits.maxEventChars) items.push(OVERSIZE)
       else items.push(parseSpan(text, m.start, m.end))
-      await slicer.maybeYield()
     })
     return { items, end }
   }
@@ -176,7 +191,7 @@ export async function readCaptureJson(text: string, limits: ReadLimits): Promise
     return items
   }
   const members: Member[] = []
-  nothingAfter(await walk(text, first, 1, slicer, async (m) => void members.push(m)))
+  nothingAfter(await walk(text, first, 1, slicer, (m) => void members.push(m)))
   // Later duplicates win, as in JSON.parse.
   const out: Record<string, unknown> = {}
   for (const m of members) {
@@ -195,7 +210,7 @@ export async function readCaptureJson(text: string, limits: ReadLimits): Promise
       writable: true,
       configurable: true,
     })
-    await slicer.maybeYield()
+    if (slicer.due()) await slicer.pause()
   }
   return out
 }

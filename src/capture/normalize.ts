@@ -53,7 +53,10 @@ export interface ParsedRequest {
   sentAt: unknown
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> => Obj.safeParse(v).success && !Array.isArray(v)
+// (an absent value is answered before the schema: a failed parse builds an error, and most events
+// have no top-level $set or $set_once)
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  v !== undefined && v !== null && Obj.safeParse(v).success && !Array.isArray(v)
 
 const str = (v: unknown) => (typeof v === 'string' && v.length > 0 ? v : undefined)
 
@@ -157,6 +160,17 @@ export function eventTimeMs(
 
 export type Normalized = { ok: CapturedEvent } | { drop: DropReason }
 
+// A request's events share its receive time: its text is made once, not once per event.
+let lastMs = Number.NaN
+let lastIso = ''
+function isoOf(ms: number): string {
+  if (ms !== lastMs) {
+    lastIso = new Date(ms).toISOString()
+    lastMs = ms
+  }
+  return lastIso
+}
+
 export function normalizeEvent(
   item: unknown,
   ctx: { teamId: number; nowMs: number; ip: string | null; sentAt: unknown },
@@ -166,7 +180,8 @@ export function normalizeEvent(
   const e = parsed.data
   const propsParsed = Obj.safeParse(e.properties ?? {})
   if (!propsParsed.success) return { drop: 'invalid_event' }
-  let properties: Record<string, unknown> = { ...propsParsed.data }
+  // the schema's result is a copy of its own (the token keys are deleted from it below)
+  let properties: Record<string, unknown> = propsParsed.data
   let name = e.event
   // Person updates at the top level (posthog-js identify and capture's $set option) travel in the log
   // as sent; the projector merges them into properties (src/jetstream/messages.ts, version 2). A
@@ -195,7 +210,7 @@ export function normalizeEvent(
       distinct_id: distinctId.id,
       properties,
       timestamp: new Date(eventTimeMs(e, ctx.sentAt, ctx.nowMs)).toISOString(),
-      now: new Date(ctx.nowMs).toISOString(),
+      now: isoOf(ctx.nowMs),
       sent_at: sentAtMs !== undefined ? new Date(sentAtMs).toISOString() : null,
       ip: ctx.ip,
       team_id: ctx.teamId,

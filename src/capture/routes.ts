@@ -84,7 +84,7 @@ export function registerCaptureRoutes(app: FastifyInstance, deps: CaptureDeps): 
     // Big batches are normalized and serialized a slice at a time, other requests in between.
     const slicer = new Slicer(SLICE_MS)
     for (const item of parsed.items) {
-      await slicer.maybeYield()
+      if (slicer.due()) await slicer.pause()
       if (item === OVERSIZE) {
         countDrop(drops, 'event_too_large')
         continue
@@ -119,7 +119,7 @@ export function registerCaptureRoutes(app: FastifyInstance, deps: CaptureDeps): 
         const part = deps.publisher.chunk(project.id, accepted.slice(at, at + step))
         chunks.push(...part.chunks)
         if (part.tooLarge.length) countDrop(drops, 'event_too_large', part.tooLarge.length)
-        await slicer.maybeYield()
+        if (slicer.due()) await slicer.pause()
       }
       if (chunks.length) {
         const end = publishSeconds.startTimer()

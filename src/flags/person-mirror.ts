@@ -3,7 +3,12 @@ import type { Subscription } from '@nats-io/transport-node'
 import { selectRows } from '../clickhouse/client.ts'
 import type { NatsConnection } from '../jetstream/connection.ts'
 import type { Logger } from '../observability/logger.ts'
-import { PERSON_CHANGES_ALL, type PersonChanges, PersonChangesSchema } from '../persons/change-feed.ts'
+import {
+  PERSON_CHANGES_ALL,
+  type PersonChanges,
+  PersonChangesSchema,
+  teamOfSubject,
+} from '../persons/change-feed.ts'
 import { personProperties } from './properties.ts'
 
 // Stored person properties for flag evaluation, answered from memory.
@@ -144,6 +149,11 @@ export class PersonMirror {
     this.sub = nc.subscribe(PERSON_CHANGES_ALL, {
       callback: (err, msg) => {
         if (err) return
+        // Most messages are of projects nobody asked flags about here: their team is read from the
+        // subject, and only a mirrored project's message is decoded (the projector publishes one
+        // per batch that changed persons, with every changed person's properties).
+        const team = teamOfSubject(msg.subject)
+        if (team !== undefined && !this.teams.has(team)) return
         try {
           const c = PersonChangesSchema.parse(msg.json())
           const e = this.teams.get(c.team_id)

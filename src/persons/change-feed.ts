@@ -11,6 +11,14 @@ import { z } from 'zod'
 
 /** Core NATS subject of a project's person changes. */
 export const personChangesSubject = (teamId: number) => `burrow.persons.changed.${teamId}`
+/** The project of a person change subject; undefined for any other subject. */
+export function teamOfSubject(subject: string): number | undefined {
+  const prefix = personChangesSubject(0).slice(0, -1)
+  if (!subject.startsWith(prefix)) return undefined
+  const rest = subject.slice(prefix.length)
+  return /^\d+$/.test(rest) ? Number(rest) : undefined
+}
+
 /** Every project's person changes. */
 export const PERSON_CHANGES_ALL = 'burrow.persons.changed.>'
 

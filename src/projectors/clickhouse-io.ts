@@ -12,19 +12,30 @@ function* pieces(lines: string[]): Generator<Buffer> {
 }
 
 /**
- * The UTF-8 bytes of `lines[start..end)`, one after the other. Each line is encoded on its own (small
- * strings go to Node's buffer pool) and copied once into the result: joining the lines into one large
- * string first and encoding that was 5-6x slower here (bench/projector-cpu.ts, docs/performance.md).
+ * The UTF-8 bytes of `lines[start..end)`, one after the other, written straight into one buffer sized
+ * for their characters (exact for ASCII; grown when a line's bytes would not fit). Joining the lines
+ * into one large string first and encoding that was 5-6x slower here, and a buffer per line then a
+ * copy of them all cost the projector ~4% of its CPU (bench/projector-cpu.ts, docs/performance.md).
  */
 export function tsvBody(lines: readonly string[], start = 0, end = lines.length): Buffer {
-  const parts: Buffer[] = []
-  let size = 0
+  let chars = 0
+  for (let i = start; i < end; i++) chars += lines[i]!.length
+  let buf = Buffer.allocUnsafe(chars)
+  let at = 0
   for (let i = start; i < end; i++) {
-    const b = Buffer.from(lines[i]!, 'utf8')
-    parts.push(b)
-    size += b.length
+    const line = lines[i]!
+    // A UTF-16 unit takes at most 3 bytes: only near the end of the buffer is the exact size needed.
+    if (buf.length - at < line.length * 3) {
+      const need = Buffer.byteLength(line, 'utf8')
+      if (buf.length - at < need) {
+        const bigger = Buffer.allocUnsafe(Math.max(buf.length * 2, at + need))
+        buf.copy(bigger, 0, 0, at)
+        buf = bigger
+      }
+    }
+    at += buf.write(line, at, 'utf8')
   }
-  return Buffer.concat(parts, size)
+  return buf.subarray(0, at)
 }
 
 /** Inserts rows already serialized as TabSeparated lines (each ending in '\n'). */

@@ -51,7 +51,9 @@ export class ProjectorProcess {
 
   start(): void {
     this.isReady = false
-    const child = spawn(process.execPath, [BIN, 'start', '--role', 'projector'], {
+    // The parent's node flags too (as fork passes them): memory limits and profiling flags
+    // (`--cpu-prof`) apply to the projectors as well.
+    const child = spawn(process.execPath, [...process.execArgv, BIN, 'start', '--role', 'projector'], {
       env: {
         ...process.env,
         ...this.o.env,

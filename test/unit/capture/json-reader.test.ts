@@ -31,6 +31,9 @@ describe('incremental capture JSON', () => {
     '{"":0,"k":{"nested":{"batch":[9]}}}',
     '{"event":"single","properties":{"$set":{"a":[1,2,[3]]}}}',
     '\n\t{"batch" : [ {"e":1} , {"e":2} ] }\r\n',
+    // runs of backslashes before a quote: an odd run escapes it, an even one does not
+    '[{"a":"\\\\"},{"b":"x\\\\\\"]}{\\\\\\\\"},"\\"",{"c":"\\\\\\\\\\\\"}]',
+    '{"batch":[{"k\\"":"\\\\"}],"sent_at":"\\\\\\""}',
   ])('reads %s as JSON.parse does', async (text) => {
     expect(await read(text)).toEqual(JSON.parse(text))
   })
@@ -57,6 +60,7 @@ describe('incremental capture JSON', () => {
     '{1:2}',
     '{"a":1]',
     '["unterminated]',
+    '["its last quote escaped\\"]',
     '{"batch":[1,]}',
     '{"batch":[1] 2}',
     '[{"a":1}{"b":2}]',

@@ -13,6 +13,20 @@ describe('tsvBody', () => {
     expect([...tsvBody(lines)]).toEqual(expected)
   })
 
+  it('grows past the characters of the lines when they are mostly not ASCII', () => {
+    // 3 bytes per unit (CJK), 4 per pair of units (emoji), a lone surrogate written as U+FFFD,
+    // after ASCII lines, so the buffer sized for the characters runs out in the middle
+    const lines = [
+      ...Array.from({ length: 50 }, (_, i) => `${i}\tascii\n`),
+      ...Array.from({ length: 200 }, (_, i) => `${i}\t漢字かな😀\ud800\n`),
+    ]
+    const expected = lines.flatMap((l) => [...new TextEncoder().encode(l)])
+    expect([...tsvBody(lines)]).toEqual(expected)
+    expect([...tsvBody(lines, 40, 60)]).toEqual(
+      lines.slice(40, 60).flatMap((l) => [...new TextEncoder().encode(l)]),
+    )
+  })
+
   it('takes a range of the lines', () => {
     expect(tsvBody(['a\n', 'b\n', 'c\n'], 1, 2).toString('utf8')).toBe('b\n')
     expect(tsvBody([]).length).toBe(0)
