@@ -249,7 +249,13 @@ export class QueryRunner {
     // how many chart buckets came from stored values and how many the statement computed
     if (bucketUse) response.bucket_cache = bucketUse
     log.info(
-      { query_id: id, ms: Math.round(ms), rows: out.rows.length, rows_read: out.rowsRead, buckets: bucketUse },
+      {
+        query_id: id,
+        ms: Math.round(ms),
+        rows: out.rows.length,
+        rows_read: out.rowsRead,
+        buckets: bucketUse,
+      },
       'query executed',
     )
     const entry: CachedResult = { response, last_refresh: lastRefresh }

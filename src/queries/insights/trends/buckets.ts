@@ -84,8 +84,19 @@ function seriesKey(q: TrendsQuery, i: number, project: Project, server: string, 
   void dateRange
   void compareFilter
   void trendsFilter
-  const def = { v: VALUES_FORMAT, team: project.id, tz: project.timezone, server, interval, series: series[i], rest }
-  return createHash('sha256').update(JSON.stringify(canonical(def))).digest('hex').slice(0, 40)
+  const def = {
+    v: VALUES_FORMAT,
+    team: project.id,
+    tz: project.timezone,
+    server,
+    interval,
+    series: series[i],
+    rest,
+  }
+  return createHash('sha256')
+    .update(JSON.stringify(canonical(def)))
+    .digest('hex')
+    .slice(0, 40)
 }
 
 /**

@@ -134,7 +134,9 @@ describe('trends over closed days', () => {
     await ch.insert({
       table: 'person_overrides',
       format: 'JSONEachRow',
-      values: [{ team_id: project.id, old_person_id: person(22), override_person_id: person(21), version: 1 }],
+      values: [
+        { team_id: project.id, old_person_id: person(22), override_person_id: person(21), version: 1 },
+      ],
     })
     const merged = await ask(dau)
     expect(merged.results[0]!.data).toEqual([0, 0, 0, 1, 0])
