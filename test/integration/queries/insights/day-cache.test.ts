@@ -15,6 +15,7 @@ import {
   ownDatabase,
   startTestBurrow,
 } from '../../../harness/index.ts'
+import { afterEventsSwap } from '../../../../src/queries/day-cache.ts'
 import { insertEvents } from '../../hogql/fixtures.ts'
 
 let ch: ClickHouseClient
@@ -166,5 +167,37 @@ describe('trends over closed days', () => {
       // a person counts on each of the 7 days from their visit
       expect(r.results[0]!.data).toEqual([0, 0, 1, 2, 2])
     }
+  })
+
+  // last: it replaces the events table
+  it('computes again after a table swap (a replay), and still sees late events after it', async () => {
+    const swapped = [{ kind: 'EventsNode', event: 'swapped' }]
+    const ev = (back: number, p: number) => ({ ...pageview(back, p), event: 'swapped' })
+    // day-2: persons 41 and 42; day-1: person 41
+    await insertEvents(ch, [ev(2, 41), ev(2, 42), ev(1, 41)])
+    await nextSecond()
+    expect((await ask(swapped)).results[0]!.data).toEqual([0, 0, 2, 1, 0])
+    expect((await ask(swapped)).bucket_cache).toEqual({ cached: 4, computed: 1 })
+
+    // the rebuilt table lacks person 42's event, as a replay's could; swapped in as replay.ts does
+    await ch.command({ query: 'CREATE TABLE events_rebuilt AS events' })
+    await ch.command({
+      query: `INSERT INTO events_rebuilt SELECT * FROM events WHERE person_id != '${person(42)}'`,
+    })
+    await ch.command({ query: 'RENAME TABLE events TO events_before, events_rebuilt TO events' })
+    await afterEventsSwap(ch)
+    await ch.command({ query: 'DROP TABLE events_before' })
+    await nextSecond()
+    const after = await ask(swapped)
+    expect(after.results[0]!.data).toEqual([0, 0, 1, 1, 0])
+    expect(after.bucket_cache).toEqual({ cached: 0, computed: 5 })
+
+    // the changed-days view follows the new table: a late event for day-1 is counted
+    expect((await ask(swapped)).bucket_cache).toEqual({ cached: 4, computed: 1 })
+    await insertEvents(ch, [ev(1, 43)])
+    await nextSecond()
+    const late = await ask(swapped)
+    expect(late.results[0]!.data).toEqual([0, 0, 1, 2, 0])
+    expect(late.bucket_cache).toEqual({ cached: 3, computed: 2 })
   })
 })
