@@ -7,7 +7,7 @@ import { loadMigrations } from '../clickhouse/migrate.ts'
 import { bucket, type NatsConnection } from '../jetstream/connection.ts'
 import { readDoc } from '../jetstream/kv-document.ts'
 import type { Project } from '../accounts/documents.ts'
-import type { KindCompiled } from './kinds.ts'
+import type { CompiledQuery } from '../hogql/index.ts'
 
 // Values of closed chart buckets (a trends series' count for one closed day, hour, week or month),
 // kept so that a dashboard asked again computes only today's bucket and the days that changed.
@@ -51,7 +51,7 @@ export interface BucketKind {
   /** the cells whose closed buckets may be stored, at `now`; undefined: none (the kind's usual path) */
   cells(query: unknown, project: Project, server: string, now: number): BucketCell[] | undefined
   /** the buckets the compiled statement left out, per cell id (facts.skipBuckets, as honoured) */
-  skipped(compiled: KindCompiled): Record<string, string[]> | undefined
+  skipped(compiled: CompiledQuery): Record<string, string[]> | undefined
   /** values per cell id and bucket start, read from the statement's rows */
   values(rows: unknown[][]): Map<string, Map<string, number>>
   /** the statement's rows that stored values stand for */
@@ -227,15 +227,26 @@ export interface BucketRun {
    * The rows to shape (the statement's and the stored values' for what it left out); stores the
    * values of closed buckets it computed.
    */
-  finish(rows: unknown[][], compiled: KindCompiled): Promise<{ rows: unknown[][]; use: BucketUse }>
+  finish(rows: unknown[][], compiled: CompiledQuery): Promise<{ rows: unknown[][]; use: BucketUse }>
 }
 
 /** Closed buckets' values for the query runner: reads the state and the store, keeps new values. */
 export class DayCache {
+  private opened: Promise<DayValueStore> | undefined
+
   constructor(
     private readonly ch: ClickHouseClient,
-    private readonly store: DayValueStore,
+    private readonly nc: NatsConnection,
   ) {}
+
+  /** The store, opened on first use (again after a failed open). */
+  private store(): Promise<DayValueStore> {
+    this.opened ??= DayValueStore.open(this.nc).catch((err: unknown) => {
+      this.opened = undefined
+      throw err
+    })
+    return this.opened
+  }
 
   /**
    * Prepares a request of a kind with `kind.buckets`; `useStored` false (the force_ refresh modes)
@@ -254,9 +265,10 @@ export class DayCache {
     if (!cells || !days?.length) return undefined
     const state = await readDayState(this.ch, project.id, days[0]!, days[days.length - 1]!)
     if (!state) return undefined
+    const store = await this.store()
     const seriesKeys = [...new Set(cells.map((c) => c.series))]
     const stored = new Map(
-      await Promise.all(seriesKeys.map(async (k) => [k, await this.store.get(project.id, k)] as const)),
+      await Promise.all(seriesKeys.map(async (k) => [k, await store.get(project.id, k)] as const)),
     )
     const known = new Map<string, Map<string, number>>()
     if (useStored) {
@@ -298,7 +310,7 @@ export class DayCache {
         await Promise.all(
           [...fresh].map(([k, v]) =>
             Object.keys(v).length
-              ? this.store.put(project.id, k, stored.get(k) ?? {}, v).catch(() => undefined)
+              ? store.put(project.id, k, stored.get(k) ?? {}, v).catch(() => undefined)
               : undefined,
           ),
         )

@@ -16,7 +16,7 @@ import {
   revalidatable,
 } from './cache.ts'
 import { capabilitiesOf } from '../hogql/index.ts'
-import { type BucketRun, type BucketUse, DayCache, DayValueStore } from './day-cache.ts'
+import { type BucketRun, DayCache } from './day-cache.ts'
 import { execute, mapClickHouseError, readServerInfo } from './execute.ts'
 import { type AdmissionLimits, QueryAdmission } from './admission.ts'
 import { CompileGate, type CompileGateOptions } from './compile-gate.ts'
@@ -73,10 +73,9 @@ export class QueryRunner {
     private readonly rt: Runtime,
     readonly statuses: QueryStatusStore,
     private readonly cache: ResultCache,
-    dayValues: DayValueStore,
     opts: RunnerOptions,
   ) {
-    this.dayCache = new DayCache(rt.ch, dayValues)
+    this.dayCache = new DayCache(rt.ch, rt.nc)
     this.limits = opts.limits
     this.admission = new QueryAdmission(opts.admission)
     this.gate = new CompileGate(opts.compile)
@@ -84,13 +83,7 @@ export class QueryRunner {
   }
 
   static async create(rt: Runtime, opts: RunnerOptions) {
-    return new QueryRunner(
-      rt,
-      await QueryStatusStore.open(rt.nc),
-      await ResultCache.open(rt.nc),
-      await DayValueStore.open(rt.nc),
-      opts,
-    )
+    return new QueryRunner(rt, await QueryStatusStore.open(rt.nc), await ResultCache.open(rt.nc), opts)
   }
 
   /**
@@ -215,9 +208,8 @@ export class QueryRunner {
     }
     const ms = performance.now() - t0
     queryDurationSeconds.observe({ kind: req.query.kind }, ms / 1000)
-    let rows = out.rows
-    let bucketUse: BucketUse | undefined
-    if (extra.buckets) ({ rows, use: bucketUse } = await extra.buckets.finish(out.rows, compiled))
+    const finished = extra.buckets ? await extra.buckets.finish(out.rows, compiled) : undefined
+    const rows = finished?.rows ?? out.rows
     const limit = compiled.paging?.limit ?? compiled.limit ?? null
     const hasMore = kind.hasMore
       ? kind.hasMore(rows, compiled)
@@ -247,15 +239,9 @@ export class QueryRunner {
       query_status: null,
     }
     // how many chart buckets came from stored values and how many the statement computed
-    if (bucketUse) response.bucket_cache = bucketUse
+    if (finished) response.bucket_cache = finished.use
     log.info(
-      {
-        query_id: id,
-        ms: Math.round(ms),
-        rows: out.rows.length,
-        rows_read: out.rowsRead,
-        buckets: bucketUse,
-      },
+      { query_id: id, ms: Math.round(ms), rows: out.rows.length, rows_read: out.rowsRead },
       'query executed',
     )
     const entry: CachedResult = { response, last_refresh: lastRefresh }
