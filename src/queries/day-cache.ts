@@ -230,14 +230,43 @@ export interface BucketRun {
   finish(rows: unknown[][], compiled: CompiledQuery): Promise<{ rows: unknown[][]; use: BucketUse }>
 }
 
+/** How long a state read waits for other requests of the project to share it. */
+const GATHER_MS = 5
+
 /** Closed buckets' values for the query runner: reads the state and the store, keeps new values. */
 export class DayCache {
   private opened: Promise<DayValueStore> | undefined
+  /** per project, the state read about to start, which requests arriving until then share */
+  private readonly gathering = new Map<
+    number,
+    { first: string; last: string; state: Promise<DayState | undefined> }
+  >()
 
   constructor(
     private readonly ch: ClickHouseClient,
     private readonly nc: NatsConnection,
   ) {}
+
+  /**
+   * The project's state over (at least) `first`..`last`. A dashboard's requests come together: each
+   * joins a read that has not started yet (it starts GATHER_MS after the first), so every request's
+   * read still starts after the request arrived and sees every write finished before it.
+   */
+  private state(teamId: number, first: string, last: string): Promise<DayState | undefined> {
+    const open = this.gathering.get(teamId)
+    if (open) {
+      if (first < open.first) open.first = first
+      if (last > open.last) open.last = last
+      return open.state
+    }
+    const entry = { first, last, state: Promise.resolve<DayState | undefined>(undefined) }
+    entry.state = new Promise<void>((r) => setTimeout(r, GATHER_MS)).then(() => {
+      this.gathering.delete(teamId)
+      return readDayState(this.ch, teamId, entry.first, entry.last)
+    })
+    this.gathering.set(teamId, entry)
+    return entry.state
+  }
 
   /** The store, opened on first use (again after a failed open). */
   private store(): Promise<DayValueStore> {
@@ -263,7 +292,7 @@ export class DayCache {
     const cells = kind.cells(query, project, server, Date.now())
     const days = cells?.flatMap((c) => c.buckets.flatMap((b) => b.days)).sort()
     if (!cells || !days?.length) return undefined
-    const state = await readDayState(this.ch, project.id, days[0]!, days[days.length - 1]!)
+    const state = await this.state(project.id, days[0]!, days[days.length - 1]!)
     if (!state) return undefined
     const store = await this.store()
     const seriesKeys = [...new Set(cells.map((c) => c.series))]

@@ -169,6 +169,24 @@ describe('trends over closed days', () => {
     }
   })
 
+  it('computes again after a partition is dropped (retention)', async () => {
+    const old = (d: string, p: number) => ({
+      ...pageview(1, p),
+      event: 'old',
+      timestamp: `2024-03-${d} 12:00:00`,
+    })
+    await insertEvents(ch, [old('01', 51), old('02', 51), old('02', 52)])
+    await nextSecond()
+    const range = { dateRange: { date_from: '2024-03-01', date_to: '2024-03-03' } }
+    const series = [{ kind: 'EventsNode', event: 'old' }]
+    expect((await ask(series, range)).results[0]!.data).toEqual([1, 2, 0])
+    expect((await ask(series, range)).bucket_cache).toEqual({ cached: 3, computed: 0 })
+    await ch.command({ query: "ALTER TABLE events DROP PARTITION ID '202403'" })
+    const dropped = await ask(series, range)
+    expect(dropped.results[0]!.data).toEqual([0, 0, 0])
+    expect(dropped.bucket_cache).toEqual({ cached: 0, computed: 3 })
+  })
+
   // last: it replaces the events table
   it('computes again after a table swap (a replay), and still sees late events after it', async () => {
     const swapped = [{ kind: 'EventsNode', event: 'swapped' }]
