@@ -158,7 +158,7 @@ function closedBuckets(r: ResolvedRange, now: number): BucketCell['buckets'] {
 export function trendsBucketValues(rows: unknown[][]): Map<string, Map<string, number>> {
   const out = new Map<string, Map<string, number>>()
   for (const row of rows) {
-    if (row[0] !== 'row' || row[3] !== '') continue
+    if (row[0] !== 'row' || row[3] !== '' || !/^\d{4}-\d{2}-\d{2}/.test(String(row[4]))) continue
     const id = `${Number(row[2])}|${Number(row[1])}`
     let cell = out.get(id)
     if (!cell) out.set(id, (cell = new Map()))
