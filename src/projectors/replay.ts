@@ -29,6 +29,7 @@ import {
 } from './replay-state.ts'
 import { LIVE_TABLES, type ProjectionTables, suffixedTables, TABLE_KINDS } from './tables.ts'
 import { ClickHouseWriter } from './writer.ts'
+import { afterEventsSwap } from '../queries/day-cache.ts'
 
 // Rebuilds the projection from the log into fresh tables and a fresh identity namespace, then swaps
 // both in. The build runs beside the live projectors; only the final catch-up and swap pause them.
@@ -265,6 +266,8 @@ class ReplayRun {
         (k) => `${LIVE_TABLES[k]} TO ${old[k]}, ${tables[k]} TO ${LIVE_TABLES[k]}`,
       ).join(', ')}`,
     })
+    // the changed-days view must follow the new events table, and every stored bucket is stale
+    await afterEventsSwap(o.ch)
     // The live lanes continue from their own positions: everything up to `end` is in the new state.
     for (const lane of LANES) {
       await this.ctx.store.setWatermark(

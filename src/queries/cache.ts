@@ -9,7 +9,7 @@ const enc = new TextEncoder()
 const MAX_ENTRY_BYTES = 900 * 1024
 
 /** Key order does not change a query's meaning, so it does not change its cache key. */
-function canonical(v: unknown): unknown {
+export function canonical(v: unknown): unknown {
   if (Array.isArray(v)) return v.map(canonical)
   if (v && typeof v === 'object') {
     return Object.fromEntries(

@@ -3,6 +3,7 @@ import { ValidationError } from '../http/errors.ts'
 import type { Capabilities, CompiledQuery } from '../hogql/index.ts'
 import { compileHogQLCached } from './compile-cache.ts'
 import { filtersCondition } from './hogql-filters.ts'
+import type { BucketKind } from './day-cache.ts'
 import type { DataFacts } from './person-overrides.ts'
 import { HogQLQuerySchema } from './schema.ts'
 
@@ -22,6 +23,8 @@ export interface QueryKind {
   shape?(rows: unknown[][], compiled: KindCompiled, query: unknown, project: Project): unknown
   /** Whether there is more than these rows show (e.g. breakdown values folded into "other"). */
   hasMore?(rows: unknown[][], compiled: KindCompiled): boolean
+  /** Kinds whose closed buckets' values are stored and reused (day-cache.ts). */
+  buckets?: BucketKind
 }
 
 const hogql: QueryKind = {

@@ -17,6 +17,11 @@ import type { ClickHouseClient } from '@clickhouse/client'
 export interface DataFacts {
   /** false: the project had no person overrides (no merged persons), so `person_id` needs no join */
   personOverrides: boolean
+  /**
+   * Trends: buckets whose values the runner already holds (day-cache.ts), per `period|series`, as
+   * bucket start texts; the statement leaves them out where it can and says which it left out.
+   */
+  skipBuckets?: Record<string, string[]>
 }
 
 /** `SELECT 1` if team `teamId` has any person_overrides row (the table's sort key starts with team_id). */

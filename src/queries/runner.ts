@@ -16,6 +16,7 @@ import {
   revalidatable,
 } from './cache.ts'
 import { capabilitiesOf } from '../hogql/index.ts'
+import { type BucketRun, DayCache } from './day-cache.ts'
 import { execute, mapClickHouseError, readServerInfo } from './execute.ts'
 import { type AdmissionLimits, QueryAdmission } from './admission.ts'
 import { CompileGate, type CompileGateOptions } from './compile-gate.ts'
@@ -47,6 +48,14 @@ export type QueryLog = Pick<Logger, 'debug' | 'info' | 'warn' | 'error'>
 /** ClickHouse query ids are global; the team prefix keeps one project's ids from touching another's. */
 export const clickhouseQueryId = (teamId: number, id: string) => `t${teamId}-${id}`
 
+/** What run() hands to calculate besides the compiled query. */
+interface CalculateExtra {
+  compileSeconds?: number
+  fingerprint?: string
+  /** this request's use of stored bucket values (day-cache.ts) */
+  buckets?: BucketRun
+}
+
 const ageSeconds = (iso: string) => (Date.now() - Date.parse(iso)) / 1000
 
 /** Runs query requests with PostHog's refresh modes, the results cache and async status. */
@@ -58,6 +67,7 @@ export class QueryRunner {
   private readonly gate: CompileGate
   private readonly fingerprints = new Fingerprints(() => this.readFingerprint())
   private readonly overrides: PersonOverrides
+  private readonly dayCache: DayCache
 
   private constructor(
     private readonly rt: Runtime,
@@ -65,6 +75,7 @@ export class QueryRunner {
     private readonly cache: ResultCache,
     opts: RunnerOptions,
   ) {
+    this.dayCache = new DayCache(rt.ch, rt.nc)
     this.limits = opts.limits
     this.admission = new QueryAdmission(opts.admission)
     this.gate = new CompileGate(opts.compile)
@@ -129,8 +140,16 @@ export class QueryRunner {
         this.overrides.has(project.id),
       ])
       const c0 = performance.now()
+      // closed buckets whose stored values still hold are left out of the statement (day-cache.ts)
+      const kind = queryKind(req.query.kind)
+      const buckets = kind.buckets
+        ? await this.dayCache
+            .prepare(kind.buckets, project, req.query, info.version, !mode.startsWith('force_'))
+            .catch(() => undefined)
+        : undefined
       const compiled = await this.gate.compile(req.query, project, capabilitiesOf(info.version), {
         personOverrides,
+        skipBuckets: buckets?.skip,
       })
       const compileSeconds = (performance.now() - c0) / 1000
       const state = await fingerprint
@@ -143,7 +162,7 @@ export class QueryRunner {
       ) {
         return { ...stale.response, is_cached: true, last_refresh: stale.last_refresh, cache_key: key }
       }
-      const extra = { compileSeconds, fingerprint: state }
+      const extra = { compileSeconds, fingerprint: state, buckets }
       const id = req.client_query_id ?? uuidv4()
       const background = mode === 'async' || mode === 'lazy_async' || mode === 'force_async'
       if (!background) return await this.calculate(project, req, compiled, id, key, log, signal, extra)
@@ -165,7 +184,7 @@ export class QueryRunner {
     key: string,
     log: QueryLog,
     abort?: AbortSignal,
-    extra: { compileSeconds?: number; fingerprint?: string } = {},
+    extra: CalculateExtra = {},
   ): Promise<Response> {
     const kind = queryKind(req.query.kind)
     const t0 = performance.now()
@@ -189,15 +208,17 @@ export class QueryRunner {
     }
     const ms = performance.now() - t0
     queryDurationSeconds.observe({ kind: req.query.kind }, ms / 1000)
+    const finished = extra.buckets ? await extra.buckets.finish(out.rows, compiled) : undefined
+    const rows = finished?.rows ?? out.rows
     const limit = compiled.paging?.limit ?? compiled.limit ?? null
     const hasMore = kind.hasMore
-      ? kind.hasMore(out.rows, compiled)
+      ? kind.hasMore(rows, compiled)
       : compiled.paging
         ? out.rows.length > compiled.paging.limit
         : limit !== null && out.rows.length >= limit
     const lastRefresh = new Date().toISOString()
     const response: Response = {
-      results: kind.shape ? kind.shape(out.rows, compiled, req.query, project) : out.rows,
+      results: kind.shape ? kind.shape(rows, compiled, req.query, project) : rows,
       columns: compiled.columns,
       types: out.types.length ? out.types : compiled.types,
       hogql: compiled.hogql,
@@ -217,6 +238,8 @@ export class QueryRunner {
       cache_key: key,
       query_status: null,
     }
+    // how many chart buckets came from stored values and how many the statement computed
+    if (finished) response.bucket_cache = finished.use
     log.info(
       { query_id: id, ms: Math.round(ms), rows: out.rows.length, rows_read: out.rowsRead },
       'query executed',
@@ -238,7 +261,7 @@ export class QueryRunner {
     initial: QueryStatus,
     key: string,
     log: QueryLog,
-    extra: { compileSeconds?: number; fingerprint?: string },
+    extra: CalculateExtra,
   ): Promise<void> {
     const abort = new AbortController()
     const runKey = `${project.id}.${initial.id}`

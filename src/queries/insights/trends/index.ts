@@ -2,6 +2,7 @@ import type { QueryKind } from '../../kinds.ts'
 import { BREAKDOWN_OTHER } from '../common/index.ts'
 import { compileTrends, type TrendsCompiled } from './query.ts'
 import { shapeTrends } from './results.ts'
+import { trendsBucketCells, trendsBucketValues, trendsRowsOf } from './buckets.ts'
 import { TrendsQuerySchema } from './schema.ts'
 
 /**
@@ -19,4 +20,10 @@ export const trendsKind: QueryKind = {
     compileTrends(TrendsQuerySchema.parse(raw), project, undefined, facts),
   shape: (rows, compiled) => shapeTrends(rows, (compiled as TrendsCompiled).trends),
   hasMore: trendsHasMore,
+  buckets: {
+    cells: trendsBucketCells,
+    skipped: (compiled) => (compiled as TrendsCompiled).trends.skipped,
+    values: trendsBucketValues,
+    rows: trendsRowsOf,
+  },
 }

@@ -6,6 +6,7 @@ import type { DataFacts } from '../../person-overrides.ts'
 import type { CompiledQuery } from '../../../hogql/index.ts'
 import { ValidationError } from '../../../http/errors.ts'
 import {
+  addIntervals,
   and,
   type BreakdownPlan,
   breakdownEnabled,
@@ -22,6 +23,7 @@ import {
   seriesCondition,
   str,
   topBreakdownsSql,
+  wallString,
 } from '../common/index.ts'
 import { activeWindowDays, aggregation, effectiveMath, type Math, mathCondition } from './aggregation.ts'
 import { CUMULATIVE_DISPLAY, TOTAL_VALUE_DISPLAYS, type TrendsQuery } from './schema.ts'
@@ -34,6 +36,8 @@ export interface TrendsPlan {
   ranges: ResolvedRange[]
   timezone: string
   now: number
+  /** buckets left out of the statement because the runner holds their values (facts.skipBuckets) */
+  skipped?: Record<string, string[]>
 }
 
 export interface TrendsCompiled extends CompiledQuery {
@@ -155,19 +159,32 @@ export async function compileTrends(
   const parts: string[] = []
   const hogqls: string[] = []
   const limit = breakdownEnabled(q.breakdownFilter) ? planBreakdown(q.breakdownFilter).limit : 0
+  const skipped: Record<string, string[]> = {}
   for (const [c, r] of ranges.entries()) {
     for (let i = 0; i < q.series.length; i++) {
-      const hogql = innerHogQL(q, i, r, totalValue, cumulative)
-      hogqls.push(hogql)
-      const inner = (await compileInner(hogql, project.id, tz, facts)).clickhouse
-      const rows = limit
-        ? topBreakdownsSql(inner, limit)
-        : `SELECT insight_breakdown AS breakdown, insight_bucket AS bucket, toFloat64(insight_value) AS value FROM (${inner})`
-      parts.push(
-        `SELECT 'row' AS tag, toUInt32(${i}) AS s, toUInt8(${c}) AS c, toString(breakdown) AS breakdown,` +
-          ` toString(bucket) AS bucket, toFloat64(value) AS value FROM (${rows})`,
-      )
+      const skip = facts?.skipBuckets?.[`${c}|${i}`]
+      const spans = skip?.length && !limit ? spansOf(r, new Set(skip)) : { ranges: [r], skipped: [] }
+      if (spans.skipped.length) skipped[`${c}|${i}`] = spans.skipped
+      for (const span of spans.ranges) {
+        const hogql = innerHogQL(q, i, span, totalValue, cumulative)
+        hogqls.push(hogql)
+        const inner = (await compileInner(hogql, project.id, tz, facts)).clickhouse
+        const rows = limit
+          ? topBreakdownsSql(inner, limit)
+          : `SELECT insight_breakdown AS breakdown, insight_bucket AS bucket, toFloat64(insight_value) AS value FROM (${inner})`
+        parts.push(
+          `SELECT 'row' AS tag, toUInt32(${i}) AS s, toUInt8(${c}) AS c, toString(breakdown) AS breakdown,` +
+            ` toString(bucket) AS bucket, toFloat64(value) AS value FROM (${rows})`,
+        )
+      }
     }
+  }
+  if (!parts.length) {
+    // every bucket is known: a statement without rows keeps the runner's path the same
+    parts.push(
+      "SELECT 'row' AS tag, toUInt32(0) AS s, toUInt8(0) AS c, '' AS breakdown, '' AS bucket," +
+        ' toFloat64(0) AS value FROM system.one WHERE 0',
+    )
   }
   if (current.all) {
     const hogql = 'SELECT toString(min(timestamp)) AS insight_earliest, count() AS insight_events FROM events'
@@ -183,6 +200,36 @@ export async function compileTrends(
     clickhouse: parts.join(' UNION ALL '),
     columns: ['tag', 's', 'c', 'breakdown', 'bucket', 'value'],
     types: ['String', 'UInt32', 'UInt8', 'String', 'String', 'Float64'],
-    trends: { query: q, interval, totalValue, cumulative, ranges, timezone: tz, now },
+    trends: { query: q, interval, totalValue, cumulative, ranges, timezone: tz, now, skipped },
   }
+}
+
+/** More separate spans than this are read as one span from the first to the last. */
+const MAX_SPANS = 4
+
+/**
+ * The parts of range `r` to compute when the buckets starting at `skip` (start texts) are known:
+ * runs of the other buckets, each as a range of its own (the first from the range's lower bound,
+ * the last to its upper bound), and the buckets actually left out.
+ */
+export function spansOf(r: ResolvedRange, skip: Set<string>): { ranges: ResolvedRange[]; skipped: string[] } {
+  const starts = bucketsOf(r)
+  // only buckets wholly inside this range are left out (the runner chose them at its own `now`)
+  const whole = (b: number) => b >= r.lower && addIntervals(b, r.interval, 1) - 1000 <= r.to
+  const compute = starts.map((b) => !(skip.has(wallString(b)) && whole(b)))
+  let runs: [number, number][] = []
+  for (let k = 0; k < starts.length; k++) {
+    if (!compute[k]) continue
+    const last = runs[runs.length - 1]
+    if (last && last[1] === k - 1) last[1] = k
+    else runs.push([k, k])
+  }
+  if (runs.length > MAX_SPANS) runs = [[runs[0]![0], runs[runs.length - 1]![1]]]
+  const inRun = (k: number) => runs.some(([a, b]) => k >= a && k <= b)
+  const ranges = runs.map(([a, b]) => ({
+    ...r,
+    lower: a === 0 ? r.lower : starts[a]!,
+    to: b === starts.length - 1 ? r.to : addIntervals(starts[b]!, r.interval, 1) - 1000,
+  }))
+  return { ranges, skipped: starts.filter((_, k) => !inRun(k)).map(wallString) }
 }

@@ -1,0 +1,350 @@
+import { createHash } from 'node:crypto'
+import type { KV } from '@nats-io/kv'
+import { z } from 'zod'
+import { BUCKETS } from '../../schema/jetstream.ts'
+import { type ClickHouseClient, selectRows } from '../clickhouse/client.ts'
+import { loadMigrations } from '../clickhouse/migrate.ts'
+import { bucket, type NatsConnection } from '../jetstream/connection.ts'
+import { readDoc } from '../jetstream/kv-document.ts'
+import type { Project } from '../accounts/documents.ts'
+import type { CompiledQuery } from '../hogql/index.ts'
+
+// Values of closed chart buckets (a trends series' count for one closed day, hour, week or month),
+// kept so that a dashboard asked again computes only today's bucket and the days that changed.
+//
+// A stored value is the answer for its bucket while nothing that could change it happened since it
+// was computed, which one ClickHouse query reads before every use (readDayState):
+// - inserts: the events_changed_days view (schema/clickhouse/0011) records, per insert block, each
+//   (project, UTC day) it wrote and the server's time; a value is stale once any day its bucket
+//   overlaps has a record at or after the value's `asOf`. A replay's table swap writes a record for
+//   every project and day (ensureChangedDaysView).
+// - what the view does not see, as an "epoch" every value carries and must still match: the
+//   mutations of `events` (person deletion with events; their highest id and how many are running),
+//   its partitions (retention drops whole months), and the project's person_overrides (a merge
+//   changes who a `dau` bucket counts). The `events` table's engine and whether the view is attached
+//   to it are read too: the cache is off in cluster mode (a Distributed `events`, whose mutations and
+//   partitions are on the shards) and while the view is detached (after a swap, until re-created).
+// `asOf` is the server's now() when the state was read, before the computation ran, less the age of
+// the oldest INSERT running then: an insert in flight may already have its record while its rows
+// are not yet visible to the computation, and its record then falls after `asOf`.
+// Values live in the query cache's KV bucket (24 h expiry, refreshed whenever a series stores new
+// values), one key per project and series definition; a lost race between two writers loses values,
+// never mixes them.
+
+/** The materialized view and its table (schema/clickhouse/0011_events_changed_days.sql). */
+export const CHANGED_DAYS = { table: 'events_changed_days', view: 'events_changed_days_mv' }
+
+/** One (period, series) of a query: the buckets it may take from, and store to, the cache. */
+export interface BucketCell {
+  /** `period|series`, as the statement tags its rows */
+  id: string
+  /** the series definition's hash: stored values are shared by every query with this series */
+  series: string
+  /** how many buckets the cell's range has */
+  total: number
+  /** closed buckets wholly inside the range: start text and the UTC days its events fall on */
+  buckets: { start: string; days: string[] }[]
+}
+
+/** What a query kind that stores closed buckets' values provides (trends: insights/trends/buckets.ts). */
+export interface BucketKind {
+  /** the cells whose closed buckets may be stored, at `now`; undefined: none (the kind's usual path) */
+  cells(query: unknown, project: Project, server: string, now: number): BucketCell[] | undefined
+  /** the buckets the compiled statement left out, per cell id (facts.skipBuckets, as honoured) */
+  skipped(compiled: CompiledQuery): Record<string, string[]> | undefined
+  /** values per cell id and bucket start, read from the statement's rows */
+  values(rows: unknown[][]): Map<string, Map<string, number>>
+  /** the statement's rows that stored values stand for */
+  rows(values: Map<string, Map<string, number>>): unknown[][]
+}
+
+/** What readDayState found: the time values computed now are stored with, and what makes them stale. */
+export interface DayState {
+  /** server time (epoch seconds) values computed after this read are valid from */
+  asOf: number
+  /** hash of the mutations, partitions and person overrides: a value from another epoch is stale */
+  epoch: string
+  /** UTC day ('YYYY-MM-DD') → the latest insert into it (epoch seconds) */
+  changed: Map<string, number>
+  /** the latest change of every day (a replay's swap), 0 if none */
+  everything: number
+}
+
+const StateRow = z.object({
+  now: z.coerce.number(),
+  inflight: z.coerce.number(),
+  events_table: z.string(),
+  mutations: z.string(),
+  partitions: z.string(),
+  overrides: z.string(),
+  markers: z.array(z.string()),
+})
+
+const isoDay = /^\d{4}-\d{2}-\d{2}$/
+
+/** The one statement readDayState sends (system tables and two small tables; no events are read). */
+export function dayStateSql(teamId: number, firstDay: string, lastDay: string): string {
+  if (!Number.isSafeInteger(teamId)) throw new Error('teamId must be an integer')
+  if (!isoDay.test(firstDay) || !isoDay.test(lastDay)) throw new Error('days must be YYYY-MM-DD')
+  const here = 'database = currentDatabase()'
+  return (
+    'SELECT toUInt32(now()) AS now,' +
+    ` (SELECT max(elapsed) FROM system.processes WHERE match(query, '(?i)^\\\\s*insert')) AS inflight,` +
+    ` (SELECT concat(any(engine), '/', toString(any(has(dependencies_table, '${CHANGED_DAYS.view}'))))` +
+    ` FROM system.tables WHERE ${here} AND name = 'events') AS events_table,` +
+    " (SELECT concat(toString(max(toUInt64OrZero(extract(mutation_id, '[0-9]+')))), '/', toString(sum(is_done = 0)))" +
+    ` FROM system.mutations WHERE ${here} AND table = 'events') AS mutations,` +
+    " (SELECT arrayStringConcat(arraySort(groupUniqArray(partition_id)), ',')" +
+    ` FROM system.parts WHERE ${here} AND table = 'events' AND active) AS partitions,` +
+    " (SELECT concat(toString(count()), '/', toString(max(version)))" +
+    ` FROM person_overrides WHERE team_id = ${teamId}) AS overrides,` +
+    " (SELECT groupArray(concat(toString(team_id), '/', toString(day), '=', toString(toUInt32(at))))" +
+    ` FROM (SELECT team_id, day, max(at) AS at FROM ${CHANGED_DAYS.table}` +
+    ` WHERE (team_id = ${teamId} AND day >= toDate('${firstDay}') AND day <= toDate('${lastDay}'))` +
+    ' OR team_id = -1 GROUP BY team_id, day)) AS markers'
+  )
+}
+
+/**
+ * The state values of `teamId`'s buckets over UTC days `firstDay`..`lastDay` are checked against and
+ * stored with; undefined when the cache must stay off (cluster mode, the view not attached) or the
+ * state cannot be read.
+ */
+export async function readDayState(
+  ch: ClickHouseClient,
+  teamId: number,
+  firstDay: string,
+  lastDay: string,
+): Promise<DayState | undefined> {
+  let row
+  try {
+    ;[row] = await selectRows<unknown>(ch, dayStateSql(teamId, firstDay, lastDay))
+  } catch {
+    return undefined
+  }
+  const parsed = StateRow.safeParse(row)
+  if (!parsed.success) return undefined
+  const s = parsed.data
+  const [engine, attached] = s.events_table.split('/')
+  if (engine === 'Distributed' || attached !== '1') return undefined
+  const changed = new Map<string, number>()
+  let everything = 0
+  for (const m of s.markers) {
+    const match = /^(-?\d+)\/(\d{4}-\d{2}-\d{2})=(\d+)$/.exec(m)
+    if (!match) continue
+    const at = Number(match[3])
+    if (match[1] === '-1') everything = Math.max(everything, at)
+    else changed.set(match[2]!, Math.max(changed.get(match[2]!) ?? 0, at))
+  }
+  const epoch = createHash('sha256')
+    .update(JSON.stringify([s.events_table, s.mutations, s.partitions, s.overrides]))
+    .digest('hex')
+    .slice(0, 16)
+  return { asOf: s.now - Math.ceil(s.inflight), epoch, changed, everything }
+}
+
+/** A stored value: [value, asOf, epoch]. */
+const StoredValue = z.tuple([z.number(), z.number(), z.string()])
+const StoredDoc = z.object({ b: z.record(z.string(), StoredValue) })
+export type StoredValues = Record<string, [number, number, string]>
+
+/** Whether a stored value still answers for a bucket overlapping UTC days `days`. */
+export function stillValid(v: [number, number, string], days: string[], state: DayState): boolean {
+  const [, asOf, epoch] = v
+  if (epoch !== state.epoch || state.everything >= asOf) return false
+  return days.every((d) => (state.changed.get(d) ?? 0) < asOf)
+}
+
+/** At most this many buckets per series are kept (the newest): 90 days of hours fit. */
+const MAX_VALUES = 4000
+
+/** Closed buckets' values per project and series definition, in the query cache's KV bucket. */
+export class DayValueStore {
+  private constructor(private readonly kv: KV) {}
+
+  static async open(nc: NatsConnection) {
+    return new DayValueStore(await bucket(nc, BUCKETS.queryCache))
+  }
+
+  private key(teamId: number, series: string) {
+    return `days.${teamId}.${series}`
+  }
+
+  /** The stored values of a series (bucket start text → value); empty when none or unreadable. */
+  async get(teamId: number, series: string): Promise<StoredValues> {
+    try {
+      return ((await readDoc(this.kv, this.key(teamId, series), StoredDoc))?.doc.b ?? {}) as StoredValues
+    } catch {
+      return {}
+    }
+  }
+
+  /** Adds `values` to what `before` held (the entry as read for this request) and writes it back. */
+  async put(teamId: number, series: string, before: StoredValues, values: StoredValues): Promise<void> {
+    const merged = { ...before, ...values }
+    const keys = Object.keys(merged).sort()
+    const kept = keys.slice(Math.max(0, keys.length - MAX_VALUES))
+    const doc = { b: Object.fromEntries(kept.map((k) => [k, merged[k]!])) }
+    await this.kv.put(this.key(teamId, series), JSON.stringify(doc))
+  }
+}
+
+/**
+ * Re-attaches the changed-days view to the current `events` (a RENAME swap leaves it on the old
+ * table on current releases; 18.16 follows the name) and records that every day of every project
+ * changed. Called after a replay swaps its tables in.
+ */
+export async function afterEventsSwap(ch: ClickHouseClient): Promise<void> {
+  const [row] = await selectRows<{ attached: number | string }>(
+    ch,
+    `SELECT any(has(dependencies_table, '${CHANGED_DAYS.view}')) AS attached FROM system.tables` +
+      " WHERE database = currentDatabase() AND name = 'events'",
+  )
+  if (Number(row?.attached ?? 0) !== 1) {
+    await ch.command({ query: `DROP TABLE IF EXISTS ${CHANGED_DAYS.view}` })
+    const ddl = loadMigrations()
+      .flatMap((m) => m.statements)
+      .find((st) => st.includes(`MATERIALIZED VIEW IF NOT EXISTS ${CHANGED_DAYS.view}`))
+    if (!ddl) throw new Error(`no migration creates ${CHANGED_DAYS.view}`)
+    await ch.command({ query: ddl })
+  }
+  await ch.command({
+    query: `INSERT INTO ${CHANGED_DAYS.table} (team_id, day, at) SELECT -1, toDate('1970-01-01'), now()`,
+  })
+}
+
+/** How one request used the stored values: the buckets it took and the ones it computed. */
+export interface BucketUse {
+  cached: number
+  computed: number
+}
+
+/** One request's use of stored values: what to leave out of the statement, then what to add and keep. */
+export interface BucketRun {
+  /** for facts.skipBuckets */
+  skip: Record<string, string[]>
+  /**
+   * The rows to shape (the statement's and the stored values' for what it left out); stores the
+   * values of closed buckets it computed.
+   */
+  finish(rows: unknown[][], compiled: CompiledQuery): Promise<{ rows: unknown[][]; use: BucketUse }>
+}
+
+/** How long a state read waits for other requests of the project to share it. */
+const GATHER_MS = 5
+
+/** Closed buckets' values for the query runner: reads the state and the store, keeps new values. */
+export class DayCache {
+  private opened: Promise<DayValueStore> | undefined
+  /** per project, the state read about to start, which requests arriving until then share */
+  private readonly gathering = new Map<
+    number,
+    { first: string; last: string; state: Promise<DayState | undefined> }
+  >()
+
+  constructor(
+    private readonly ch: ClickHouseClient,
+    private readonly nc: NatsConnection,
+  ) {}
+
+  /**
+   * The project's state over (at least) `first`..`last`. A dashboard's requests come together: each
+   * joins a read that has not started yet (it starts GATHER_MS after the first), so every request's
+   * read still starts after the request arrived and sees every write finished before it.
+   */
+  private state(teamId: number, first: string, last: string): Promise<DayState | undefined> {
+    const open = this.gathering.get(teamId)
+    if (open) {
+      if (first < open.first) open.first = first
+      if (last > open.last) open.last = last
+      return open.state
+    }
+    const entry = { first, last, state: Promise.resolve<DayState | undefined>(undefined) }
+    entry.state = new Promise<void>((r) => setTimeout(r, GATHER_MS)).then(() => {
+      this.gathering.delete(teamId)
+      return readDayState(this.ch, teamId, entry.first, entry.last)
+    })
+    this.gathering.set(teamId, entry)
+    return entry.state
+  }
+
+  /** The store, opened on first use (again after a failed open). */
+  private store(): Promise<DayValueStore> {
+    this.opened ??= DayValueStore.open(this.nc).catch((err: unknown) => {
+      this.opened = undefined
+      throw err
+    })
+    return this.opened
+  }
+
+  /**
+   * Prepares a request of a kind with `kind.buckets`; `useStored` false (the force_ refresh modes)
+   * computes every bucket and stores the closed ones. Undefined: nothing to do (no cell, cluster
+   * mode, the state unreadable): the kind runs as before.
+   */
+  async prepare(
+    kind: BucketKind,
+    project: Project,
+    query: unknown,
+    server: string,
+    useStored: boolean,
+  ): Promise<BucketRun | undefined> {
+    const cells = kind.cells(query, project, server, Date.now())
+    const days = cells?.flatMap((c) => c.buckets.flatMap((b) => b.days)).sort()
+    if (!cells || !days?.length) return undefined
+    const state = await this.state(project.id, days[0]!, days[days.length - 1]!)
+    if (!state) return undefined
+    const store = await this.store()
+    const seriesKeys = [...new Set(cells.map((c) => c.series))]
+    const stored = new Map(
+      await Promise.all(seriesKeys.map(async (k) => [k, await store.get(project.id, k)] as const)),
+    )
+    const known = new Map<string, Map<string, number>>()
+    if (useStored) {
+      for (const cell of cells) {
+        const values = stored.get(cell.series) ?? {}
+        const m = new Map<string, number>()
+        for (const b of cell.buckets) {
+          const v = values[b.start]
+          if (v && stillValid(v, b.days, state)) m.set(b.start, v[0])
+        }
+        if (m.size) known.set(cell.id, m)
+      }
+    }
+    const skip = Object.fromEntries([...known].map(([id, m]) => [id, [...m.keys()]]))
+    return {
+      skip,
+      finish: async (rows, compiled) => {
+        const skipped = kind.skipped(compiled) ?? {}
+        const used = new Map<string, Map<string, number>>()
+        for (const [id, starts] of Object.entries(skipped)) {
+          const m = known.get(id)
+          used.set(id, new Map(starts.filter((s) => m?.has(s)).map((s) => [s, m!.get(s)!])))
+        }
+        const computed = kind.values(rows)
+        const fresh = new Map<string, StoredValues>()
+        let cached = 0
+        let total = 0
+        for (const cell of cells) {
+          const left = new Set(skipped[cell.id] ?? [])
+          cached += left.size
+          total += cell.total
+          const out = fresh.get(cell.series) ?? {}
+          for (const b of cell.buckets) {
+            if (left.has(b.start)) continue
+            out[b.start] = [computed.get(cell.id)?.get(b.start) ?? 0, state.asOf, state.epoch]
+          }
+          fresh.set(cell.series, out)
+        }
+        await Promise.all(
+          [...fresh].map(([k, v]) =>
+            Object.keys(v).length
+              ? store.put(project.id, k, stored.get(k) ?? {}, v).catch(() => undefined)
+              : undefined,
+          ),
+        )
+        return { rows: rows.concat(kind.rows(used)), use: { cached, computed: total - cached } }
+      },
+    }
+  }
+}
