@@ -140,7 +140,7 @@ function lex(text: string): Tok[] {
       continue
     }
     if (c === 39 || c === 96 || c === 34) {
-      const q = text[i]
+      const q = text[i]!
       i++
       for (;;) {
         if (i >= n) bail()
@@ -163,7 +163,7 @@ function lex(text: string): Tok[] {
     const two = text.slice(i, i + 2)
     if (OPS3.includes(three)) op = three
     else if (OPS2.includes(two)) op = two
-    else if (OPS1.includes(text[i])) op = text[i]
+    else if (OPS1.includes(text[i]!)) op = text[i]!
     else bail()
     i += op.length
     toks.push({ t: T.Op, v: op, k: op, s, e: i })
@@ -223,10 +223,10 @@ class FastParser {
     let hi = ls.length - 1
     while (lo < hi) {
       const mid = (lo + hi + 1) >> 1
-      if (ls[mid] <= offset) lo = mid
+      if (ls[mid]! <= offset) lo = mid
       else hi = mid - 1
     }
-    return { line: lo + 1, column: offset - ls[lo], offset }
+    return { line: lo + 1, column: offset - ls[lo]!, offset }
   }
 
   private node(kind: string, s: number, e: number, fields: Record<string, unknown>): Node {
@@ -234,10 +234,10 @@ class FastParser {
   }
 
   private get tok(): Tok {
-    return this.toks[this.i]
+    return this.toks[this.i]!
   }
   private peek(k = 1): Tok {
-    return this.toks[Math.min(this.i + k, this.toks.length - 1)]
+    return this.toks[Math.min(this.i + k, this.toks.length - 1)]!
   }
   private isOp(v: string, t: Tok = this.tok): boolean {
     return t.t === T.Op && t.v === v
@@ -247,14 +247,14 @@ class FastParser {
   }
   private expectOp(v: string): Tok {
     if (!this.isOp(v)) bail()
-    return this.toks[this.i++]
+    return this.toks[this.i++]!
   }
   private expectKw(k: string): Tok {
     if (!this.isKw(k)) bail()
-    return this.toks[this.i++]
+    return this.toks[this.i++]!
   }
   private get lastEnd(): number {
-    return this.toks[this.i - 1].e
+    return this.toks[this.i - 1]!.e
   }
 
   statement(): QueryNode {
@@ -332,7 +332,7 @@ class FastParser {
 
   private selectItem(): Node {
     if (this.isOp('*')) {
-      const t = this.toks[this.i++]
+      const t = this.toks[this.i++]!
       return this.node('Field', t.s, t.e, { chain: ['*'] })
     }
     const ex = this.expr(0)
@@ -437,7 +437,11 @@ class FastParser {
         const right = this.expr(prec + 1)
         const kind = prec === P_COMPARE ? 'CompareOperation' : 'ArithmeticOperation'
         const op = prec === P_COMPARE ? COMPARE[v] : v
-        left = { n: this.node(kind, left.s, right.e, { left: left.n, right: right.n, op }), s: left.s, e: right.e }
+        left = {
+          n: this.node(kind, left.s, right.e, { left: left.n, right: right.n, op }),
+          s: left.s,
+          e: right.e,
+        }
         continue
       }
       if (t.t !== T.Word) return left
@@ -632,7 +636,7 @@ class FastParser {
     if (this.isKw('select') || this.isKw('with') || this.isOp('(') || this.isOp(')')) bail()
     const first = this.expr(0)
     if (this.isOp(')')) {
-      const e = this.toks[this.i++].e
+      const e = this.toks[this.i++]!.e
       return { n: first.n, s, e }
     }
     this.expectOp(',')
@@ -658,7 +662,7 @@ class FastParser {
   }
 
   private call(): Ex {
-    const nameTok = this.toks[this.i++]
+    const nameTok = this.toks[this.i++]!
     this.expectOp('(')
     let distinct = false
     let args = this.callArgs()
@@ -693,7 +697,7 @@ class FastParser {
     }
     let list: Node[]
     if (this.isOp('*') && this.isOp(')', this.peek()) && !distinct) {
-      const t = this.toks[this.i++]
+      const t = this.toks[this.i++]!
       list = [this.node('Field', t.s, t.e, { chain: ['*'] })]
     } else list = this.listUntil(')', true)
     this.expectOp(')')

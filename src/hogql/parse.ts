@@ -1,7 +1,9 @@
 import type { HogQLParser } from '@posthog/hogql-parser'
+import { LRUCache } from 'lru-cache'
 import { createRequire } from 'node:module'
 import type { Node, QueryNode } from './ast.ts'
 import { HogQLError } from './errors.ts'
+import { fastParseSelect } from './fast-parse.ts'
 
 // The package's CommonJS build, required rather than imported: its ES module build (the same parser)
 // goes through tsx's loader, which keeps ~200 MB per thread that imports it (each compile worker,
@@ -54,8 +56,42 @@ function guarded(parse: () => string): Node {
   return check(json)
 }
 
-/** Parses a statement; HogQLError on a syntax error or one nested too deeply. */
+// Trees by statement text. The compile cache (src/queries/compile-cache.ts) answers a text compiled
+// the same way again; this one answers the same text compiled for another team, timezone or set of
+// values, which matters for the statements the fast parser leaves to PostHog's (several ms each).
+// The resolver only reads the tree (fast-parse.test.ts checks a cached tree is unchanged after
+// compiling), so entries are shared, not copied.
+const trees = new LRUCache<string, QueryNode>({
+  max: 500,
+  maxSize: 8 * 1024 * 1024,
+  sizeCalculation: (_tree, text) => text.length + 1,
+})
+
+/** The tree cached for `text`, if any (tests). */
+export function cachedTree(text: string): QueryNode | undefined {
+  return trees.get(text)
+}
+
+/**
+ * Parses a statement: with the fast parser (src/hogql/fast-parse.ts) when the statement is in its
+ * subset, else with PostHog's parser, which alone reports errors. HogQLError on a syntax error or
+ * one nested too deeply.
+ */
 export function parseSelect(parser: HogQLParser, query: string): QueryNode {
+  let tree = trees.get(query)
+  if (tree) return tree
+  try {
+    tree = fastParseSelect(query)
+  } catch {
+    // outside the fast parser's subset (or too deep for its recursion): PostHog's parser decides
+    tree = guarded(() => parser.parseSelect(query)) as QueryNode
+  }
+  trees.set(query, tree)
+  return tree
+}
+
+/** Parses a statement with PostHog's parser only (tests and the benchmark compare the two). */
+export function parseSelectWasm(parser: HogQLParser, query: string): QueryNode {
   return guarded(() => parser.parseSelect(query)) as QueryNode
 }
 
