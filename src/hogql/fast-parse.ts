@@ -91,7 +91,7 @@ function decodeQuoted(text: string, quote: string): string {
 
 function lex(text: string): Tok[] {
   // offsets of non-ASCII text (PostHog's parser counts bytes in places): not worth the doubt
-  if (/[^\x00-\x7e]/.test(text)) bail()
+  if (/[^\t\n\v\f\r -~]/.test(text)) bail()
   const toks: Tok[] = []
   const n = text.length
   let i = 0
@@ -427,7 +427,7 @@ class FastParser {
       const t = this.tok
       if (t.t === T.Op) {
         const v = t.v
-        let prec = 0
+        let prec: number
         if (v === '*' || v === '/' || v === '%') prec = P_MUL
         else if (v === '+' || v === '-') prec = P_ADD
         else if (COMPARE[v]) prec = P_COMPARE
@@ -664,7 +664,6 @@ class FastParser {
   private call(): Ex {
     const nameTok = this.toks[this.i++]!
     this.expectOp('(')
-    let distinct = false
     let args = this.callArgs()
     let params: Node[] | null = null
     if (this.isOp('(')) {
@@ -673,7 +672,7 @@ class FastParser {
       params = args.list
       args = this.callArgs()
     }
-    distinct = args.distinct
+    const distinct = args.distinct
     if (this.isKw('over')) bail()
     const e = this.lastEnd
     const n = this.node('Call', nameTok.s, e, {
