@@ -264,7 +264,9 @@ class FastParser {
   }
 
   private select(): QueryNode {
-    const start = this.expectKw('select').s
+    const start = this.tok.s
+    const ctes = this.isKw('with') ? this.withClause() : null
+    this.expectKw('select')
     let distinct: boolean | null = null
     if (this.isKw('distinct')) {
       this.i++
@@ -281,7 +283,7 @@ class FastParser {
     let selectFrom: Node | null = null
     if (this.isKw('from')) {
       this.i++
-      selectFrom = this.table()
+      selectFrom = this.joins()
     }
     let where: Node | null = null
     if (this.isKw('where')) {
@@ -301,7 +303,7 @@ class FastParser {
     }
     const q: Node = {
       node: 'SelectQuery',
-      ctes: null,
+      ctes,
       distinct,
       select,
       select_from: selectFrom,
@@ -361,11 +363,80 @@ class FastParser {
     return t.v
   }
 
+  /** `WITH name AS (subquery), expr AS name, ...` */
+  private withClause(): Node[] {
+    this.i++
+    const ctes: Node[] = []
+    do {
+      if (ctes.length) this.i++
+      const t = this.tok
+      if (
+        t.t === T.Word &&
+        !KEYWORDS.has(t.k) &&
+        this.isKw('as', this.peek()) &&
+        this.isOp('(', this.peek(2))
+      ) {
+        const name = this.name(false)
+        this.i += 2
+        if (!this.isKw('select') && !this.isKw('with')) bail()
+        const expr = this.select()
+        const e = this.expectOp(')').e
+        ctes.push(
+          this.node('CTE', t.s, e, {
+            name,
+            expr,
+            cte_type: 'subquery',
+            columns: null,
+            materialized: null,
+            using_key: null,
+          }),
+        )
+      } else {
+        const ex = this.expr(0)
+        this.expectKw('as')
+        const name = this.name(false)
+        ctes.push(this.node('CTE', ex.s, this.lastEnd, { name, expr: ex.n, cte_type: 'column' }))
+      }
+    } while (this.isOp(','))
+    return ctes
+  }
+
+  /** A FROM clause: a table and the ones joined to it, as PostHog's chain of JoinExpr nodes. */
+  private joins(): Node {
+    const first = this.table()
+    let last = first
+    for (;;) {
+      const words: string[] = []
+      while (this.tok.t === T.Word && ['inner', 'left', 'right', 'full', 'outer'].includes(this.tok.k)) {
+        words.push(this.tok.k)
+        this.i++
+      }
+      if (!this.isKw('join')) {
+        if (words.length) bail()
+        return first
+      }
+      this.i++
+      // only the spellings checked against PostHog's parser (which orders and names the others its own way)
+      const type = words.join(' ')
+      if (!['', 'inner', 'left', 'right', 'full', 'left outer', 'right outer', 'full outer'].includes(type))
+        bail()
+      const next = this.table()
+      const on = this.expectKw('on').s
+      const expr = this.expr(0)
+      next.join_type = type ? `${type.toUpperCase()} JOIN` : 'JOIN'
+      next.constraint = this.node('JoinConstraint', on, expr.e, { expr: expr.n, constraint_type: 'ON' })
+      last.next_join = next
+      last = next
+    }
+  }
+
   private table(): Node {
     const first = this.tok
     let table: Node
     if (this.isOp('{')) {
       table = this.placeholder().n
+    } else if (this.isOp('(')) {
+      table = this.subquery().n
     } else {
       if (first.t === T.Word && (KEYWORDS.has(first.k) || CONSTANT_WORDS.has(first.k))) bail()
       const chain = [this.name(false)]
@@ -633,7 +704,11 @@ class FastParser {
 
   private parens(): Ex {
     const s = this.expectOp('(').s
-    if (this.isKw('select') || this.isKw('with') || this.isOp('(') || this.isOp(')')) bail()
+    if (this.isKw('select') || this.isKw('with')) {
+      this.i--
+      return this.subquery()
+    }
+    if (this.isOp(')')) bail()
     const first = this.expr(0)
     if (this.isOp(')')) {
       const e = this.toks[this.i++]!.e
@@ -644,6 +719,15 @@ class FastParser {
     if (!this.isOp(')')) exprs.push(...this.listUntil(')', false))
     const e = this.expectOp(')').e
     return { n: this.node('Tuple', s, e, { exprs }), s, e }
+  }
+
+  /** `(SELECT ...)` */
+  private subquery(): Ex {
+    const s = this.expectOp('(').s
+    if (!this.isKw('select') && !this.isKw('with')) bail()
+    const n = this.select()
+    const e = this.expectOp(')').e
+    return { n, s, e }
   }
 
   private field(): Ex {
