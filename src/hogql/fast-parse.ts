@@ -207,8 +207,15 @@ const P_COMPARE = 6
 const P_ADD = 7
 const P_MUL = 8
 
+// PostHog's parser exhausts its stack somewhere past 300 chained operators (fewer inside a larger
+// statement); these bounds keep well inside what it accepts.
+const MAX_NESTING = 32
+const MAX_OPERATORS = 150
+
 class FastParser {
   private i = 0
+  private level = 0
+  private operators = 0
   private readonly toks: Tok[]
   private readonly lineStarts: number[] = [0]
 
@@ -493,6 +500,15 @@ class FastParser {
 
   // Precedence climbing, as ANTLR resolves PostHog's left-recursive columnExpr.
   private expr(min: number): Ex {
+    // Deep nesting and long operator chains are left to PostHog's parser, which refuses them past
+    // its own limits: what this parser accepts, that one accepts too (and the resolver copes with).
+    if (++this.level > MAX_NESTING) bail()
+    const ex = this.climb(min)
+    this.level--
+    return ex
+  }
+
+  private climb(min: number): Ex {
     let left = this.prefix(min)
     for (;;) {
       const t = this.tok
@@ -508,6 +524,7 @@ class FastParser {
         const right = this.expr(prec + 1)
         const kind = prec === P_COMPARE ? 'CompareOperation' : 'ArithmeticOperation'
         const op = prec === P_COMPARE ? COMPARE[v] : v
+        if (++this.operators > MAX_OPERATORS) bail()
         left = {
           n: this.node(kind, left.s, right.e, { left: left.n, right: right.n, op }),
           s: left.s,
@@ -528,6 +545,7 @@ class FastParser {
           ...(left.n.node === kind ? left.n.exprs : [left.n]),
           ...(right.n.node === kind ? right.n.exprs : [right.n]),
         ]
+        if (++this.operators > MAX_OPERATORS) bail()
         left = { n: this.node(kind, left.s, right.e, { exprs }), s: left.s, e: right.e }
         continue
       }
@@ -545,6 +563,7 @@ class FastParser {
         if (this.isKw('cohort')) bail()
         const right = this.expr(P_COMPARE + 1)
         const op = (negated ? 'not ' : '') + word
+        if (++this.operators > MAX_OPERATORS) bail()
         left = {
           n: this.node('CompareOperation', left.s, right.e, { left: left.n, right: right.n, op }),
           s: left.s,
@@ -558,6 +577,7 @@ class FastParser {
         const low = this.expr(P_BETWEEN + 1)
         this.expectKw('and')
         const high = this.expr(P_BETWEEN + 1)
+        if (++this.operators > MAX_OPERATORS) bail()
         left = {
           n: this.node('BetweenExpr', left.s, high.e, { expr: left.n, low: low.n, high: high.n, negated }),
           s: left.s,
@@ -575,6 +595,7 @@ class FastParser {
           op = '!='
         }
         const end = this.expectKw('null').e
+        if (++this.operators > MAX_OPERATORS) bail()
         left = {
           n: this.node('CompareOperation', left.s, end, {
             left: left.n,
@@ -623,7 +644,7 @@ class FastParser {
 
   private postfix(ex: Ex): Ex {
     while (this.isOp('[')) {
-      if (ex.n.node === 'Constant') bail()
+      if (ex.n.node === 'Constant' || ++this.operators > MAX_OPERATORS) bail()
       this.i++
       const prop = this.expr(0)
       const end = this.expectOp(']').e

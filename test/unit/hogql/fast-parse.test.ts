@@ -136,6 +136,9 @@ describe('fast parser', () => {
       'select 1 union all select 2',
       'select x as null',
       'select 1 from t limit 1 offset 2',
+      // past what PostHog's parser accepts, which refuses the statement (parse.ts)
+      `select ${Array(400).fill('1').join(' + ')}`,
+      `select ${'('.repeat(100)}1${')'.repeat(100)}`,
     ])
       expect(fast(text), text).toBeUndefined()
   })
@@ -231,7 +234,7 @@ describe('fast parser', () => {
     }
     console.log(`mutations: ${compared} of 4000 taken by the fast parser, all identical`)
     expect(compared).toBeGreaterThan(500)
-  })
+  }, 60_000) // a hang guard: PostHog's parser takes milliseconds a statement on a busy machine
 
   it('gives PostHog’s tree or bails on thousands of generated expressions', () => {
     const next = rng(7)
@@ -284,14 +287,14 @@ describe('fast parser', () => {
       }
     }
     let compared = 0
-    for (let n = 0; n < 1500; n++) {
+    for (let n = 0; n < 1000; n++) {
       const text = n % 2 ? `select ${gen(3)} from t` : `select x from t where ${gen(4)} order by ${gen(2)}`
       const p = pair(text)
       if (!p) continue
       compared++
       expect(p.mine, text).toEqual(p.theirs)
     }
-    console.log(`generated: ${compared} of 1500 taken by the fast parser, all identical`)
-    expect(compared).toBeGreaterThan(800)
-  })
+    console.log(`generated: ${compared} of 1000 taken by the fast parser, all identical`)
+    expect(compared).toBeGreaterThan(500)
+  }, 60_000) // a hang guard: PostHog's parser takes milliseconds a statement on a busy machine
 })
