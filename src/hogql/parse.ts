@@ -61,9 +61,12 @@ function guarded(parse: () => string): Node {
 // values, which matters for the statements the fast parser leaves to PostHog's (several ms each).
 // The resolver only reads the tree (fast-parse.test.ts checks a cached tree is unchanged after
 // compiling), so entries are shared, not copied.
+// A tree takes some tens of bytes per character of its text: sizes are counted in text, kept small,
+// and long statements (which the fast parser mostly takes anyway) are not kept.
 const trees = new LRUCache<string, QueryNode>({
   max: 500,
-  maxSize: 8 * 1024 * 1024,
+  maxSize: 1024 * 1024,
+  maxEntrySize: 16 * 1024,
   sizeCalculation: (_tree, text) => text.length + 1,
 })
 
