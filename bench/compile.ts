@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs'
 import { fastParseSelect } from '../src/hogql/fast-parse.ts'
 import { compileHogQLSync, prepareHogQL } from '../src/hogql/index.ts'
-import { getParser, parseSelectWasm } from '../src/hogql/parse.ts'
+import { getParser, identifierOracle, parseSelectWasm } from '../src/hogql/parse.ts'
 
 const RUNS = Number(process.env.RUNS ?? 300)
 const range = "timestamp >= '2026-10-25 00:00:00' AND timestamp < '2026-11-24 00:00:00'"
@@ -36,6 +36,7 @@ function cpuPerCall(f: (i: number) => unknown): number {
 
 await prepareHogQL()
 const parser = await getParser()
+const words = identifierOracle(parser)
 console.log(`load: ${readFileSync('/proc/loadavg', 'utf8').trim()}; ${RUNS} calls each, CPU ms per call`)
 console.log(
   `${'query'.padEnd(34)} ${'compile'.padStart(9)} ${'cached'.padStart(9)} ${'wasm'.padStart(9)} ${'fast'.padStart(9)}`,
@@ -45,7 +46,7 @@ for (const [name, q] of QUERIES) {
   const compile = cpuPerCall((i) => compileHogQLSync(`${q} /* ${i} */`, { teamId: 1 }))
   const cached = cpuPerCall(() => compileHogQLSync(q, { teamId: 1 }))
   const wasm = cpuPerCall(() => parseSelectWasm(parser, q))
-  const fast = cpuPerCall(() => fastParseSelect(q))
+  const fast = cpuPerCall(() => fastParseSelect(q, words))
   const f = (ms: number) => ms.toFixed(3).padStart(9)
   console.log(`${name.padEnd(34)} ${f(compile)} ${f(cached)} ${f(wasm)} ${f(fast)}`)
 }

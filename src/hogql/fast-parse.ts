@@ -7,6 +7,9 @@
 // and on thousands of mutated ones.
 import type { Node, Pos, QueryNode } from './ast.ts'
 
+/** Whether PostHog's lexer reads a lower-case word of letters as a plain IDENTIFIER (not a keyword). */
+export type IsIdentifier = (word: string) => boolean
+
 class Unsupported extends Error {}
 /** Thrown (one shared instance: bailing is routine, a stack trace each time is not) when the text is outside the subset. */
 export const FAST_PARSE_UNSUPPORTED = new Unsupported('outside the fast parser subset')
@@ -15,7 +18,11 @@ function bail(): never {
   throw FAST_PARSE_UNSUPPORTED
 }
 
-// Every word the lexer makes a keyword (HogQLLexer.g4); any other word is an IDENTIFIER.
+// Words the lexer makes keywords (HogQLLexer.g4). The installed parser knows more than the published
+// grammar says (QUALIFY, EXCLUDE, PIVOT, ...), and a keyword taken for a name changes the tree, so
+// a word made of letters only is a name here only when PostHog's parser says so too (the
+// IsIdentifier oracle, which parse.ts answers by asking it once per word); words with `$`, `_` or
+// digits are never keywords.
 const KEYWORDS = new Set(
   (
     'all and anti any array as asc ascending asof between both by case cast catch cohort collate cross ' +
@@ -27,13 +34,12 @@ const KEYWORDS = new Set(
     'union using week when where while window with year yyyy'
   ).split(' '),
 )
-// Keywords that, as the first word of an expression, PostHog's parser reads as a plain column name
+// Keywords that PostHog's parser reads as a plain column name, and takes after AS as an alias
 // (checked against it); the others start constructs (CASE, CAST, INTERVAL...) this parser leaves out.
 const KEYWORD_FIELDS = new Set(['timestamp', 'date', 'id', 'key', 'first', 'last', 'day', 'year'])
 // Keywords PostHog's parser accepts as a function name (checked against it).
 const KEYWORD_CALLS = new Set(['if', 'left', 'date'])
 // Words that cannot be an identifier at all, or that the visitor turns into constants.
-const NOT_NAMES = new Set(['let', 'fn', 'fun', 'throw', 'try', 'catch', 'finally', 'while', 'intersect'])
 const CONSTANT_WORDS = new Set(['true', 'false', 'null', 'inf', 'infinity', 'nan'])
 // Names PostHog's parser refuses as an alias ("... is a reserved keyword").
 const RESERVED_ALIASES = new Set(['true', 'false', 'null', 'team_id'])
@@ -219,7 +225,10 @@ class FastParser {
   private readonly toks: Tok[]
   private readonly lineStarts: number[] = [0]
 
-  constructor(private readonly text: string) {
+  constructor(
+    private readonly text: string,
+    private readonly isIdentifier: IsIdentifier,
+  ) {
     this.toks = lex(text)
     for (let j = 0; j < text.length; j++) if (text.charCodeAt(j) === 10) this.lineStarts.push(j + 1)
   }
@@ -349,7 +358,7 @@ class FastParser {
     if (this.isKw('as')) {
       this.i++
       alias = this.name(true)
-    } else if (this.tok.t === T.Quoted || (this.tok.t === T.Word && !KEYWORDS.has(this.tok.k))) {
+    } else if (this.plain(this.tok)) {
       alias = this.name(false)
     }
     if (alias === undefined) return ex.n
@@ -364,10 +373,16 @@ class FastParser {
       this.i++
       return t.v
     }
-    if (t.t !== T.Word || CONSTANT_WORDS.has(t.k) || NOT_NAMES.has(t.k)) bail()
-    if (!keywordOk && KEYWORDS.has(t.k)) bail()
+    if (!this.plain(t) && !(keywordOk && KEYWORD_FIELDS.has(t.k))) bail()
     this.i++
     return t.v
+  }
+
+  /** Whether `t` is an IDENTIFIER token for PostHog's lexer (a quoted name, or a word it does not reserve). */
+  private plain(t: Tok): boolean {
+    if (t.t === T.Quoted) return true
+    if (t.t !== T.Word || KEYWORDS.has(t.k) || CONSTANT_WORDS.has(t.k)) return false
+    return !/^[a-z]+$/.test(t.k) || this.isIdentifier(t.k)
   }
 
   /** `WITH name AS (subquery), expr AS name, ...` */
@@ -377,12 +392,7 @@ class FastParser {
     do {
       if (ctes.length) this.i++
       const t = this.tok
-      if (
-        t.t === T.Word &&
-        !KEYWORDS.has(t.k) &&
-        this.isKw('as', this.peek()) &&
-        this.isOp('(', this.peek(2))
-      ) {
+      if (t.t === T.Word && this.plain(t) && this.isKw('as', this.peek()) && this.isOp('(', this.peek(2))) {
         const name = this.name(false)
         this.i += 2
         if (!this.isKw('select') && !this.isKw('with')) bail()
@@ -445,7 +455,6 @@ class FastParser {
     } else if (this.isOp('(')) {
       table = this.subquery().n
     } else {
-      if (first.t === T.Word && (KEYWORDS.has(first.k) || CONSTANT_WORDS.has(first.k))) bail()
       const chain = [this.name(false)]
       if (this.isOp('.')) {
         this.i++
@@ -465,7 +474,7 @@ class FastParser {
       this.i++
       fields.alias = this.name(true)
       fields.column_aliases = null
-    } else if (this.tok.t === T.Quoted || (this.tok.t === T.Word && !KEYWORDS.has(this.tok.k))) {
+    } else if (this.plain(this.tok)) {
       fields.alias = this.name(false)
       fields.column_aliases = null
     }
@@ -684,10 +693,10 @@ class FastParser {
         }
         const next = this.peek()
         if (this.isOp('(', next)) {
-          if (KEYWORDS.has(t.k) && !KEYWORD_CALLS.has(t.k)) bail()
+          if (!this.plain(t) && !KEYWORD_CALLS.has(t.k)) bail()
           return this.call()
         }
-        if (KEYWORDS.has(t.k) && !KEYWORD_FIELDS.has(t.k)) bail()
+        if (!this.plain(t) && !KEYWORD_FIELDS.has(t.k)) bail()
         if (next.t === T.Str) bail()
         return this.field()
       }
@@ -758,7 +767,7 @@ class FastParser {
     while (this.isOp('.')) {
       const part = this.peek()
       if (part.t === T.Quoted) chain.push(part.v)
-      else if (part.t === T.Word && !CONSTANT_WORDS.has(part.k) && !NOT_NAMES.has(part.k)) chain.push(part.v)
+      else if (this.plain(part) || (part.t === T.Word && KEYWORD_FIELDS.has(part.k))) chain.push(part.v)
       else bail()
       this.i += 2
     }
@@ -810,6 +819,6 @@ class FastParser {
 }
 
 /** PostHog's parser's tree for `text`, or FAST_PARSE_UNSUPPORTED (thrown) when `text` is outside the subset. */
-export function fastParseSelect(text: string): QueryNode {
-  return new FastParser(text).statement()
+export function fastParseSelect(text: string, isIdentifier: IsIdentifier): QueryNode {
+  return new FastParser(text, isIdentifier).statement()
 }

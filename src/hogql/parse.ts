@@ -3,7 +3,7 @@ import { LRUCache } from 'lru-cache'
 import { createRequire } from 'node:module'
 import type { Node, QueryNode } from './ast.ts'
 import { HogQLError } from './errors.ts'
-import { fastParseSelect } from './fast-parse.ts'
+import { fastParseSelect, type IsIdentifier } from './fast-parse.ts'
 
 // The package's CommonJS build, required rather than imported: its ES module build (the same parser)
 // goes through tsx's loader, which keeps ~200 MB per thread that imports it (each compile worker,
@@ -70,6 +70,32 @@ const trees = new LRUCache<string, QueryNode>({
   sizeCalculation: (_tree, text) => text.length + 1,
 })
 
+// Which words of letters PostHog's lexer reads as plain names (not keywords), asked of its parser
+// once per word: `select w, 1 w` is a column and an alias only for a plain name. Words of queries
+// (columns, tables, functions, aliases) are few; the map is bounded all the same.
+const identifierWords = new Map<string, boolean>()
+const MAX_IDENTIFIER_WORDS = 10_000
+
+/** The fast parser's IsIdentifier oracle, answered by PostHog's parser `parser`. */
+export function identifierOracle(parser: HogQLParser): IsIdentifier {
+  return (word) => {
+    let plain = identifierWords.get(word)
+    if (plain === undefined) {
+      const out = JSON.parse(parser.parseSelect(`select ${word}, 1 ${word}`)) as Node
+      const [field, alias] = (out.select ?? []) as Node[]
+      plain =
+        out.node === 'SelectQuery' &&
+        field?.node === 'Field' &&
+        field.chain?.length === 1 &&
+        field.chain[0] === word &&
+        alias?.node === 'Alias' &&
+        alias.alias === word
+      if (identifierWords.size < MAX_IDENTIFIER_WORDS) identifierWords.set(word, plain)
+    }
+    return plain
+  }
+}
+
 /** The tree cached for `text`, if any (tests). */
 export function cachedTree(text: string): QueryNode | undefined {
   return trees.get(text)
@@ -84,7 +110,7 @@ export function parseSelect(parser: HogQLParser, query: string): QueryNode {
   let tree = trees.get(query)
   if (tree) return tree
   try {
-    tree = fastParseSelect(query)
+    tree = fastParseSelect(query, identifierOracle(parser))
   } catch {
     // outside the fast parser's subset (or too deep for its recursion): PostHog's parser decides
     tree = guarded(() => parser.parseSelect(query)) as QueryNode
