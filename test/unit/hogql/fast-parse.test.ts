@@ -61,6 +61,12 @@ const corpus: string[] = [
   ].map(([e]) => `select ${e}`),
 ]
 
+// A fixed seed, so a failure reproduces; FUZZ_SEED and FUZZ_SCALE run other and longer series by hand.
+const SEED = Number(process.env.FUZZ_SEED ?? 20261124)
+const SCALE = Number(process.env.FUZZ_SCALE ?? 1)
+const MUTATIONS = 4000 * SCALE
+const GENERATED = 1000 * SCALE
+
 let parser: HogQLParser
 beforeAll(async () => {
   parser = await getParser()
@@ -195,144 +201,152 @@ describe('fast parser', () => {
     expect(compared).toBeGreaterThan(100)
   })
 
-  it('gives PostHog’s tree or bails on thousands of mutated statements', () => {
-    const next = rng(20261124)
-    const pick = <X>(xs: X[]): X => xs[Math.floor(next() * xs.length)]!
-    const OPS = [
-      '=',
-      '==',
-      '!=',
-      '<>',
-      '<',
-      '<=',
-      '>',
-      '>=',
-      '+',
-      '-',
-      '*',
-      '/',
-      '%',
-      'and',
-      'or',
-      'not',
-      'in',
-      'like',
-      'ilike',
-      'is',
-      'null',
-      'between',
-      '(',
-      ')',
-      ',',
-      '.',
-      '[',
-      ']',
-      '{',
-      '}',
-      '~',
-      '=~',
-      '!~*',
-      'as',
-      'AS',
-      '--',
-      '/* c */',
-      "'s'",
-      '1',
-      '-1',
-      '1.5',
-      'x',
-      'distinct',
-      'from',
-      'where',
-      '`q`',
-      '"d"',
-    ]
-    const sources = corpus.filter((t) => fast(t) !== undefined)
-    let compared = 0
-    for (let n = 0; n < 4000; n++) {
-      const toks = pick(sources).match(/'(?:[^'\\]|\\.|'')*'|\s+|\w+|\$\w+|[^\s\w]/g) ?? []
-      const words = toks.map((t, i) => [t, i] as const).filter(([t]) => t.trim() !== '')
-      for (let m = 1 + Math.floor(next() * 3); m > 0; m--) {
-        const [, at] = pick(words)
-        const r = next()
-        if (r < 0.2) toks[at] = ''
-        else if (r < 0.35) toks[at] = toks[at] + ' ' + toks[at]
-        else if (r < 0.5) {
-          const [, other] = pick(words)
-          ;[toks[at], toks[other]] = [toks[other]!, toks[at]!]
-        } else if (r < 0.75) toks[at] = ' ' + pick(OPS) + ' '
-        else if (r < 0.85) toks[at] = toks[at]!.toUpperCase()
-        else if (r < 0.95) toks[at] = toks[at] + ' /* x */ '
-        else toks[at] = toks[at] + '\n-- c\n'
+  it(
+    'gives PostHog’s tree or bails on thousands of mutated statements',
+    () => {
+      const next = rng(SEED)
+      const pick = <X>(xs: X[]): X => xs[Math.floor(next() * xs.length)]!
+      const OPS = [
+        '=',
+        '==',
+        '!=',
+        '<>',
+        '<',
+        '<=',
+        '>',
+        '>=',
+        '+',
+        '-',
+        '*',
+        '/',
+        '%',
+        'and',
+        'or',
+        'not',
+        'in',
+        'like',
+        'ilike',
+        'is',
+        'null',
+        'between',
+        '(',
+        ')',
+        ',',
+        '.',
+        '[',
+        ']',
+        '{',
+        '}',
+        '~',
+        '=~',
+        '!~*',
+        'as',
+        'AS',
+        '--',
+        '/* c */',
+        "'s'",
+        '1',
+        '-1',
+        '1.5',
+        'x',
+        'distinct',
+        'from',
+        'where',
+        '`q`',
+        '"d"',
+      ]
+      const sources = corpus.filter((t) => fast(t) !== undefined)
+      let compared = 0
+      for (let n = 0; n < MUTATIONS; n++) {
+        const toks = pick(sources).match(/'(?:[^'\\]|\\.|'')*'|\s+|\w+|\$\w+|[^\s\w]/g) ?? []
+        const words = toks.map((t, i) => [t, i] as const).filter(([t]) => t.trim() !== '')
+        for (let m = 1 + Math.floor(next() * 3); m > 0; m--) {
+          const [, at] = pick(words)
+          const r = next()
+          if (r < 0.2) toks[at] = ''
+          else if (r < 0.35) toks[at] = toks[at] + ' ' + toks[at]
+          else if (r < 0.5) {
+            const [, other] = pick(words)
+            ;[toks[at], toks[other]] = [toks[other]!, toks[at]!]
+          } else if (r < 0.75) toks[at] = ' ' + pick(OPS) + ' '
+          else if (r < 0.85) toks[at] = toks[at]!.toUpperCase()
+          else if (r < 0.95) toks[at] = toks[at] + ' /* x */ '
+          else toks[at] = toks[at] + '\n-- c\n'
+        }
+        const p = pair(toks.join(''))
+        if (!p) continue
+        compared++
+        expect(p.mine, toks.join('')).toEqual(p.theirs)
       }
-      const p = pair(toks.join(''))
-      if (!p) continue
-      compared++
-      expect(p.mine, toks.join('')).toEqual(p.theirs)
-    }
-    console.log(`mutations: ${compared} of 4000 taken by the fast parser, all identical`)
-    expect(compared).toBeGreaterThan(500)
-  }, 60_000) // a hang guard: PostHog's parser takes milliseconds a statement on a busy machine
+      console.log(`mutations: ${compared} of ${MUTATIONS} taken by the fast parser, all identical`)
+      expect(compared).toBeGreaterThan(500)
+    },
+    60_000 * SCALE,
+  ) // a hang guard: PostHog's parser takes milliseconds a statement on a busy machine
 
-  it('gives PostHog’s tree or bails on thousands of generated expressions', () => {
-    const next = rng(7)
-    const pick = <X>(xs: X[]): X => xs[Math.floor(next() * xs.length)]!
-    const atoms = [
-      'a',
-      'b.c',
-      '1',
-      '-2',
-      '0.5',
-      "'s'",
-      'null',
-      'true',
-      'f(a)',
-      'x[1]',
-      '(a)',
-      '(1, 2)',
-      '[a]',
-      '-a',
-    ]
-    const gen = (depth: number): string => {
-      if (depth === 0 || next() < 0.25) return pick(atoms)
-      const l = gen(depth - 1)
-      const r = gen(depth - 1)
-      switch (Math.floor(next() * 12)) {
-        case 0:
-          return `${l} ${pick(['and', 'AND', 'or', 'Or'])} ${r}`
-        case 1:
-          return `not ${l}`
-        case 2:
-          return `${l} ${pick(['=', '!=', '<', '>=', '==', '<>'])} ${r}`
-        case 3:
-          return `${l} ${pick(['+', '-', '*', '/', '%'])} ${r}`
-        case 4:
-          return `-${l}`
-        case 5:
-          return `${l} ${pick(['in', 'not in', 'global in'])} (${r}, ${l})`
-        case 6:
-          return `${l} ${pick(['between', 'not between'])} ${r} and ${gen(depth - 1)}`
-        case 7:
-          return `${l} ${pick(['like', 'not like', 'ilike', 'not ilike', '=~', '!~'])} ${r}`
-        case 8:
-          return `${l} is ${pick(['', 'not '])}null`
-        case 9:
-          return `(${l})`
-        case 10:
-          return `g(${l}, ${r})`
-        default:
-          return `${l} ${pick(['and', 'or'])} (${r})`
+  it(
+    'gives PostHog’s tree or bails on thousands of generated expressions',
+    () => {
+      const next = rng(SEED + 7)
+      const pick = <X>(xs: X[]): X => xs[Math.floor(next() * xs.length)]!
+      const atoms = [
+        'a',
+        'b.c',
+        '1',
+        '-2',
+        '0.5',
+        "'s'",
+        'null',
+        'true',
+        'f(a)',
+        'x[1]',
+        '(a)',
+        '(1, 2)',
+        '[a]',
+        '-a',
+      ]
+      const gen = (depth: number): string => {
+        if (depth === 0 || next() < 0.25) return pick(atoms)
+        const l = gen(depth - 1)
+        const r = gen(depth - 1)
+        switch (Math.floor(next() * 12)) {
+          case 0:
+            return `${l} ${pick(['and', 'AND', 'or', 'Or'])} ${r}`
+          case 1:
+            return `not ${l}`
+          case 2:
+            return `${l} ${pick(['=', '!=', '<', '>=', '==', '<>'])} ${r}`
+          case 3:
+            return `${l} ${pick(['+', '-', '*', '/', '%'])} ${r}`
+          case 4:
+            return `-${l}`
+          case 5:
+            return `${l} ${pick(['in', 'not in', 'global in'])} (${r}, ${l})`
+          case 6:
+            return `${l} ${pick(['between', 'not between'])} ${r} and ${gen(depth - 1)}`
+          case 7:
+            return `${l} ${pick(['like', 'not like', 'ilike', 'not ilike', '=~', '!~'])} ${r}`
+          case 8:
+            return `${l} is ${pick(['', 'not '])}null`
+          case 9:
+            return `(${l})`
+          case 10:
+            return `g(${l}, ${r})`
+          default:
+            return `${l} ${pick(['and', 'or'])} (${r})`
+        }
       }
-    }
-    let compared = 0
-    for (let n = 0; n < 1000; n++) {
-      const text = n % 2 ? `select ${gen(3)} from t` : `select x from t where ${gen(4)} order by ${gen(2)}`
-      const p = pair(text)
-      if (!p) continue
-      compared++
-      expect(p.mine, text).toEqual(p.theirs)
-    }
-    console.log(`generated: ${compared} of 1000 taken by the fast parser, all identical`)
-    expect(compared).toBeGreaterThan(500)
-  }, 60_000) // a hang guard: PostHog's parser takes milliseconds a statement on a busy machine
+      let compared = 0
+      for (let n = 0; n < GENERATED; n++) {
+        const text = n % 2 ? `select ${gen(3)} from t` : `select x from t where ${gen(4)} order by ${gen(2)}`
+        const p = pair(text)
+        if (!p) continue
+        compared++
+        expect(p.mine, text).toEqual(p.theirs)
+      }
+      console.log(`generated: ${compared} of ${GENERATED} taken by the fast parser, all identical`)
+      expect(compared).toBeGreaterThan(500)
+    },
+    60_000 * SCALE,
+  ) // a hang guard: PostHog's parser takes milliseconds a statement on a busy machine
 })
