@@ -2,7 +2,8 @@
 // generated data set (bench/dataset.ts), in one run: the compiler's and the endpoint's overhead.
 // Run: npx tsx bench/query.ts   (env EVENTS (10M), PERSONS (100K), RUNS (5))
 import { compileHogQL, compileHogQLSync } from '../src/hogql/index.ts'
-import { getParser, parseSelect } from '../src/hogql/parse.ts'
+import { fastParseSelect } from '../src/hogql/fast-parse.ts'
+import { getParser, identifierOracle, parseSelectWasm } from '../src/hogql/parse.ts'
 import { type ClickHouseClient, clickhouseClient } from '../src/clickhouse/client.ts'
 import { type Dataset, generateDataset, verifyDataset } from './dataset.ts'
 import { benchBurrow, percentile } from './lib.ts'
@@ -178,13 +179,15 @@ async function runSql(ch: ClickHouseClient, sql: string): Promise<Timed> {
   return { ms: performance.now() - t0, rows: body.data }
 }
 
-// Compile time, and the parser's part of it (the WebAssembly grammar; the rest is resolving and
-// printing): wall-clock p50 per compile, and CPU time per compile over the whole loop, which the
-// other processes on a shared machine disturb less.
+// Compile time, and what parsing costs in it: wall-clock p50 per compile, and CPU time per compile
+// over the whole loop, which the other processes on a shared machine disturb less; then each parser
+// alone: PostHog's (WebAssembly) and the fast one (src/hogql/fast-parse.ts; NaN when the statement
+// is outside its subset and the compile uses PostHog's). Each compile gets a text of its own (a
+// comment at the end) so the parse cache does not answer it.
 async function compileTimes(
   hogql: string,
   teamId: number,
-): Promise<{ p50: number; cpu: number; parse: number }> {
+): Promise<{ p50: number; cpu: number; wasm: number; fast: number }> {
   const parser = await getParser()
   for (let i = 0; i < 5; i++) await compileHogQL(hogql, { teamId })
   const ms: number[] = []
@@ -192,16 +195,32 @@ async function compileTimes(
   const cpu0 = process.cpuUsage()
   for (let i = 0; i < COMPILE_RUNS; i++) {
     const t0 = performance.now()
-    compileHogQLSync(hogql, { teamId })
+    compileHogQLSync(`${hogql} /* ${i} */`, { teamId })
     ms.push(performance.now() - t0)
   }
   const cpu = process.cpuUsage(cpu0)
   for (let i = 0; i < COMPILE_RUNS; i++) {
     const t0 = performance.now()
-    parseSelect(parser, hogql)
+    parseSelectWasm(parser, hogql)
     parseMs.push(performance.now() - t0)
   }
-  return { p50: p50(ms), cpu: (cpu.user + cpu.system) / 1000 / COMPILE_RUNS, parse: p50(parseMs) }
+  const fastMs: number[] = []
+  for (let i = 0; i < COMPILE_RUNS; i++) {
+    const t0 = performance.now()
+    try {
+      fastParseSelect(hogql, identifierOracle(parser))
+    } catch {
+      fastMs.push(Number.NaN)
+      continue
+    }
+    fastMs.push(performance.now() - t0)
+  }
+  return {
+    p50: p50(ms),
+    cpu: (cpu.user + cpu.system) / 1000 / COMPILE_RUNS,
+    wasm: p50(parseMs),
+    fast: fastMs.some(Number.isNaN) ? Number.NaN : p50(fastMs),
+  }
 }
 
 const p50 = (ms: number[]) =>
@@ -229,12 +248,12 @@ try {
   )
   console.log(
     `\np50 of ${RUNS} runs after a warm-up. compile: compileHogQL p50 (${COMPILE_RUNS} runs), cpu: its CPU time` +
-      ' per compile, parse: the parser alone (p50); endpoint: POST /query/ end to end;' +
+      " per compile, wasm / fast: PostHog's parser / the fast parser alone (p50; fast NaN: not in its subset, the compile uses PostHog's); endpoint: POST /query/ end to end;" +
       ' execute: its ClickHouse part;' +
       '\nratios: endpoint / hand SQL, and execute / hand SQL (the printed SQL against the hand-written one)',
   )
   console.log(
-    `${'query'.padEnd(34)} ${'compile'.padStart(9)} ${'cpu'.padStart(9)} ${'parse'.padStart(9)} ` +
+    `${'query'.padEnd(34)} ${'compile'.padStart(9)} ${'cpu'.padStart(9)} ${'wasm'.padStart(9)} ${'fast'.padStart(9)} ` +
       `${'endpoint'.padStart(9)} ${'execute'.padStart(9)} ` +
       `${'hand SQL'.padStart(9)} ${'ratio'.padStart(6)} ${'SQL'.padStart(6)}  answers`,
   )
@@ -255,11 +274,11 @@ try {
     const endpoint = p50(hog.map((t) => t.ms))
     const execute = p50(hog.map((t) => t.executeMs ?? Number.NaN))
     const handMs = p50(hand.map((t) => t.ms))
-    const f = (ms: number) => `${ms.toFixed(1)} ms`.padStart(9)
+    const f = (ms: number) => `${ms.toFixed(ms < 0.1 ? 3 : 1)} ms`.padStart(9)
     const ratio = (x: number, y: number) => `${(x / y).toFixed(2)}x`.padStart(6)
     const verdict = same ? `match (${hand[0]!.rows.length} rows)` : 'DIFFER'
     console.log(
-      `${q.name.padEnd(34)} ${f(compile.p50)} ${f(compile.cpu)} ${f(compile.parse)} ` +
+      `${q.name.padEnd(34)} ${f(compile.p50)} ${f(compile.cpu)} ${f(compile.wasm)} ${f(compile.fast)} ` +
         `${f(endpoint)} ${f(execute)} ${f(handMs)} ` +
         `${ratio(endpoint, handMs)} ${ratio(execute, handMs)}  ${verdict}`,
     )

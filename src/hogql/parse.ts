@@ -1,7 +1,9 @@
 import type { HogQLParser } from '@posthog/hogql-parser'
+import { LRUCache } from 'lru-cache'
 import { createRequire } from 'node:module'
 import type { Node, QueryNode } from './ast.ts'
 import { HogQLError } from './errors.ts'
+import { fastParseSelect, type IsIdentifier } from './fast-parse.ts'
 
 // The package's CommonJS build, required rather than imported: its ES module build (the same parser)
 // goes through tsx's loader, which keeps ~200 MB per thread that imports it (each compile worker,
@@ -54,8 +56,71 @@ function guarded(parse: () => string): Node {
   return check(json)
 }
 
-/** Parses a statement; HogQLError on a syntax error or one nested too deeply. */
+// Trees by statement text. The compile cache (src/queries/compile-cache.ts) answers a text compiled
+// the same way again; this one answers the same text compiled for another team, timezone or set of
+// values, which matters for the statements the fast parser leaves to PostHog's (several ms each).
+// The resolver only reads the tree (fast-parse.test.ts checks a cached tree is unchanged after
+// compiling), so entries are shared, not copied.
+// A tree takes some tens of bytes per character of its text: sizes are counted in text, kept small,
+// and long statements (which the fast parser mostly takes anyway) are not kept.
+const trees = new LRUCache<string, QueryNode>({
+  max: 500,
+  maxSize: 1024 * 1024,
+  maxEntrySize: 16 * 1024,
+  sizeCalculation: (_tree, text) => text.length + 1,
+})
+
+// Which words of letters PostHog's lexer reads as plain names (not keywords), asked of its parser
+// once per word: `select w, 1 w` is a column and an alias only for a plain name. Words of queries
+// (columns, tables, functions, aliases) are few; the map is bounded all the same.
+const identifierWords = new Map<string, boolean>()
+const MAX_IDENTIFIER_WORDS = 10_000
+
+/** The fast parser's IsIdentifier oracle, answered by PostHog's parser `parser`. */
+export function identifierOracle(parser: HogQLParser): IsIdentifier {
+  return (word) => {
+    let plain = identifierWords.get(word)
+    if (plain === undefined) {
+      const out = JSON.parse(parser.parseSelect(`select ${word}, 1 ${word}`)) as Node
+      const [field, alias] = (out.select ?? []) as Node[]
+      plain =
+        out.node === 'SelectQuery' &&
+        field?.node === 'Field' &&
+        field.chain?.length === 1 &&
+        field.chain[0] === word &&
+        alias?.node === 'Alias' &&
+        alias.alias === word
+      if (identifierWords.size < MAX_IDENTIFIER_WORDS) identifierWords.set(word, plain)
+    }
+    return plain
+  }
+}
+
+/** The tree cached for `text`, if any (tests). */
+export function cachedTree(text: string): QueryNode | undefined {
+  return trees.get(text)
+}
+
+/**
+ * Parses a statement: with the fast parser (src/hogql/fast-parse.ts) when the statement is in its
+ * subset, else with PostHog's parser, which alone reports errors. HogQLError on a syntax error or
+ * one nested too deeply.
+ */
 export function parseSelect(parser: HogQLParser, query: string): QueryNode {
+  let tree = trees.get(query)
+  if (tree) return tree
+  try {
+    tree = fastParseSelect(query, identifierOracle(parser))
+  } catch {
+    // outside the fast parser's subset (or too deep for its recursion): PostHog's parser decides
+    tree = guarded(() => parser.parseSelect(query)) as QueryNode
+  }
+  trees.set(query, tree)
+  return tree
+}
+
+/** Parses a statement with PostHog's parser only (tests and the benchmark compare the two). */
+export function parseSelectWasm(parser: HogQLParser, query: string): QueryNode {
   return guarded(() => parser.parseSelect(query)) as QueryNode
 }
 
