@@ -1,3 +1,5 @@
+// Long because a parser is one unit: its lexer and the grammar subset it accepts are checked together
+// against PostHog's parser (test/unit/hogql/fast-parse.test.ts); split, neither half is testable alone.
 // A hand-written parser for the common subset of HogQL SELECT statements, producing the same JSON
 // tree as @posthog/hogql-parser (which stays the authority). It exists for speed: the WebAssembly
 // parser costs ~6 ms for an insight-sized statement, this one a few hundredths of that.
