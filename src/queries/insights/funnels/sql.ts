@@ -72,6 +72,9 @@ export function planFunnel(q: FunnelsQuery): FunnelPlan {
     }
     return node.data
   })
+  if (steps.length > MAX_STEPS) {
+    throw new ValidationError(`A funnel has at most ${MAX_STEPS} steps.`, 'series')
+  }
   const f = q.funnelsFilter ?? {}
   const unit = f.funnelWindowIntervalUnit ?? 'day'
   const windowSeconds = f.funnelWindowInterval
@@ -121,40 +124,51 @@ export function planFunnel(q: FunnelsQuery): FunnelPlan {
   }
 }
 
-// Each element of `evs` is a tuple: 1 ts (seconds), 2 lowest step matched (0: none), 3 steps matched
-// (1-based), 4 exclusions matched, 5 breakdown value. Tuples compare in that order, so sorting them
-// orders events by second, then by step.
+// Each element of `evs` is a tuple of scalars: 1 ts (seconds), 2 lowest step matched (0: none),
+// 3 steps matched as a mask (bit k-1: step k), 4 exclusions matched as a mask (bit i-1: the
+// exclusion blocking step i), 5 breakdown value. Tuples compare in that order, so sorting them orders
+// events by second, then by lowest step. Masks instead of arrays: a tuple holding arrays costs an
+// allocation per event to build, group and sort, and testing a bit is cheaper than `has`.
 // Timestamps come from a flat array: lambdas copy every array they capture once per element they map
 // over, so capturing the event tuples would cost memory quadratic in a person's events.
 const ts = (i: string) => `tsa[${i}]`
 
+/** The most steps a funnel may have: one bit each in a UInt64 mask, as exact JS integers. */
+export const MAX_STEPS = 52
+const bit = (k: number) => String(2 ** (k - 1))
+/** `mask` has bit k (1-based), as SQL. */
+const hasBit = (mask: string, k: number) => `bitAnd(${mask}, ${bit(k)}) != 0`
+
 /** HogQL, one row per matching event: who, when, which steps (1-based) and exclusions it matches. */
 export function eventsHogQL(plan: FunnelPlan, where: string): string {
   const n = plan.steps.length
-  const stepFlags = plan.steps.map((s, i) => `${i + 1} * if(${eventCondition(s)}, 1, 0)`)
+  const conds = plan.steps.map((s) => eventCondition(s))
+  const mask = conds.map((c, i) => `if(${c}, ${bit(i + 1)}, 0)`).join(' + ')
+  const lowest = `multiIf(${conds.map((c, i) => `${c}, ${i + 1}`).join(', ')}, 0)`
   // exclusion_i blocks entering step i (0-based) from step i-1, as PostHog numbers them.
-  const exclusionFlags: string[] = []
+  const exclusionBits: string[] = []
   for (let i = 1; i < n; i++) {
     const xs = plan.exclusions.filter((e) => e.funnelFromStep + 1 <= i && i <= e.funnelToStep)
     if (xs.length)
-      exclusionFlags.push(`${i} * if(${xs.map((x) => `(${eventCondition(x)})`).join(' OR ')}, 1, 0)`)
+      exclusionBits.push(`if(${xs.map((x) => `(${eventCondition(x)})`).join(' OR ')}, ${bit(i)}, 0)`)
   }
   const prop = plan.breakdown
     ? plan.breakdown.array
       ? `[${plan.breakdown.exprs.join(', ')}]`
       : plan.breakdown.exprs[0]!
     : `''`
-  const conds = [where]
+  const filters = [where]
   if (plan.order !== 'strict') {
     const any = [...plan.steps, ...plan.exclusions].map((s) => `(${eventCondition(s)})`)
-    conds.push(`(${any.join(' OR ')})`)
+    filters.push(`(${any.join(' OR ')})`)
   }
   return `SELECT person_id AS aggregation_target, toUnixTimestamp(timestamp) AS ts,
-  arrayFilter(x -> x != 0, [${stepFlags.join(', ')}]) AS st,
-  arrayFilter(x -> x != 0, [${exclusionFlags.join(', ')}]) AS ex,
+  ${lowest} AS low,
+  ${mask} AS st,
+  ${exclusionBits.length ? exclusionBits.join(' + ') : '0'} AS ex,
   ${prop} AS prop
 FROM events
-WHERE ${conds.join(' AND ')}`
+WHERE ${filters.join(' AND ')}`
 }
 
 /** The breakdown value(s) each person is counted under, and the events that count for it. */
@@ -171,12 +185,12 @@ function attributionLevel(plan: FunnelPlan, inner: string): string {
   } else {
     const step = plan.attributionStep + 1
     bv = `arrayJoin(arrayDistinct(arrayMap(e -> e.5,
-      arrayFilter(e -> has(e.3, ${step}), evs_all))))`
+      arrayFilter(e -> ${hasBit('e.3', step)}, evs_all))))`
   }
   return `SELECT aggregation_target, ${bv} AS bv, ${evs} AS evs
 FROM (
   SELECT aggregation_target,
-    arraySort(groupArray(tuple(ts, arrayElement(st, 1), st, ex, prop))) AS evs_all
+    arraySort(groupArray(tuple(ts, low, st, ex, prop))) AS evs_all
   FROM (${inner})
   GROUP BY aggregation_target
 )`
@@ -223,8 +237,8 @@ function chains(plan: FunnelPlan): { defs: string[]; zip: string } {
   // Only starts that can win: a start followed by another start before any step-2 event is beaten by
   // that later start (same chain, more window left, and the later start wins ties), so the starts
   // kept are those whose next step-1-or-2 event (strict: next event) can be step 2, and the last.
-  const f1 = `arrayMap(e -> toUInt8(has(e.3, 1)${stepAttribution(plan, 0, 'e')}), evs)`
-  const f2 = `arrayMap(e -> toUInt8(has(e.3, 2)${stepAttribution(plan, 1, 'e')}), evs)`
+  const f1 = `arrayMap(e -> toUInt8(${hasBit('e.3', 1)}${stepAttribution(plan, 0, 'e')}), evs)`
+  const f2 = `arrayMap(e -> toUInt8(${hasBit('e.3', 2)}${stepAttribution(plan, 1, 'e')}), evs)`
   defs.push(`${f1} AS f1`, `${f2} AS f2`)
   if (plan.order === 'strict') {
     defs.push('idx AS fpos', 'f1 AS fa', 'arrayPushBack(arrayPopFront(f2), 0) AS fnext')
@@ -247,12 +261,12 @@ function chains(plan: FunnelPlan): { defs: string[]; zip: string } {
     let body: string
     if (plan.order === 'strict') {
       defs.push(
-        `arrayMap(e -> toUInt8(has(e.3, ${k + 1})${stepAttribution(plan, k, 'e')}), evs) AS sf${k + 1}`,
+        `arrayMap(e -> toUInt8(${hasBit('e.3', k + 1)}${stepAttribution(plan, k, 'e')}), evs) AS sf${k + 1}`,
       )
       body = `if(${q} > 0 AND ${q} + 1 <= length(evs) AND sf${k + 1}[${q} + 1] = 1
         AND ${ts(`${q} + 1`)} - ${ts('p')} <= ${W}, ${q} + 1, 0)`
     } else {
-      defs.push(...positionDefs(`${k + 1}`, (e) => `(has(${e}.3, ${k + 1})${stepAttribution(plan, k, e)})`))
+      defs.push(...positionDefs(`${k + 1}`, (e) => `(${hasBit(`${e}.3`, k + 1)}${stepAttribution(plan, k, e)})`))
       // the earliest step-(k+1) event after the previous step; if even that one is outside the
       // window, none is inside
       const next = after(`${k + 1}`, q)
@@ -283,7 +297,7 @@ export function personsSQL(plan: FunnelPlan, eventsSql: string): string {
   const excl: string[] = []
   for (let i = 1; i < n; i++) {
     if (!plan.exclusions.some((e) => e.funnelFromStep + 1 <= i && i <= e.funnelToStep)) continue
-    defs.push(...positionDefs(`x${i}`, (e) => `has(${e}.4, ${i})`))
+    defs.push(...positionDefs(`x${i}`, (e) => hasBit(`${e}.4`, i)))
     const x = after(`x${i}`, ch(`${i}`))
     excl.push(`${ch(`${i}`)} > 0 AND ${x} > 0 AND (${ch(`${i + 1}`)} = 0 OR ${x} < ${ch(`${i + 1}`)})
         AND ${ts(x)} - ${ts(ch('1'))} <= ${W}, ${i}`)
