@@ -266,7 +266,9 @@ function chains(plan: FunnelPlan): { defs: string[]; zip: string } {
       body = `if(${q} > 0 AND ${q} + 1 <= length(evs) AND sf${k + 1}[${q} + 1] = 1
         AND ${ts(`${q} + 1`)} - ${ts('p')} <= ${W}, ${q} + 1, 0)`
     } else {
-      defs.push(...positionDefs(`${k + 1}`, (e) => `(${hasBit(`${e}.3`, k + 1)}${stepAttribution(plan, k, e)})`))
+      defs.push(
+        ...positionDefs(`${k + 1}`, (e) => `(${hasBit(`${e}.3`, k + 1)}${stepAttribution(plan, k, e)})`),
+      )
       // the earliest step-(k+1) event after the previous step; if even that one is outside the
       // window, none is inside
       const next = after(`${k + 1}`, q)

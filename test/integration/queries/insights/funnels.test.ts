@@ -212,4 +212,17 @@ describe('FunnelsQuery: a person with events of later steps only', () => {
     // only Y (plan pro) enters
     expect(res.map((steps: { count: number }[]) => counts(steps))).toEqual([[1, 1, 0]])
   })
+
+  // Each event carries the steps it matches as one mask: an event matching several steps still
+  // counts for one step of a chain, each next step being a later event (PostHog's repeated steps).
+  it('an event that matches several steps counts for one of them', async () => {
+    const repeated = { ...funnel(), series: [step('pay'), step('pay')] }
+    // X: pay 10:00 then pay 10:05 -> both steps, 300 s apart; Y has no pay
+    const res = await run(repeated, own.id)
+    expect(counts(res)).toEqual([1, 1])
+    expect(res[1].average_conversion_time).toBe(300)
+    // steps 1 and 3 match the same events (non-adjacent bits): X never signs up, so stops at step 1
+    const gap = { ...funnel(), series: [step('pay'), step('signup'), step('pay')] }
+    expect(counts(await run(gap, own.id))).toEqual([1, 0, 0])
+  })
 })
