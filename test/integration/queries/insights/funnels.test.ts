@@ -226,3 +226,35 @@ describe('FunnelsQuery: a person with events of later steps only', () => {
     expect(counts(await run(gap, own.id))).toEqual([1, 0, 0])
   })
 })
+
+// Chains that start in the same second. PostHog's UDF keeps, at each step, the chain that got there
+// first against another with the same start second, so of Z's two complete chains
+//   signup 10:00:00 (1st) -> signup 10:00:00 (2nd) -> pay 10:01:00   times 0, 60
+//   signup 10:00:00 (2nd) -> signup 10:01:00       -> pay 10:01:00   times 60, 0
+// the first counts. Conversion times of 0 are left out of the averages.
+describe('FunnelsQuery: chains starting in the same second', () => {
+  it('the chain that reached each step first counts', async () => {
+    const own = await createTestProject('funnels same second')
+    call = api(burrowUrl, await createTestKey(['query:read'], [project.id, other.id, own.id]))
+    const Z = '000000cc-0000-4000-8000-000000000000'
+    const ev = (event: string, time: string) => ({
+      team: own.id,
+      uuid: randomUUID(),
+      event,
+      distinctId: 'd-z',
+      personId: Z,
+      timestamp: `2024-03-01 ${time}`,
+      properties: {},
+    })
+    await insertEvents(clickhouse(), [
+      ev('signup', '10:00:00'),
+      ev('signup', '10:00:00'),
+      ev('signup', '10:01:00'),
+      ev('pay', '10:01:00'),
+    ])
+    const res = await run({ ...funnel(), series: [step('signup'), step('signup'), step('pay')] }, own.id)
+    expect(counts(res)).toEqual([1, 1, 1])
+    expect(res[1].average_conversion_time).toBeNull()
+    expect(res[2].average_conversion_time).toBe(60)
+  })
+})
