@@ -4,8 +4,8 @@
 // functions; the result equals the state machine's:
 //  * ordered: from each step-1 event, the earliest later event of each next step, all within the
 //    window measured from the start. The person's result is the chain reaching most steps, first
-//    to get there (ties: the later start), as PostHog's `max_step` keeps the first chain to reach a
-//    new maximum.
+//    to get there (ties: the later start; of chains starting in the same second, the one that got
+//    there first), as PostHog's `max_step` keeps the first chain to reach a new maximum.
 //  * strict: the same, but each step must be the person's very next event (all events are read).
 //  * unordered: at each event, the distinct steps seen within the window before it (an event counts
 //    for its lowest step, as PostHog's UDF does); the first event reaching the most steps wins.
