@@ -280,7 +280,10 @@ const cases: Case[] = [
       }),
     // ClickHouse's own windowFunnel: the furthest step of each person, in order, within 14 days of the
     // first step (the same answer as PostHog's ordered funnel when no two of a person's step events
-    // share a second)
+    // share a second). It computes only the step counts: Burrow's response also carries each
+    // step's average and median conversion time, which windowFunnel cannot give, so this is a lower
+    // bound rather than the same answer; no faster SQL for the counts was found (checked again in
+    // docs/performance.md, "Funnels: masks, scalar chain keys, times a level up").
     reference: () =>
       hand(
         `SELECT level, count() AS n FROM (SELECT person_id, windowFunnel(${14 * 86400})(timestamp,` +

@@ -4,8 +4,8 @@
 // functions; the result equals the state machine's:
 //  * ordered: from each step-1 event, the earliest later event of each next step, all within the
 //    window measured from the start. The person's result is the chain reaching most steps, first
-//    to get there (ties: the later start), as PostHog's `max_step` keeps the first chain to reach a
-//    new maximum.
+//    to get there (ties: the later start; of chains starting in the same second, the one that got
+//    there first), as PostHog's `max_step` keeps the first chain to reach a new maximum.
 //  * strict: the same, but each step must be the person's very next event (all events are read).
 //  * unordered: at each event, the distinct steps seen within the window before it (an event counts
 //    for its lowest step, as PostHog's UDF does); the first event reaching the most steps wins.
@@ -72,6 +72,9 @@ export function planFunnel(q: FunnelsQuery): FunnelPlan {
     }
     return node.data
   })
+  if (steps.length > MAX_STEPS) {
+    throw new ValidationError(`A funnel has at most ${MAX_STEPS} steps.`, 'series')
+  }
   const f = q.funnelsFilter ?? {}
   const unit = f.funnelWindowIntervalUnit ?? 'day'
   const windowSeconds = f.funnelWindowInterval
@@ -121,40 +124,49 @@ export function planFunnel(q: FunnelsQuery): FunnelPlan {
   }
 }
 
-// Each element of `evs` is a tuple: 1 ts (seconds), 2 lowest step matched (0: none), 3 steps matched
-// (1-based), 4 exclusions matched, 5 breakdown value. Tuples compare in that order, so sorting them
-// orders events by second, then by step.
+// Each element of `evs` is a tuple of scalars: 1 ts (seconds), 2 lowest step matched (0: none),
+// 3 steps matched as a mask (bit k-1: step k), 4 exclusions matched as a mask (bit i-1: the
+// exclusion blocking step i), 5 breakdown value (only with a breakdown). Tuples compare in that order, so sorting them orders
+// events by second, then by lowest step. Masks instead of arrays: a tuple holding arrays costs an
+// allocation per event to build, group and sort, and testing a bit is cheaper than `has`.
 // Timestamps come from a flat array: lambdas copy every array they capture once per element they map
 // over, so capturing the event tuples would cost memory quadratic in a person's events.
 const ts = (i: string) => `tsa[${i}]`
 
+/** The most steps a funnel may have: one bit each in a UInt64 mask, as exact JS integers. */
+export const MAX_STEPS = 52
+const bit = (k: number) => String(2 ** (k - 1))
+/** `mask` has bit k (1-based), as SQL. */
+const hasBit = (mask: string, k: number) => `bitAnd(${mask}, ${bit(k)}) != 0`
+
 /** HogQL, one row per matching event: who, when, which steps (1-based) and exclusions it matches. */
 export function eventsHogQL(plan: FunnelPlan, where: string): string {
   const n = plan.steps.length
-  const stepFlags = plan.steps.map((s, i) => `${i + 1} * if(${eventCondition(s)}, 1, 0)`)
+  const conds = plan.steps.map((s) => eventCondition(s))
+  const mask = conds.map((c, i) => `if(${c}, ${bit(i + 1)}, 0)`).join(' + ')
+  const lowest = `multiIf(${conds.map((c, i) => `${c}, ${i + 1}`).join(', ')}, 0)`
   // exclusion_i blocks entering step i (0-based) from step i-1, as PostHog numbers them.
-  const exclusionFlags: string[] = []
+  const exclusionBits: string[] = []
   for (let i = 1; i < n; i++) {
     const xs = plan.exclusions.filter((e) => e.funnelFromStep + 1 <= i && i <= e.funnelToStep)
     if (xs.length)
-      exclusionFlags.push(`${i} * if(${xs.map((x) => `(${eventCondition(x)})`).join(' OR ')}, 1, 0)`)
+      exclusionBits.push(`if(${xs.map((x) => `(${eventCondition(x)})`).join(' OR ')}, ${bit(i)}, 0)`)
   }
+  // without a breakdown the tuples carry no fifth element (sorting them is cheaper)
   const prop = plan.breakdown
-    ? plan.breakdown.array
-      ? `[${plan.breakdown.exprs.join(', ')}]`
-      : plan.breakdown.exprs[0]!
-    : `''`
-  const conds = [where]
+    ? `,\n  ${plan.breakdown.array ? `[${plan.breakdown.exprs.join(', ')}]` : plan.breakdown.exprs[0]!} AS prop`
+    : ''
+  const filters = [where]
   if (plan.order !== 'strict') {
     const any = [...plan.steps, ...plan.exclusions].map((s) => `(${eventCondition(s)})`)
-    conds.push(`(${any.join(' OR ')})`)
+    filters.push(`(${any.join(' OR ')})`)
   }
   return `SELECT person_id AS aggregation_target, toUnixTimestamp(timestamp) AS ts,
-  arrayFilter(x -> x != 0, [${stepFlags.join(', ')}]) AS st,
-  arrayFilter(x -> x != 0, [${exclusionFlags.join(', ')}]) AS ex,
-  ${prop} AS prop
+  ${lowest} AS low,
+  ${mask} AS st,
+  ${exclusionBits.length ? exclusionBits.join(' + ') : '0'} AS ex${prop}
 FROM events
-WHERE ${conds.join(' AND ')}`
+WHERE ${filters.join(' AND ')}`
 }
 
 /** The breakdown value(s) each person is counted under, and the events that count for it. */
@@ -171,12 +183,12 @@ function attributionLevel(plan: FunnelPlan, inner: string): string {
   } else {
     const step = plan.attributionStep + 1
     bv = `arrayJoin(arrayDistinct(arrayMap(e -> e.5,
-      arrayFilter(e -> has(e.3, ${step}), evs_all))))`
+      arrayFilter(e -> ${hasBit('e.3', step)}, evs_all))))`
   }
   return `SELECT aggregation_target, ${bv} AS bv, ${evs} AS evs
 FROM (
   SELECT aggregation_target,
-    arraySort(groupArray(tuple(ts, arrayElement(st, 1), st, ex, prop))) AS evs_all
+    arraySort(groupArray(tuple(ts, low, st, ex${plan.breakdown ? ', prop' : ''}))) AS evs_all
   FROM (${inner})
   GROUP BY aggregation_target
 )`
@@ -204,27 +216,33 @@ function positionDefs(name: string, flag: (e: string) => string): string[] {
 const after = (name: string, q: string) => `pos${name}[cnt${name}[${q}] + 1]`
 const upTo = (name: string, q: string) => `pos${name}[cnt${name}[${q}]]`
 
-/** Candidate chains: arrays of event positions, one per step (0 = not reached). */
-function chains(plan: FunnelPlan): { defs: string[]; zip: string } {
+/**
+ * Candidate chains as one array of event positions per step (`cols[k][j]`: chain j's event for step
+ * k+1, 0 = not reached): flat arrays, never an array of arrays, which costs an allocation per chain.
+ */
+function chains(plan: FunnelPlan): { defs: string[]; cols: string[] } {
   const n = plan.steps.length
   const W = num(plan.windowSeconds)
   const defs: string[] = []
   if (plan.order === 'unordered') {
     // at each candidate j: per step, its latest event up to j, if still within the window
-    const per: string[] = []
+    defs.push(`arrayFilter((j, e) -> e.2 > 0, idx, evs) AS cands`)
+    const cols: string[] = []
     for (let k = 1; k <= n; k++) {
       defs.push(...positionDefs(`u${k}`, (e) => `(${e}.2 = ${k}${stepAttribution(plan, k - 1, e)})`))
       const last = upTo(`u${k}`, 'j')
-      per.push(`if(${last} > 0 AND ${ts('j')} - ${ts(last)} <= ${W}, ${last}, 0)`)
+      defs.push(
+        `arrayMap(j -> if(${last} > 0 AND ${ts('j')} - ${ts(last)} <= ${W}, ${last}, 0), cands) AS u${k}`,
+      )
+      cols.push(`u${k}`)
     }
-    defs.push(`arrayFilter((j, e) -> e.2 > 0, idx, evs) AS cands`)
-    return { defs, zip: `arrayMap(j -> [${per.join(',\n      ')}], cands)` }
+    return { defs, cols }
   }
   // Only starts that can win: a start followed by another start before any step-2 event is beaten by
   // that later start (same chain, more window left, and the later start wins ties), so the starts
   // kept are those whose next step-1-or-2 event (strict: next event) can be step 2, and the last.
-  const f1 = `arrayMap(e -> toUInt8(has(e.3, 1)${stepAttribution(plan, 0, 'e')}), evs)`
-  const f2 = `arrayMap(e -> toUInt8(has(e.3, 2)${stepAttribution(plan, 1, 'e')}), evs)`
+  const f1 = `arrayMap(e -> toUInt8(${hasBit('e.3', 1)}${stepAttribution(plan, 0, 'e')}), evs)`
+  const f2 = `arrayMap(e -> toUInt8(${hasBit('e.3', 2)}${stepAttribution(plan, 1, 'e')}), evs)`
   defs.push(`${f1} AS f1`, `${f2} AS f2`)
   if (plan.order === 'strict') {
     defs.push('idx AS fpos', 'f1 AS fa', 'arrayPushBack(arrayPopFront(f2), 0) AS fnext')
@@ -247,12 +265,14 @@ function chains(plan: FunnelPlan): { defs: string[]; zip: string } {
     let body: string
     if (plan.order === 'strict') {
       defs.push(
-        `arrayMap(e -> toUInt8(has(e.3, ${k + 1})${stepAttribution(plan, k, 'e')}), evs) AS sf${k + 1}`,
+        `arrayMap(e -> toUInt8(${hasBit('e.3', k + 1)}${stepAttribution(plan, k, 'e')}), evs) AS sf${k + 1}`,
       )
       body = `if(${q} > 0 AND ${q} + 1 <= length(evs) AND sf${k + 1}[${q} + 1] = 1
         AND ${ts(`${q} + 1`)} - ${ts('p')} <= ${W}, ${q} + 1, 0)`
     } else {
-      defs.push(...positionDefs(`${k + 1}`, (e) => `(has(${e}.3, ${k + 1})${stepAttribution(plan, k, e)})`))
+      defs.push(
+        ...positionDefs(`${k + 1}`, (e) => `(${hasBit(`${e}.3`, k + 1)}${stepAttribution(plan, k, e)})`),
+      )
       // the earliest step-(k+1) event after the previous step; if even that one is outside the
       // window, none is inside
       const next = after(`${k + 1}`, q)
@@ -262,8 +282,7 @@ function chains(plan: FunnelPlan): { defs: string[]; zip: string } {
     defs.push(`arrayMap(${lambda}) AS c${k}`)
     cols.push(`c${k}`)
   }
-  const xs = cols.map((_, i) => `x${i}`).join(', ')
-  return { defs, zip: `arrayMap((${xs}) -> [${xs}], ${cols.join(', ')})` }
+  return { defs, cols }
 }
 
 /**
@@ -276,59 +295,72 @@ function chains(plan: FunnelPlan): { defs: string[]; zip: string } {
 export function personsSQL(plan: FunnelPlan, eventsSql: string): string {
   const n = plan.steps.length
   const W = num(plan.windowSeconds)
-  const { defs, zip } = chains(plan)
-  const ch = (i: string) => `ch[${i}]`
-  // An exclusion hit while the chain sits between step i-1 and step i (positions i and i+1 of ch):
-  // the first excluded event after step i-1 decides, as any later one is later still.
+  const { defs, cols } = chains(plan)
+  // In the lambda over the chains, x<k> is the chain's position for step k+1 and j its index.
+  const xs = cols.map((_, k) => `x${k}`)
+  // An exclusion hit while the chain sits between step i and step i+1 (x<i-1> and x<i>): the first
+  // excluded event after step i decides, as any later one is later still.
   const excl: string[] = []
   for (let i = 1; i < n; i++) {
     if (!plan.exclusions.some((e) => e.funnelFromStep + 1 <= i && i <= e.funnelToStep)) continue
-    defs.push(...positionDefs(`x${i}`, (e) => `has(${e}.4, ${i})`))
-    const x = after(`x${i}`, ch(`${i}`))
-    excl.push(`${ch(`${i}`)} > 0 AND ${x} > 0 AND (${ch(`${i + 1}`)} = 0 OR ${x} < ${ch(`${i + 1}`)})
-        AND ${ts(x)} - ${ts(ch('1'))} <= ${W}, ${i}`)
+    defs.push(...positionDefs(`x${i}`, (e) => hasBit(`${e}.4`, i)))
+    const x = after(`x${i}`, `x${i - 1}`)
+    excl.push(`x${i - 1} > 0 AND ${x} > 0 AND (x${i} = 0 OR ${x} < x${i})
+        AND ${ts(x)} - ${ts('x0')} <= ${W}, ${i}`)
   }
-  const exclAt = excl.length ? `multiIf(${excl.join(', ')}, 0)` : '0'
-  // (steps reached, where the chain was tainted (0: not), chain)
-  const firsts = `arrayMap(ch -> tuple(arrayCount(x -> x > 0, ch), ${exclAt}, ch), ${zip})`
-  // A tainted chain counts up to one step past where it was tainted.
-  const eff = `if(t.2 > 0, least(t.1, t.2 + 1), t.1)`
-  const chainAt = (i: string) => `arrayElement(t.3, ${i})`
-  // Sort keys after "most steps, untainted first": ordered/strict take the chain that reached its last
-  // step first, then the later start; unordered takes the first candidate (its position).
+  const reached = xs.map((x) => `(${x} > 0)`).join(' + ')
+  // where the chain was tainted (0: not); a tainted chain counts up to one step past it
+  const tainted = excl.length ? `multiIf(${excl.join(', ')}, 0)` : '0'
+  const eff = excl.length ? `if(${tainted} > 0, least(${reached}, ${tainted} + 1), ${reached})` : reached
+  // One tuple of scalars per chain, sorted: most steps counted (negated), untainted first; then
+  // ordered/strict take the chain that reached its last counted step first, then the later start.
+  // Chains starting in the same second (PostHog keeps the chain already at a step against another
+  // of the same start second) go by the position of their last counted event, then of their start
+  // (chains are in order of their starts). Unordered takes the first candidate. The chain's index
+  // comes last. (eff and tainted are repeated in the text; ClickHouse computes each once a row.)
   const unordered = plan.order === 'unordered'
-  const when = unordered ? 'cands[pos]' : ts(chainAt(eff))
-  const start = unordered ? '0' : `0 - ${ts(chainAt('1'))}`
-  const infos = `arrayMap((t, pos) -> tuple(${eff}, if(t.2 > 0, 1, 0), ${when}, ${start},
-      t.3), firsts, arrayEnumerate(firsts))`
-  const best = `arrayElement(arraySort(x -> tuple(-x.1, x.2,
-      x.3, x.4), infos), 1)`
-  // Timings come from the steps the chosen chain counts; an unordered funnel times each step by its
-  // earliest event still inside the window (PostHog's deque fronts).
-  let chosen = `arraySlice(arrayFilter(i -> i > 0, tupleElement(best, 5)), 1, tupleElement(best, 1))`
+  const lastAt = `multiIf(${xs
+    .slice(0, -1)
+    .map((x, k) => `${eff} = ${k + 1}, ${x}`)
+    .join(', ')}, ${xs[xs.length - 1]})`
+  const key = unordered
+    ? `tuple(-toInt64(${eff}), ${tainted} > 0, j, 0, 0, j)`
+    : `tuple(-toInt64(${eff}), ${tainted} > 0, ${ts(lastAt)}, 0 - ${ts('x0')}, ${lastAt}, j)`
+  const infos = `arrayMap((${xs.join(', ')}, j) -> ${key}, ${cols.join(', ')}, arrayEnumerate(${cols[0]}))`
+  const best = `arrayElement(arraySort(${infos}), 1)`
+  // Timings come from the steps the chosen chain counts: a prefix of an ordered or strict chain, in
+  // order, each read by one element access a level above `best` (a lambda over the chain would copy
+  // `tsa`, which it captures, once per element; and at `best`'s own level each of its uses computes
+  // it again). An unordered funnel times each step by its earliest event still inside the window
+  // (PostHog's deque fronts), found at `best`'s level: 18.16 inlines aliases into the lambdas that
+  // capture them and then loses a subquery's columns that only a lambda reads.
+  const inner = [`${best} AS best`]
+  let times = `arraySlice([${cols.map((c) => ts(`${c}[tupleElement(best, 6)]`)).join(', ')}], 1, -tupleElement(best, 1))`
   if (unordered) {
-    const fronts = plan.steps.map(
-      (_, k) =>
-        `arrayFirstIndex((e, i) -> i <= best_j AND e.2 = ${k + 1} AND best_ts - e.1 <= ${W}${stepAttribution(plan, k, 'e')}, evs, idx)`,
+    const fronts = plan.steps.map((_, k) => `front${k + 1}`)
+    inner.push('cands[tupleElement(best, 6)] AS best_j', 'tsa[best_j] AS best_ts')
+    plan.steps.forEach((_, k) =>
+      inner.push(
+        `arrayFirstIndex((e, i) -> i <= best_j AND e.2 = ${k + 1} AND best_ts - e.1 <= ${W}${stepAttribution(plan, k, 'e')}, evs, idx) AS front${k + 1}`,
+      ),
     )
-    chosen = `arrayFilter(i -> i > 0, [${fronts.join(',\n      ')}])`
+    inner.push(
+      `arraySort(arrayFilter((t, i) -> i > 0, [${fronts.map((f) => ts(f)).join(', ')}], [${fronts.join(', ')}])) AS times`,
+    )
+    times = 'times'
   }
-  const times = `arraySort(arrayMap(i -> ${ts('i')}, ${chosen}))`
   return `SELECT aggregation_target, bv AS breakdown,
-  tupleElement(best, 1) - 1 AS step_reached,
+  -tupleElement(best, 1) - 1 AS step_reached,
   arrayMap((a, b) -> b - a, arraySlice(times, 1, length(times) - 1), arraySlice(times, 2)) AS timings,
   arrayElement(times, 1) AS first_ts, arrayElement(times, length(times)) AS last_ts
 FROM (
-  SELECT aggregation_target, bv, evs,
-    arrayEnumerate(evs) AS idx,
-    arrayMap(e -> e.1, evs) AS tsa,${defs.map((d) => `\n    ${d},`).join('')}
-    ${firsts} AS firsts,
-    ${infos} AS infos,
-    ${best} AS best,
-    tupleElement(best, 3) AS best_j,
-    tsa[best_j] AS best_ts,
-    ${times} AS times
-  FROM (${attributionLevel(plan, eventsSql)})
+  SELECT aggregation_target, bv, best, ${times} AS times
+  FROM (
+    SELECT aggregation_target, bv, evs,
+      arrayEnumerate(evs) AS idx,
+      arrayMap(e -> e.1, evs) AS tsa,${[...defs, ...inner].map((d) => `\n      ${d}`).join(',')}
+    FROM (${attributionLevel(plan, eventsSql)})
+  )
 )
 WHERE step_reached >= 0 AND tupleElement(best, 2) = 0`
 }

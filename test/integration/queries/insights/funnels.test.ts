@@ -212,4 +212,49 @@ describe('FunnelsQuery: a person with events of later steps only', () => {
     // only Y (plan pro) enters
     expect(res.map((steps: { count: number }[]) => counts(steps))).toEqual([[1, 1, 0]])
   })
+
+  // Each event carries the steps it matches as one mask: an event matching several steps still
+  // counts for one step of a chain, each next step being a later event (PostHog's repeated steps).
+  it('an event that matches several steps counts for one of them', async () => {
+    const repeated = { ...funnel(), series: [step('pay'), step('pay')] }
+    // X: pay 10:00 then pay 10:05 -> both steps, 300 s apart; Y has no pay
+    const res = await run(repeated, own.id)
+    expect(counts(res)).toEqual([1, 1])
+    expect(res[1].average_conversion_time).toBe(300)
+    // steps 1 and 3 match the same events (non-adjacent bits): X never signs up, so stops at step 1
+    const gap = { ...funnel(), series: [step('pay'), step('signup'), step('pay')] }
+    expect(counts(await run(gap, own.id))).toEqual([1, 0, 0])
+  })
+})
+
+// Chains that start in the same second. PostHog's UDF keeps, at each step, the chain that got there
+// first against another with the same start second, so of Z's two complete chains
+//   signup 10:00:00 (1st) -> signup 10:00:00 (2nd) -> pay 10:01:00   times 0, 60
+//   signup 10:00:00 (2nd) -> signup 10:01:00       -> pay 10:01:00   times 60, 0
+// the first counts. Conversion times of 0 are left out of the averages.
+describe('FunnelsQuery: chains starting in the same second', () => {
+  it('the chain that reached each step first counts', async () => {
+    const own = await createTestProject('funnels same second')
+    call = api(burrowUrl, await createTestKey(['query:read'], [project.id, other.id, own.id]))
+    const Z = '000000cc-0000-4000-8000-000000000000'
+    const ev = (event: string, time: string) => ({
+      team: own.id,
+      uuid: randomUUID(),
+      event,
+      distinctId: 'd-z',
+      personId: Z,
+      timestamp: `2024-03-01 ${time}`,
+      properties: {},
+    })
+    await insertEvents(clickhouse(), [
+      ev('signup', '10:00:00'),
+      ev('signup', '10:00:00'),
+      ev('signup', '10:01:00'),
+      ev('pay', '10:01:00'),
+    ])
+    const res = await run({ ...funnel(), series: [step('signup'), step('signup'), step('pay')] }, own.id)
+    expect(counts(res)).toEqual([1, 1, 1])
+    expect(res[1].average_conversion_time).toBeNull()
+    expect(res[2].average_conversion_time).toBe(60)
+  })
 })
