@@ -22,6 +22,7 @@ import {
   instantOf,
   type Properties,
   type PropertyFilter,
+  MATHS,
   type PropertyGroup,
   type ResolvedRange,
   wallOf,
@@ -34,21 +35,10 @@ import { type TrendsQuery, TrendsQuerySchema } from './schema.ts'
 /** Bump when a change to the trends SQL changes what a stored value means. */
 const VALUES_FORMAT = 1
 
-const CACHED_MATHS = new Set([
-  'total',
-  'dau',
-  'unique_session',
-  'unique_group',
-  'sum',
-  'avg',
-  'min',
-  'max',
-  'median',
-  'p75',
-  'p90',
-  'p95',
-  'p99',
-])
+// Every math whose bucket value depends on that bucket's events alone: not the active-user windows
+// (they reach back before the bucket) nor HogQL math (any expression).
+const UNCACHED_MATHS: ReadonlySet<string> = new Set(['weekly_active', 'monthly_active', 'hogql'])
+const CACHED_MATHS = new Set<string>(MATHS.filter((m) => !UNCACHED_MATHS.has(m)))
 
 function eventFieldsOnly(props: Properties): boolean {
   if (!props) return true
