@@ -11,6 +11,8 @@ import { insertManyMonths, running as runningIn, until } from './processes.ts'
 // refused without the event loop stalling. Limits are set low so the tests stay small.
 
 let burrow: RunningBurrow
+/** the same project behind a 50 MB per-query memory limit (the memory-limit test) */
+let lowMemory: RunningBurrow
 let project: Project
 const ch = () => clickhouse()
 
@@ -21,9 +23,15 @@ beforeAll(async () => {
   burrow = await startTestBurrow({
     QUERY_MAX_CONCURRENT_PER_KEY: '1',
     QUERY_MAX_CONCURRENT_PER_PROJECT: '2',
-    QUERY_MAX_MEMORY_BYTES: String(50 * 1024 * 1024),
+    // LONG's cross join grows toward a few hundred MB: under a low limit it could end by itself
+    // while a test counts it as running
+    QUERY_MAX_MEMORY_BYTES: String(2 * 1024 * 1024 * 1024),
     // well below the heavy query's parse (below), well above a loaded machine's ordinary compile
     QUERY_COMPILE_TIMEOUT_MS: '4000',
+    API_RATE_LIMIT_PER_MINUTE: '100000',
+  })
+  lowMemory = await startTestBurrow({
+    QUERY_MAX_MEMORY_BYTES: String(50 * 1024 * 1024),
     API_RATE_LIMIT_PER_MINUTE: '100000',
   })
   project = await createTestProject('admission')
@@ -109,7 +117,7 @@ describe('cancel', () => {
 
 describe('memory limit', () => {
   it('stops a query at QUERY_MAX_MEMORY_BYTES with a typed 400 that quotes no data', async () => {
-    const call = api(burrow.url, await keyFor())
+    const call = api(lowMemory.url, await keyFor())
     const r = await call('POST', path(), {
       query: {
         kind: 'HogQLQuery',

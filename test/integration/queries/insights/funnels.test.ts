@@ -163,6 +163,20 @@ describe('FunnelsQuery', () => {
     })
     expect(r.status).toBe(400)
   })
+
+  // Steps are bits of one UInt64 per event (funnels/sql.ts): more than 52 steps are refused by name.
+  it('runs a funnel of 20 steps and refuses 53 with a 400 that names the limit', async () => {
+    const steps = (n: number) => [step('signup'), ...Array.from({ length: n - 1 }, () => step('activate'))]
+    const long = await run(funnel({}, { series: steps(20) }))
+    expect(long).toHaveLength(20)
+    expect(long[0].count).toBeGreaterThan(0)
+    const r = await call('POST', `/api/environments/${project.id}/query/`, {
+      query: funnel({}, { series: steps(53) }),
+      refresh: 'force_blocking',
+    })
+    expect(r.status).toBe(400)
+    expect(r.text).toContain('at most 52 steps')
+  })
 })
 
 // The shape that failed at bench scale ("Arrays passed to arrayFilter must have equal size"): a person
