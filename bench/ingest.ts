@@ -8,15 +8,13 @@
 import { jetstream } from '@nats-io/jetstream'
 import { v7 as uuidv7 } from 'uuid'
 import { connectNats } from '../src/jetstream/connection.ts'
-import { insertTsv } from '../src/projectors/clickhouse-io.ts'
-import { eventLine } from '../src/projectors/rows.ts'
-import { EVENT_COLUMNS } from '../src/projectors/tables.ts'
 import { clickhouseClient } from '../src/clickhouse/client.ts'
 import {
   benchBurrow,
-  benchProperties,
+  benchChunks,
   cpuPerThousand,
   cpuSnapshot,
+  directInsertMs,
   httpPost,
   percentile,
   processLines,
@@ -43,19 +41,8 @@ try {
     cpuSeconds: Number(process.env.BENCH_IDLE_CPU ?? 0.05),
   })
   const startCpu = cpuSnapshot(burrow.pid)
-  const batches = Array.from({ length: BATCHES }, (_, b) =>
-    Array.from({ length: BATCH_SIZE }, (_, j) => {
-      const i = b * BATCH_SIZE + j
-      return {
-        // the event name carries the batch so the poller can count a batch's rows cheaply
-        event: `bench_${b}`,
-        distinct_id: `user-${i % DISTINCT}`,
-        uuid: uuidv7(),
-        timestamp: new Date(Date.UTC(2024, 0, 1) + i * 1000).toISOString(),
-        properties: benchProperties(i),
-      }
-    }),
-  )
+  // the event name carries the batch so the poller can count a batch's rows cheaply
+  const batches = benchChunks(BATCHES, BATCH_SIZE, DISTINCT, (b) => `bench_${b}`)
 
   const acked = new Array<number>(BATCHES)
   const visible = new Array<number>(BATCHES)
@@ -96,41 +83,9 @@ try {
   const e2eCpu = cpuSnapshot(burrow.pid)
   const total = BATCHES * BATCH_SIZE
 
-  // The same rows, inserted straight into a copy of the events table.
-  await ch.command({ query: 'CREATE TABLE IF NOT EXISTS events_bench_direct AS events' })
-  await ch.command({ query: 'TRUNCATE TABLE events_bench_direct' })
-  // 10 HTTP batches per INSERT: about what one projector batch writes under this load
-  const t1 = performance.now()
-  let seq = 0
-  let pending: string[] = []
-  for (const batch of batches) {
-    seq++
-    const lines = batch.map((e, offset) => {
-      const ts = Date.parse(e.timestamp)
-      return eventLine({
-        teamId: team,
-        uuid: e.uuid,
-        event: e.event,
-        distinctId: e.distinct_id,
-        personId: '00000000-0000-0000-0000-000000000000',
-        timestampMs: ts,
-        properties: e.properties,
-        personProperties: {},
-        elementsChain: '',
-        sessionId: String(e.properties.$session_id),
-        groups: ['', '', '', '', ''],
-        createdAtMs: ts,
-        seq,
-        offset,
-      })
-    })
-    pending.push(...lines)
-    if (seq % 10 === 0 || seq === batches.length) {
-      await insertTsv(ch, 'events_bench_direct', EVENT_COLUMNS, pending)
-      pending = []
-    }
-  }
-  const directMs = performance.now() - t1
+  // The same rows, inserted straight into a copy of the events table; 10 HTTP batches per INSERT:
+  // about what one projector batch writes under this load
+  const directMs = await directInsertMs(ch, team, batches)
   const directCpu = cpuSnapshot(burrow.pid)
   await ch.command({ query: 'DROP TABLE events_bench_direct' })
 

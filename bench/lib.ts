@@ -6,6 +6,11 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Credentials } from '../src/accounts/bootstrap.ts'
+import { v7 as uuidv7 } from 'uuid'
+import type { ClickHouseClient } from '../src/clickhouse/client.ts'
+import { insertTsv } from '../src/projectors/clickhouse-io.ts'
+import { eventLine } from '../src/projectors/rows.ts'
+import { EVENT_COLUMNS } from '../src/projectors/tables.ts'
 import { freePort } from '../src/stack/ports.ts'
 
 export interface BenchBurrow {
@@ -95,6 +100,83 @@ export function benchProperties(i: number): Record<string, unknown> {
     nested: { a: i % 3, b: 'x' },
     ...(i % 50 === 0 ? { $set: { plan: i % 2 ? 'pro' : 'free' } } : {}),
   }
+}
+
+/** An event of the ingestion benches, as a client sends it. */
+export interface BenchEvent {
+  event: string
+  distinct_id: string
+  uuid: string
+  timestamp: string
+  properties: Record<string, unknown>
+}
+
+/**
+ * `count` chunks of `size` events over `distinct` ids, one second apart from 2024-01-01; `name(chunk)`
+ * is each chunk's event name (the benches count a chunk's rows by it).
+ */
+export function benchChunks(count: number, size: number, distinct: number, name: (chunk: number) => string) {
+  return Array.from({ length: count }, (_, b): BenchEvent[] =>
+    Array.from({ length: size }, (_, j) => {
+      const i = b * size + j
+      return {
+        event: name(b),
+        distinct_id: `user-${i % distinct}`,
+        uuid: uuidv7(),
+        timestamp: new Date(Date.UTC(2024, 0, 1) + i * 1000).toISOString(),
+        properties: benchProperties(i),
+      }
+    }),
+  )
+}
+
+/**
+ * The baseline of the ingestion benches: the same rows, serialized as the projector serializes them,
+ * inserted straight into a fresh copy of `events`, `perInsert` chunks per INSERT. Returns the
+ * wall time in ms; the copy is dropped.
+ */
+export async function directInsertMs(
+  ch: ClickHouseClient,
+  team: number,
+  chunks: BenchEvent[][],
+  perInsert = 10,
+): Promise<number> {
+  await ch.command({ query: 'CREATE TABLE IF NOT EXISTS events_bench_direct AS events' })
+  await ch.command({ query: 'TRUNCATE TABLE events_bench_direct' })
+  const t = performance.now()
+  let seq = 0
+  let pending: string[] = []
+  for (const chunk of chunks) {
+    seq++
+    for (const [offset, e] of chunk.entries()) {
+      const ts = Date.parse(e.timestamp)
+      pending.push(
+        eventLine({
+          teamId: team,
+          uuid: e.uuid,
+          event: e.event,
+          distinctId: e.distinct_id,
+          personId: '00000000-0000-0000-0000-000000000000',
+          timestampMs: ts,
+          properties: e.properties,
+          personProperties: {},
+          elementsChain: '',
+          sessionId: String(e.properties.$session_id),
+          groups: ['', '', '', '', ''],
+          createdAtMs: ts,
+          seq,
+          offset,
+        }),
+      )
+    }
+    if (seq % perInsert === 0 || seq === chunks.length) {
+      await insertTsv(ch, 'events_bench_direct', EVENT_COLUMNS, pending)
+      pending = []
+    }
+  }
+  const ms = performance.now() - t
+  await ch.command({ query: 'DROP TABLE events_bench_direct' })
+  return ms
 }
 
 /** CPU seconds used so far and peak RSS (MiB) of a process, from /proc (Linux); undefined when gone. */

@@ -1,0 +1,165 @@
+// History at speed (issue #17's "replay and import"): events/s from the log to queryable with
+// `burrow replay` (the whole log rebuilt into fresh tables and swapped in) and from a JSON-lines file
+// to queryable with `burrow import`, each against a direct ClickHouse insert of the same rows
+// (serialized the way the projector does) into a copy of `events` in the same run.
+// The log is filled first by publishing chunks of 1,000 events straight to it (as capture writes
+// them), which also gives the live projector's rate for the same events.
+// Run: npx tsx bench/history.ts   (env EVENTS=200000, DISTINCT=5000 ids; PROJECTOR_BATCH_SIZE etc.
+// are passed on to the Burrow under test and used by the replay)
+import { spawn } from 'node:child_process'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { jetstream } from '@nats-io/jetstream'
+import { clickhouseClient, selectRows } from '../src/clickhouse/client.ts'
+import { connectNats } from '../src/jetstream/connection.ts'
+import { createLogger } from '../src/observability/logger.ts'
+import { replay } from '../src/projectors/replay.ts'
+import { benchBurrow, benchChunks, cpuSnapshot, directInsertMs, procStats, rate, untilIdle } from './lib.ts'
+
+const EVENTS = Number(process.env.EVENTS ?? 200_000)
+const DISTINCT = Number(process.env.DISTINCT ?? 5000)
+const CHUNK = 1000
+const CHUNKS = Math.ceil(EVENTS / CHUNK)
+const total = CHUNKS * CHUNK
+
+const burrow = await benchBurrow({ OVERFLOW_EVENTS_PER_SECOND: '1000000000' })
+const ch = clickhouseClient(burrow.clickhouseUrl, burrow.database)
+const nc = await connectNats(burrow.natsUrl)
+const team = burrow.credentials.project_id
+const dir = mkdtempSync(join(tmpdir(), 'burrow-history-'))
+
+/** Waits until `team` has `n` events named `name` (or any, without a name); returns when (ms). */
+async function untilQueryable(n: number, name?: string): Promise<number> {
+  const deadline = performance.now() + 15 * 60_000
+  const where = name === undefined ? '' : ` AND event = '${name}'`
+  for (;;) {
+    const [{ c } = { c: '0' }] = await selectRows<{ c: string }>(
+      ch,
+      `SELECT count() AS c FROM events WHERE team_id = ${team}${where}`,
+    )
+    if (Number(c) >= n) return performance.now()
+    if (performance.now() > deadline) throw new Error(`only ${c}/${n} events became queryable`)
+    await new Promise((r) => setTimeout(r, 20))
+  }
+}
+
+/** CPU seconds of the Burrow tree (Burrow, projector process, nats-server, clickhouse-server) and this process. */
+function cpuNow(): { tree: Map<number, number>; self: number } {
+  const u = process.cpuUsage()
+  return { tree: cpuSnapshot(burrow.pid), self: (u.user + u.system) / 1e6 }
+}
+
+/** µs of CPU per event between two readings, per process name, and in all. */
+function cpuLine(from: ReturnType<typeof cpuNow>, to: ReturnType<typeof cpuNow>, events: number): string {
+  const parts: string[] = []
+  let sum = 0
+  for (const [pid, cpu] of to.tree) {
+    const d = cpu - (from.tree.get(pid) ?? 0)
+    sum += d
+    if (d >= 0.05) parts.push(`${procStats(pid)?.name ?? pid} ${((d / events) * 1e6).toFixed(1)}`)
+  }
+  const self = to.self - from.self
+  sum += self
+  parts.push(`bench process ${((self / events) * 1e6).toFixed(1)}`)
+  return `${((sum / events) * 1e6).toFixed(1)} µs/event of CPU (${parts.join(', ')})`
+}
+
+try {
+  await untilIdle(burrow.pid, { nodes: process.env.PROJECTOR_PROCESS === 'false' ? 1 : 2 })
+  const chunks = benchChunks(CHUNKS, CHUNK, DISTINCT, () => 'logged')
+
+  // The log: chunks as capture writes them, projected by the live projector.
+  const js = jetstream(nc)
+  const now = new Date().toISOString()
+  const c0 = cpuNow()
+  const t0 = performance.now()
+  for (const chunk of chunks) {
+    const events = chunk.map((e) => ({ ...e, team_id: team, now, sent_at: null, ip: null }))
+    await js.publish('events.live.0', JSON.stringify({ v: 1, team_id: team, lane: 'live', events }))
+  }
+  const liveMs = (await untilQueryable(total, 'logged')) - t0
+  const c1 = cpuNow()
+
+  const directMs = await directInsertMs(ch, team, chunks)
+  await untilIdle(burrow.pid, { nodes: 2 })
+
+  // Replay: the engine of `burrow replay`, with its default batch size from the environment.
+  const c2 = cpuNow()
+  const t2 = performance.now()
+  const replayed = await replay({
+    nc,
+    ch,
+    log: createLogger('warn'),
+    batchSize: Number(process.env.PROJECTOR_BATCH_SIZE ?? 100),
+  })
+  const replayMs = performance.now() - t2
+  const c3 = cpuNow()
+  if (!replayed.swapped || replayed.events !== total) {
+    throw new Error(`replay: swapped ${replayed.swapped}, ${replayed.events}/${total} events`)
+  }
+  await untilQueryable(total, 'logged')
+
+  // Import: the same events under new uuids as a JSON-lines file, through `burrow import`.
+  const file = join(dir, 'history.jsonl')
+  writeFileSync(
+    file,
+    benchChunks(CHUNKS, CHUNK, DISTINCT, () => 'imported')
+      .flat()
+      .map((e) => JSON.stringify(e))
+      .join('\n') + '\n',
+  )
+  await untilIdle(burrow.pid, { nodes: 2 })
+  const c4 = cpuNow()
+  const t4 = performance.now()
+  const cli = spawn(
+    process.execPath,
+    [
+      join(import.meta.dirname, '..', 'bin', 'burrow.js'),
+      'import',
+      file,
+      '--url',
+      burrow.url,
+      '--token',
+      burrow.credentials.project_api_key,
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  )
+  // the command's CPU, read until it exits (its /proc entry goes with it)
+  let importCpu = 0
+  const sampler = setInterval(() => (importCpu = procStats(cli.pid!)?.cpuSeconds ?? importCpu), 100)
+  let summary = ''
+  cli.stdout.on('data', (b: Buffer) => (summary += b.toString()))
+  const code = await new Promise<number | null>((r) => cli.once('exit', r))
+  clearInterval(sampler)
+  if (code !== 0) throw new Error(`burrow import exited with ${code}: ${summary}`)
+  const importAckedMs = performance.now() - t4
+  const importMs = (await untilQueryable(total, 'imported')) - t4
+  const c5 = cpuNow()
+
+  const direct = rate(total, directMs)
+  const line = (what: string, ms: number) =>
+    `${what}${String(rate(total, ms)).padStart(8)} events/s  (${(ms / 1000).toFixed(2)} s)  / direct ${(rate(total, ms) / direct).toFixed(2)}`
+  console.log(
+    `events: ${total} in chunks of ${CHUNK}, ${DISTINCT} distinct ids; load ${(await import('node:os')).loadavg()[0]!.toFixed(1)} at the end`,
+  )
+  console.log(
+    `direct ClickHouse insert (TSV, 10 chunks an INSERT): ${direct} events/s  (${(directMs / 1000).toFixed(2)} s)`,
+  )
+  console.log(line('live projector, log -> queryable:     ', liveMs))
+  console.log(`  ${cpuLine(c0, c1, total)}`)
+  console.log(line('burrow replay, log -> swapped in:     ', replayMs))
+  console.log(`  ${cpuLine(c2, c3, total)} (the replay runs in the bench process)`)
+  console.log(line('burrow import, file -> queryable:     ', importMs))
+  console.log(
+    `  the command itself ${(importAckedMs / 1000).toFixed(2)} s (${rate(total, importAckedMs)} events/s acknowledged)`,
+  )
+  console.log(
+    `  ${cpuLine(c4, c5, total)} plus the import command's ${((importCpu / total) * 1e6).toFixed(1)} (sampled)`,
+  )
+} finally {
+  await nc.close()
+  await ch.close()
+  await burrow.cleanup()
+  rmSync(dir, { recursive: true, force: true })
+}
