@@ -290,11 +290,20 @@ program
         shardUrls: cfg.CLICKHOUSE_SHARD_URLS,
         log,
       })
+      // cluster mode: the fresh tables, copies and swaps go to every shard (docs/scaling.md)
+      const admin = await TableAdmin.open(client, cfg.CLICKHOUSE_DATABASE, cfg.CLICKHOUSE_SHARD_URLS)
       try {
-        const r = await replayCommand(opts, { natsUrl, ch: client, log, batchSize: cfg.PROJECTOR_BATCH_SIZE })
-        const recordings = await replayRecordingsCommand(opts, { ...cfg, natsUrl, ch: client, log })
+        const r = await replayCommand(opts, {
+          natsUrl,
+          ch: client,
+          admin,
+          log,
+          batchSize: cfg.PROJECTOR_BATCH_SIZE,
+        })
+        const recordings = await replayRecordingsCommand(opts, { ...cfg, natsUrl, ch: client, admin, log })
         console.log(JSON.stringify({ ...r, recordings }, null, 2))
       } finally {
+        await admin.close()
         await client.close()
       }
     })

@@ -1,10 +1,10 @@
-import { shardDatabase } from '../../schema/cluster.ts'
+import { CLICKHOUSE_CLUSTER, shardDatabase, shardingKey } from '../../schema/cluster.ts'
 import { ConfigError } from '../config/env.ts'
 import { type ClickHouseClient, clickhouseClient, selectRows } from './client.ts'
 import { sqlString } from './sql.ts'
 
-// Statements that change a table in place: mutations (ALTER … DELETE), partition drops and new
-// columns. On one server they run on the table. In the schema's cluster mode (schema/cluster.ts,
+// Statements that change a table in place: mutations (ALTER … DELETE), partition drops, new
+// columns, and the replays' fresh tables and swaps. On one server they run on the table. In the schema's cluster mode (schema/cluster.ts,
 // docs/scaling.md) the tables Burrow reads and writes are Distributed tables, which hold no rows and
 // refuse mutations and partition drops; the rows are in each shard's local table (`<db>_shard`),
 // so these statements must run there, on every shard. 18.16 runs `ON CLUSTER` only with ZooKeeper,
@@ -54,6 +54,8 @@ export class TableAdmin {
     /** cluster mode: each shard's database of Distributed tables (they also need new columns) */
     private readonly front: TableHome[],
     private readonly owned: ClickHouseClient[],
+    /** cluster mode: each shard's HTTP URL, in the order of `homes` */
+    private readonly urls: string[] = [],
   ) {}
 
   /** One server: `ch` on `database` (default: the client's own). */
@@ -73,7 +75,84 @@ export class TableAdmin {
       clients.map((c) => ({ ch: c, database: shardDatabase(database) })),
       clients.map((c) => ({ ch: c, database })),
       clients,
+      shardUrls,
     )
+  }
+
+  /**
+   * Creates `table` with the structure of `like` where rows live; in cluster mode also its
+   * Distributed table on every shard's front, sharded as `like` is (so that copied rows stay on
+   * their shard and a swap keeps every row where the Distributed tables look for it).
+   */
+  async createLike(table: string, like: string): Promise<void> {
+    for (const h of this.homes) {
+      await h.ch.command({ query: `CREATE TABLE IF NOT EXISTS ${name(h, table)} AS ${name(h, like)}` })
+    }
+    for (const [i, f] of this.front.entries()) {
+      const local = this.homes[i]!
+      const [shown] = await selectRows<{ statement: string }>(
+        local.ch,
+        `SHOW CREATE TABLE ${name(local, like)}`,
+      )
+      await f.ch.command({
+        query:
+          `CREATE TABLE IF NOT EXISTS ${name(f, table)} AS ${name(local, table)} ` +
+          `ENGINE = Distributed(${CLICKHOUSE_CLUSTER}, ${local.database}, ${table}, ${shardingKey(shown!.statement)})`,
+      })
+    }
+  }
+
+  /** `INSERT INTO into SELECT * FROM from WHERE where` on every home (rows stay on their shard). */
+  async copyRows(into: string, from: string, where: string): Promise<void> {
+    for (const h of this.homes) {
+      await h.ch.command({
+        query: `INSERT INTO ${name(h, into)} SELECT * FROM ${name(h, from)} WHERE ${where}`,
+      })
+    }
+  }
+
+  /**
+   * Puts each `fresh` table in place of `live`, which becomes `old`: one RENAME per home. In cluster
+   * mode the shards' local tables are renamed (each shard at its own moment: callers pause writers
+   * first); the Distributed tables name their local tables, so `live` reads the new rows at once, and
+   * the Distributed tables of `fresh`, now over nothing, are dropped.
+   */
+  async swap(tables: { live: string; fresh: string; old: string }[]): Promise<void> {
+    for (const h of this.homes) {
+      const pairs = tables.map(
+        (t) => `${name(h, t.live)} TO ${name(h, t.old)}, ${name(h, t.fresh)} TO ${name(h, t.live)}`,
+      )
+      await h.ch.command({ query: `RENAME TABLE ${pairs.join(', ')}` })
+    }
+    for (const f of this.front) {
+      for (const t of tables) await f.ch.command({ query: `DROP TABLE IF EXISTS ${name(f, t.fresh)}` })
+    }
+  }
+
+  /** Drops `table` where rows live and, in cluster mode, its Distributed tables. */
+  async drop(table: string): Promise<void> {
+    for (const h of [...this.homes, ...this.front]) {
+      await h.ch.command({ query: `DROP TABLE IF EXISTS ${name(h, table)}` })
+    }
+  }
+
+  /**
+   * Runs `fn` once per home with a client whose current database is the home's (for statements
+   * written without a database, such as a migration's), closed after.
+   */
+  async onEachHome(fn: (ch: ClickHouseClient) => Promise<void>): Promise<void> {
+    if (!this.clustered) {
+      for (const h of this.homes) await fn(h.ch)
+      return
+    }
+    for (const [i, h] of this.homes.entries()) {
+      const bound = clickhouseClient(this.urls[i]!, h.database)
+      try {
+        await fn(bound)
+      } finally {
+        await bound.close()
+      }
+    }
   }
 
   /** Whether the tables are Distributed over shards. */

@@ -1,4 +1,5 @@
 import type { ClickHouseClient } from '../clickhouse/client.ts'
+import type { TableAdmin } from '../clickhouse/table-admin.ts'
 import type { Logger } from '../observability/logger.ts'
 import { type ReplayProgress, type ReplayResult, replay } from './replay.ts'
 
@@ -36,7 +37,7 @@ export function progressView(out: NodeJS.WriteStream): { update(p: ReplayProgres
 /** `burrow replay`: connects, replays with a progress line, returns the outcome. */
 export async function replayCommand(
   args: { project?: string; from?: string; to?: string },
-  env: { natsUrl: string; ch: ClickHouseClient; log: Logger; batchSize: number },
+  env: { natsUrl: string; ch: ClickHouseClient; admin?: TableAdmin; log: Logger; batchSize: number },
 ): Promise<ReplayResult> {
   const { connectNats } = await import('../jetstream/connection.ts')
   const nc = await connectNats(env.natsUrl, 'burrow-replay')
@@ -45,6 +46,7 @@ export async function replayCommand(
     const result = await replay({
       nc,
       ch: env.ch,
+      admin: env.admin,
       log: env.log,
       project: args.project === undefined ? undefined : Number(args.project),
       from: parsePosition(args.from),

@@ -11,6 +11,7 @@ import type { KV } from '@nats-io/kv'
 import { BUCKETS, EVENTS_STREAM, LANES } from '../../schema/jetstream.ts'
 import type { ClickHouseClient } from '../clickhouse/client.ts'
 import { selectRows } from '../clickhouse/client.ts'
+import { TableAdmin } from '../clickhouse/table-admin.ts'
 import { bucket, type NatsConnection } from '../jetstream/connection.ts'
 import type { Logger } from '../observability/logger.ts'
 import type { LogMessage, ProjectionContext, ProjectionPlugins } from './batch.ts'
@@ -40,6 +41,11 @@ import { afterEventsSwap } from '../queries/day-cache.ts'
 export interface ReplayOptions {
   nc: NatsConnection
   ch: ClickHouseClient
+  /**
+   * where the tables' rows live, for creating, copying, swapping and dropping them (cluster mode:
+   * every shard, docs/scaling.md); default: `ch`'s server
+   */
+  admin?: TableAdmin
   log: Logger
   /** rebuild one project only; the other projects' rows are carried over unchanged */
   project?: number
@@ -111,6 +117,7 @@ class ReplayRun {
     private readonly resumed: boolean,
     private readonly tables: ProjectionTables,
     private readonly ctx: ProjectionContext,
+    private readonly admin: TableAdmin,
   ) {}
 
   static async open(o: ReplayOptions, plugins: ProjectionPlugins | undefined): Promise<ReplayRun> {
@@ -123,9 +130,8 @@ class ReplayRun {
     )
     if (resumed) o.log.info({ id: state.id }, 'replay: resuming the unfinished replay')
     const tables = suffixedTables(`_replay_${state.id}`)
-    for (const k of TABLE_KINDS) {
-      await o.ch.command({ query: `CREATE TABLE IF NOT EXISTS ${tables[k]} AS ${LIVE_TABLES[k]}` })
-    }
+    const admin = o.admin ?? TableAdmin.single(o.ch)
+    for (const k of TABLE_KINDS) await admin.createLike(tables[k], LIVE_TABLES[k])
     const js = jetstream(o.nc)
     const ctx: ProjectionContext = {
       ch: o.ch,
@@ -138,7 +144,7 @@ class ReplayRun {
       log: o.log,
       plugins,
     }
-    return new ReplayRun(o, kv, js, await jetstreamManager(o.nc), state, resumed, tables, ctx)
+    return new ReplayRun(o, kv, js, await jetstreamManager(o.nc), state, resumed, tables, ctx, admin)
   }
 
   private get ns(): string {
@@ -252,22 +258,15 @@ class ReplayRun {
    * namespace, switches the namespace pointer and drops the old tables.
    */
   private async swap(durablePrefix: string, end: number): Promise<void> {
-    const { o, state, tables } = this
+    const { admin, state, tables } = this
     if (state.project !== null) {
-      for (const k of TABLE_KINDS) {
-        await o.ch.command({
-          query: `INSERT INTO ${tables[k]} SELECT * FROM ${LIVE_TABLES[k]} WHERE team_id != ${state.project}`,
-        })
-      }
+      for (const k of TABLE_KINDS)
+        await admin.copyRows(tables[k], LIVE_TABLES[k], `team_id != ${state.project}`)
     }
     const old = suffixedTables(`_old_${state.id}`)
-    await o.ch.command({
-      query: `RENAME TABLE ${TABLE_KINDS.map(
-        (k) => `${LIVE_TABLES[k]} TO ${old[k]}, ${tables[k]} TO ${LIVE_TABLES[k]}`,
-      ).join(', ')}`,
-    })
+    await admin.swap(TABLE_KINDS.map((k) => ({ live: LIVE_TABLES[k], fresh: tables[k], old: old[k] })))
     // the changed-days view must follow the new events table, and every stored bucket is stale
-    await afterEventsSwap(o.ch)
+    await admin.onEachHome(afterEventsSwap)
     // The live lanes continue from their own positions: everything up to `end` is in the new state.
     for (const lane of LANES) {
       await this.ctx.store.setWatermark(
@@ -282,7 +281,7 @@ class ReplayRun {
       for await (const k of await this.kv.keys('nsp.t.>')) await this.kv.delete(k)
       await putJson(this.kv, namespacePointerKey('default'), { ns: this.ns })
     }
-    for (const k of TABLE_KINDS) await o.ch.command({ query: `DROP TABLE IF EXISTS ${old[k]}` })
+    for (const k of TABLE_KINDS) await admin.drop(old[k])
     await this.kv.delete(REPLAY_STATE_KEY)
   }
 }

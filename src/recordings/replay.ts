@@ -25,6 +25,8 @@ import {
 export interface RecordingsReplayOptions {
   nc: NatsConnection
   ch: ClickHouseClient
+  /** where the tables' rows live (cluster mode: every shard, docs/scaling.md); default: `ch`'s server */
+  admin?: TableAdmin
   log: Logger
   retentionDays: number
   /** rebuild one project only; the other projects' rows are carried over unchanged */
@@ -69,8 +71,7 @@ async function readNumber(kv: KV, key: string): Promise<number> {
 
 export async function replayRecordings(o: RecordingsReplayOptions): Promise<RecordingsReplayResult> {
   const kv = await recordingsBucket(o.nc)
-  // recordings replay builds tables on one server (not cluster-aware, docs/scaling.md)
-  const admin = TableAdmin.single(o.ch)
+  const admin = o.admin ?? TableAdmin.single(o.ch)
   const stream = o.stream ?? RECORDINGS_STREAM
   const durable = o.durable ?? RECORDINGS_DURABLE
   const STATE_KEY = stateKey(stream)
@@ -89,9 +90,7 @@ export async function replayRecordings(o: RecordingsReplayOptions): Promise<Reco
     await kv.put(WATERMARK_KEY, enc.encode('0'))
   } else o.log.info({ id: state.id }, 'recordings replay: resuming the unfinished replay')
   const tables = suffixedRecordingTables(`_replay_${state.id}`)
-  for (const k of RECORDING_TABLE_KINDS) {
-    await o.ch.command({ query: `CREATE TABLE IF NOT EXISTS ${tables[k]} AS ${LIVE_RECORDING_TABLES[k]}` })
-  }
+  for (const k of RECORDING_TABLE_KINDS) await admin.createLike(tables[k], LIVE_RECORDING_TABLES[k])
   const js = jetstream(o.nc)
   const jsm = await manager(o.nc)
   const teams = state.project === null ? undefined : new Set([state.project])
@@ -161,9 +160,7 @@ export async function replayRecordings(o: RecordingsReplayOptions): Promise<Reco
     position = await pass('catch-up', await lastSeq())
     if (state.project !== null) {
       for (const k of RECORDING_TABLE_KINDS) {
-        await o.ch.command({
-          query: `INSERT INTO ${tables[k]} SELECT * FROM ${LIVE_RECORDING_TABLES[k]} WHERE team_id != ${state.project}`,
-        })
+        await admin.copyRows(tables[k], LIVE_RECORDING_TABLES[k], `team_id != ${state.project}`)
       }
     }
     // retention (of every project: the tables swapped in are the live ones) before the swap, so
@@ -179,13 +176,11 @@ export async function replayRecordings(o: RecordingsReplayOptions): Promise<Reco
     )
     await admin.mutationsDone([tables.snapshots, tables.summary])
     const old = suffixedRecordingTables(`_old_${state.id}`)
-    await o.ch.command({
-      query: `RENAME TABLE ${RECORDING_TABLE_KINDS.map(
-        (k) => `${LIVE_RECORDING_TABLES[k]} TO ${old[k]}, ${tables[k]} TO ${LIVE_RECORDING_TABLES[k]}`,
-      ).join(', ')}`,
-    })
+    await admin.swap(
+      RECORDING_TABLE_KINDS.map((k) => ({ live: LIVE_RECORDING_TABLES[k], fresh: tables[k], old: old[k] })),
+    )
     await writeWatermark(kv, durable, position)
-    for (const k of RECORDING_TABLE_KINDS) await o.ch.command({ query: `DROP TABLE IF EXISTS ${old[k]}` })
+    for (const k of RECORDING_TABLE_KINDS) await admin.drop(old[k])
     await kv.delete(STATE_KEY)
     o.progress?.({ phase: 'done', position, end: position, chunks })
   } finally {
@@ -231,6 +226,7 @@ export async function replayRecordingsCommand(
   env: {
     natsUrl: string
     ch: ClickHouseClient
+    admin?: TableAdmin
     log: Logger
     PROJECTOR_BATCH_SIZE: number
     RECORDINGS_RETENTION_DAYS: number
@@ -250,6 +246,7 @@ export async function replayRecordingsCommand(
     return await replayRecordings({
       nc,
       ch: env.ch,
+      admin: env.admin,
       log: env.log,
       retentionDays: env.RECORDINGS_RETENTION_DAYS,
       batchSize: env.PROJECTOR_BATCH_SIZE,

@@ -12,11 +12,13 @@ import { migrateDeployment } from '../../../src/clickhouse/deployment.ts'
 import { migrateClickHouse, SCHEMA_DIR } from '../../../src/clickhouse/migrate.ts'
 import { dropExpiredPartitions } from '../../../src/clickhouse/retention.ts'
 import { TableAdmin } from '../../../src/clickhouse/table-admin.ts'
+import { createLogger } from '../../../src/observability/logger.ts'
+import { replay } from '../../../src/projectors/replay.ts'
 import type { RunningBurrow } from '../../../src/runtime/start.ts'
 import { startClickHouseServer } from '../../../src/stack/clickhouse-server.ts'
 import { freePort } from '../../../src/stack/ports.ts'
 import type { ManagedProcess } from '../../../src/stack/process.ts'
-import { api, stack, startTestBurrow, tempDir } from '../../harness/index.ts'
+import { api, nats, stack, startTestBurrow, tempDir } from '../../harness/index.ts'
 import { sendBatch, sleep, type TestEvent } from '../reliability/helpers.ts'
 
 const DB = 'burrow'
@@ -172,6 +174,109 @@ describe('ClickHouse cluster mode (2 shards)', () => {
     }
     // the questions were not empty
     expect(JSON.stringify(await query(single, queries[2]))).toContain('u0@x.test')
+  })
+
+  // `burrow replay` builds fresh tables and swaps them in. Through the front alone it would make
+  // Distributed tables over the live local tables (the rebuild written into the live rows, then a
+  // swap of two fronts over the same rows); it must build, copy and swap the shards' local tables.
+  // Runs after the test above (its rows), before the deletes below change them.
+  it('replays a project into fresh tables on every shard and swaps them in', async () => {
+    const team = sharded.credentials.project_id
+    const shardUrls = shards.map((s) => s.url)
+    const front = clickhouseClient(shards[0]!.url, DB)
+    const admin = await TableAdmin.open(front, DB, shardUrls)
+    const other = team + 777
+    const views = async () => ({
+      events: await selectRows(
+        front,
+        `SELECT toString(uuid) AS uuid, event, distinct_id, toString(person_id) AS person FROM events
+         WHERE team_id = ${team} ORDER BY uuid`,
+      ),
+      persons: await selectRows(
+        front,
+        `SELECT toString(id) AS id, argMax(properties, version) AS p, argMax(is_identified, version) AS i
+         FROM person WHERE team_id = ${team} GROUP BY id ORDER BY id`,
+      ),
+      distinctIds: await selectRows(
+        front,
+        `SELECT distinct_id, toString(argMax(person_id, version)) AS person FROM person_distinct_id
+         WHERE team_id = ${team} GROUP BY distinct_id ORDER BY distinct_id`,
+      ),
+    })
+    const count = async (t: number) =>
+      Number(
+        (await selectRows<{ n: string }>(front, `SELECT count() AS n FROM events WHERE team_id = ${t}`))[0]!
+          .n,
+      )
+    try {
+      // a row of another project, which a one-project replay carries over on its shard
+      const s1 = clickhouseClient(shards[0]!.url, shardDatabase(DB))
+      await s1.command({
+        query: `INSERT INTO events (team_id, uuid, event, distinct_id, timestamp, timestamp_ms, properties)
+                SELECT ${other}, generateUUIDv4(), 'kept', 'd', toDateTime('2024-03-02 00:00:00', 'UTC'), 1709337600000, '{}'`,
+      })
+      await s1.close()
+      const before = await views()
+      expect(before.events).toHaveLength(dataset().length)
+      expect(before.persons.length).toBeGreaterThan(0)
+
+      const result = await replay({
+        nc: await nats(),
+        ch: front,
+        admin,
+        log: createLogger('silent'),
+        project: team,
+        plugins: false,
+      })
+      expect(result.swapped).toBe(true)
+      expect(result.events).toBe(dataset().length)
+      // every row once (a rebuild written into the live rows would count them twice), the same views
+      expect(await count(team)).toBe(dataset().length)
+      expect(await views()).toEqual(before)
+      expect(await count(other)).toBe(1)
+      for (const [i, s] of shards.entries()) {
+        const c = clickhouseClient(s.url)
+        const [local] = await selectRows<{ n: string }>(
+          c,
+          `SELECT count() AS n FROM ${shardDatabase(DB)}.events WHERE team_id = ${team}`,
+        )
+        expect(Number(local!.n), `shard ${i + 1}`).toBeGreaterThan(0)
+        const leftovers = await selectRows<{ database: string; name: string }>(
+          c,
+          `SELECT database, name FROM system.tables WHERE database IN ('${DB}', '${shardDatabase(DB)}')
+           AND endsWith(name, '_${result.id}')`,
+        )
+        expect(leftovers, `shard ${i + 1}`).toEqual([])
+        const engines = await selectRows<{ engine: string }>(
+          c,
+          `SELECT engine FROM system.tables WHERE database = '${DB}' AND name = 'events'`,
+        )
+        expect(engines).toEqual([{ engine: 'Distributed' }])
+        await c.close()
+      }
+
+      // live projection goes on over the swapped tables and the replayed identity state
+      const later: TestEvent = {
+        uuid: '00000000-0000-4000-8000-999999999999',
+        event: 'later',
+        distinct_id: 'anon-0',
+        properties: {},
+        timestamp: at(3, 59),
+      }
+      expect(await sendBatch(sharded.url, sharded.credentials.project_api_key, [later])).toBe(200)
+      for (let i = 0; i < 240 && (await count(team)) < dataset().length + 1; i++) await sleep(250)
+      const persons = await selectRows<{ distinct_id: string; person: string }>(
+        front,
+        `SELECT distinct_id, toString(person_id) AS person FROM events
+         WHERE team_id = ${team} AND distinct_id IN ('anon-0', 'user-0') AND event IN ('later', '$identify')`,
+      )
+      // anon-0 was merged into user-0's person by the $identify: the new event is stamped with it
+      expect(persons).toHaveLength(2)
+      expect(persons[0]!.person).toBe(persons[1]!.person)
+    } finally {
+      await admin.close()
+      await front.close()
+    }
   })
 
   // Statements that change tables in place cannot go through Distributed tables: they run on every
