@@ -8,6 +8,7 @@ import { bucket, type NatsConnection } from '../jetstream/connection.ts'
 import { readDoc } from '../jetstream/kv-document.ts'
 import type { Project } from '../accounts/documents.ts'
 import type { CompiledQuery } from '../hogql/index.ts'
+import { SharedReads } from './shared-reads.ts'
 
 // Values of closed chart buckets (a trends series' count for one closed day, hour, week or month),
 // kept so that a dashboard asked again computes only today's bucket and the days that changed.
@@ -230,42 +231,22 @@ export interface BucketRun {
   finish(rows: unknown[][], compiled: CompiledQuery): Promise<{ rows: unknown[][]; use: BucketUse }>
 }
 
-/** How long a state read waits for other requests of the project to share it. */
-const GATHER_MS = 5
-
 /** Closed buckets' values for the query runner: reads the state and the store, keeps new values. */
 export class DayCache {
   private opened: Promise<DayValueStore> | undefined
-  /** per project, the state read about to start, which requests arriving until then share */
-  private readonly gathering = new Map<
-    number,
-    { first: string; last: string; state: Promise<DayState | undefined> }
-  >()
+  /** State reads per project, each started after the requests it answers arrived (shared-reads.ts). */
+  private readonly states: SharedReads<number, { first: string; last: string }, DayState | undefined>
 
   constructor(
-    private readonly ch: ClickHouseClient,
+    ch: ClickHouseClient,
     private readonly nc: NatsConnection,
-  ) {}
-
-  /**
-   * The project's state over (at least) `first`..`last`. A dashboard's requests come together: each
-   * joins a read that has not started yet (it starts GATHER_MS after the first), so every request's
-   * read still starts after the request arrived and sees every write finished before it.
-   */
-  private state(teamId: number, first: string, last: string): Promise<DayState | undefined> {
-    const open = this.gathering.get(teamId)
-    if (open) {
-      if (first < open.first) open.first = first
-      if (last > open.last) open.last = last
-      return open.state
-    }
-    const entry = { first, last, state: Promise.resolve<DayState | undefined>(undefined) }
-    entry.state = new Promise<void>((r) => setTimeout(r, GATHER_MS)).then(() => {
-      this.gathering.delete(teamId)
-      return readDayState(this.ch, teamId, entry.first, entry.last)
+  ) {
+    this.states = new SharedReads((teamId, days) => readDayState(ch, teamId, days.first, days.last), {
+      merge: (a, b) => ({
+        first: a.first < b.first ? a.first : b.first,
+        last: a.last > b.last ? a.last : b.last,
+      }),
     })
-    this.gathering.set(teamId, entry)
-    return entry.state
   }
 
   /** The store, opened on first use (again after a failed open). */
@@ -292,13 +273,19 @@ export class DayCache {
     const cells = kind.cells(query, project, server, Date.now())
     const days = cells?.flatMap((c) => c.buckets.flatMap((b) => b.days)).sort()
     if (!cells || !days?.length) return undefined
-    const state = await this.state(project.id, days[0]!, days[days.length - 1]!)
-    if (!state) return undefined
-    const store = await this.store()
     const seriesKeys = [...new Set(cells.map((c) => c.series))]
-    const stored = new Map(
-      await Promise.all(seriesKeys.map(async (k) => [k, await store.get(project.id, k)] as const)),
-    )
+    // the stored values are read while the state is (they are checked against it after)
+    const [state, store, stored] = await Promise.all([
+      this.states.get(project.id, { first: days[0]!, last: days[days.length - 1]! }),
+      this.store(),
+      this.store().then(
+        async (store) =>
+          new Map(
+            await Promise.all(seriesKeys.map(async (k) => [k, await store.get(project.id, k)] as const)),
+          ),
+      ),
+    ])
+    if (!state) return undefined
     const known = new Map<string, Map<string, number>>()
     if (useStored) {
       for (const cell of cells) {

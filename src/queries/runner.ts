@@ -134,19 +134,19 @@ export class QueryRunner {
         stale?.sql !== undefined && stale.fingerprint !== undefined
           ? this.fingerprints.forCheck()
           : this.fingerprints.forStore()
-      // whether the project has merged persons, read before compiling: without, person_id needs no join
-      const [info, personOverrides] = await Promise.all([
-        readServerInfo(this.rt.ch),
+      const info = await readServerInfo(this.rt.ch)
+      const kind = queryKind(req.query.kind)
+      const [personOverrides, buckets] = await Promise.all([
+        // whether the project has merged persons, read before compiling: without, person_id needs no join
         this.overrides.has(project.id),
+        // closed buckets whose stored values still hold are left out of the statement (day-cache.ts)
+        kind.buckets
+          ? this.dayCache
+              .prepare(kind.buckets, project, req.query, info.version, !mode.startsWith('force_'))
+              .catch(() => undefined)
+          : undefined,
       ])
       const c0 = performance.now()
-      // closed buckets whose stored values still hold are left out of the statement (day-cache.ts)
-      const kind = queryKind(req.query.kind)
-      const buckets = kind.buckets
-        ? await this.dayCache
-            .prepare(kind.buckets, project, req.query, info.version, !mode.startsWith('force_'))
-            .catch(() => undefined)
-        : undefined
       const compiled = await this.gate.compile(req.query, project, capabilitiesOf(info.version), {
         personOverrides,
         skipBuckets: buckets?.skip,
