@@ -3,7 +3,9 @@
 // lag from capture's 200 to queryable (p50/p99, per HTTP batch of 1,000 events). Then the projector
 // alone: the same events (another team, new distinct ids) published straight to the log as chunks
 // of 1,000, timed until queryable, so capture's share of the CPU is out of the picture.
-// Run: npx tsx bench/ingest.ts   (env BATCHES=100 batches of 1,000 events, DISTINCT=5000 ids;
+// With RATE=<events/s> the requests are paced to that rate (the issue's lag target is measured at
+// half the end-to-end rate), otherwise sent as fast as 4 in flight allow.
+// Run: npx tsx bench/ingest.ts   (env BATCHES=100 batches of 1,000 events, DISTINCT=5000 ids, RATE;
 // PROJECTOR_BATCH_SIZE etc. are passed on to the Burrow under test)
 import { jetstream } from '@nats-io/jetstream'
 import { v7 as uuidv7 } from 'uuid'
@@ -26,6 +28,7 @@ import {
 const BATCHES = Number(process.env.BATCHES ?? 100)
 const BATCH_SIZE = 1000
 const DISTINCT = Number(process.env.DISTINCT ?? 5000)
+const RATE = process.env.RATE === undefined ? undefined : Number(process.env.RATE)
 
 const burrow = await benchBurrow({ OVERFLOW_EVENTS_PER_SECOND: '1000000000' })
 const ch = clickhouseClient(burrow.clickhouseUrl, burrow.database)
@@ -69,6 +72,9 @@ try {
 
   const t0 = performance.now()
   await runPool(BATCHES, 4, async (b) => {
+    // paced: batch b leaves no earlier than its place in a steady stream at RATE
+    const due = RATE === undefined ? 0 : t0 + ((b * BATCH_SIZE) / RATE) * 1000 - performance.now()
+    if (due > 0) await new Promise((r) => setTimeout(r, due))
     const res = await httpPost(`${burrow.url}/batch/`, JSON.stringify({ api_key: token, batch: batches[b] }))
     if (res.status !== 200) throw new Error(`/batch/: ${res.status} ${res.text}`)
     acked[b] = performance.now()
@@ -87,7 +93,6 @@ try {
   // about what one projector batch writes under this load
   const directMs = await directInsertMs(ch, team, batches)
   const directCpu = cpuSnapshot(burrow.pid)
-  await ch.command({ query: 'DROP TABLE events_bench_direct' })
 
   // The projector alone: chunks as capture writes them, for a team of its own.
   const nc = await connectNats(burrow.natsUrl)
@@ -124,7 +129,10 @@ try {
   const lags = visible.map((v, b) => v - acked[b]!).sort((a, b) => a - b)
   const e2e = rate(total, e2eMs)
   const direct = rate(total, directMs)
-  console.log(`events: ${total} in ${BATCHES} HTTP batches of ${BATCH_SIZE}, ${DISTINCT} distinct ids`)
+  console.log(
+    `events: ${total} in ${BATCHES} HTTP batches of ${BATCH_SIZE}, ${DISTINCT} distinct ids` +
+      (RATE === undefined ? '' : `, paced at ${RATE} events/s`),
+  )
   console.log(`capture (HTTP /batch/ acked):       ${rate(total, capturedMs)} events/s`)
   console.log(`end to end (POST -> queryable):     ${e2e} events/s  (${(e2eMs / 1000).toFixed(2)} s)`)
   console.log(`direct ClickHouse insert (TSV, 10k): ${direct} events/s  (${(directMs / 1000).toFixed(2)} s)`)
