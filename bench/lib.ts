@@ -2,7 +2,7 @@
 // load generator does not share its event loop), and latency statistics.
 import { type ChildProcess, spawn } from 'node:child_process'
 import { Agent, request } from 'node:http'
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Credentials } from '../src/accounts/bootstrap.ts'
@@ -195,13 +195,19 @@ export function procStats(pid: number): { cpuSeconds: number; peakRssMiB: number
   }
 }
 
-/** The process and its descendants (Linux), for per-process CPU and peak RSS lines. */
+/**
+ * The process and its descendants (Linux), for per-process CPU and peak RSS lines. A child belongs to
+ * the thread that started it, so every thread's list is read (tsx's esbuild service is started from
+ * one of Node's threads, not the main one).
+ */
 export function processTree(pid: number): number[] {
   const out = [pid]
   for (let i = 0; i < out.length; i++) {
     try {
-      const kids = readFileSync(`/proc/${out[i]}/task/${out[i]}/children`, 'utf8').trim()
-      if (kids) out.push(...kids.split(' ').map(Number))
+      for (const task of readdirSync(`/proc/${out[i]}/task`)) {
+        const kids = readFileSync(`/proc/${out[i]}/task/${task}/children`, 'utf8').trim()
+        if (kids) out.push(...kids.split(' ').map(Number).filter((k) => !out.includes(k)))
+      }
     } catch {
       // gone meanwhile
     }
