@@ -20,6 +20,11 @@ export interface EventRow {
   timestampMs: number
   properties: Record<string, unknown>
   personProperties: Record<string, unknown>
+  /**
+   * personProperties is identity state: immutable, and met again by the person's later events (its
+   * text is then kept per object).
+   */
+  personPropertiesShared?: boolean
   elementsChain: string
   sessionId: string
   groups: readonly string[]
@@ -45,7 +50,7 @@ export function eventLine(r: EventRow): string {
   fields.push(tsvDateTime(r.timestampMs), r.timestampMs)
   pushPropertyFields(fields, r.properties)
   fields.push(
-    tsvString(JSON.stringify(r.personProperties)),
+    personPropertiesField(r.personProperties, r.personPropertiesShared === true),
     tsvString(r.elementsChain),
     tsvString(r.sessionId),
     tsvString(g[0] ?? ''),
@@ -58,6 +63,21 @@ export function eventLine(r: EventRow): string {
     `${r.offset}\n`,
   )
   return fields.join('\t')
+}
+
+// The person_properties field of identity state objects, by object. Safe because the identity state
+// is immutable (docs/projectors.md, "Identity state"): an object's text never changes; an object no
+// longer in the state nor in a batch is collected with its entry.
+const personPropertiesText = new WeakMap<object, string>()
+
+function personPropertiesField(properties: Record<string, unknown>, shared: boolean): string {
+  if (!shared) return tsvString(JSON.stringify(properties))
+  let text = personPropertiesText.get(properties)
+  if (text === undefined) {
+    text = tsvString(JSON.stringify(properties))
+    personPropertiesText.set(properties, text)
+  }
+  return text
 }
 
 /** An Array(String) literal of strings already escaped. */

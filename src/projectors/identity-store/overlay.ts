@@ -1,4 +1,3 @@
-import { klona } from 'klona/json'
 import type { Awaitable, IdentityChanges, WritableIdentityStore } from '../identity/index.ts'
 import { distinctIdKey, groupKey, groupTypesKey, personKey, personlessKey } from '../identity-keys.ts'
 import { io } from '../errors.ts'
@@ -32,19 +31,21 @@ export class IdentityOverlay extends IdentityReads implements WritableIdentitySt
     return this.local.get(rel) ?? this.parent?.lookup(rel)
   }
 
-  // Callers mutate what they get, and may keep mutating what they set: the state is copied both
-  // ways (klona's JSON copy: a JSON value is all the state holds, and it keeps `__proto__` keys as keys).
+  // The identity state is immutable (docs/projectors.md, "Identity state"): the rules never change a
+  // value they read, they build a new one and set that, and nothing changes a value once set. So values
+  // are handed out and taken as they are, shared between the committed cache, the overlays, the
+  // batch's rows and the next events, never copied.
   private get(team: number, rel: string): Awaitable<StateValue | null> {
     const hit = this.lookup(rel)
-    if (hit) return klona(hit.value)
+    if (hit) return hit.value
     // Most reads are answered from memory: no round trip, no promise, no wrapping for I/O errors.
     const known = this.base.peek(team, rel)
-    if (known !== undefined) return klona(known)
-    return io(() => this.base.read(team, rel)).then(klona)
+    if (known !== undefined) return known
+    return io(() => this.base.read(team, rel))
   }
 
   private set(team: number, rel: string, value: StateValue | null): void {
-    this.local.set(rel, { team, value: klona(value) })
+    this.local.set(rel, { team, value })
   }
 
   /** The batch's final values by relative key: what it commits. */
@@ -70,7 +71,8 @@ export class IdentityOverlay extends IdentityReads implements WritableIdentitySt
     }
     for (const id of c.personlessDistinctIds) this.set(team, personlessKey(team, id), true)
     if (c.groupTypes.length > 0) {
-      const types = await this.getGroupTypes(team)
+      // A new list: the one read is shared with the cache and earlier overlays.
+      const types = [...(await this.getGroupTypes(team))]
       for (const row of c.groupTypes) {
         if (!types.some((t) => t.groupType === row.groupType)) {
           types.push({ groupType: row.groupType, groupTypeIndex: row.groupTypeIndex })

@@ -8,9 +8,9 @@ import {
 import { normalizeEvent } from './normalize.ts'
 import { PERSONLESS_CREATED_AT_MS, uuidFromDistinctId } from './person-uuid.ts'
 import { processPerson } from './persons.ts'
-import { asPlainObject } from './property-updates.ts'
+import { asPlainObject, sameValue } from './property-updates.ts'
 import { emptyChanges, IdentitySession } from './session.ts'
-import type { ApplyEventResult, IdentityEvent, IdentityStore, PersonMode } from './types.ts'
+import type { ApplyEventResult, IdentityEvent, IdentityStore, PersonMode, Properties } from './types.ts'
 
 // A personless event for a person created more than this long before it was most likely sent after the
 // person existed; PostHog marks such events 'force_upgrade' instead of 'propertyless'.
@@ -68,11 +68,12 @@ export async function applyEvent(
   properties = await addGroupProperties(session, properties)
   if (event.event === '$groupidentify') await upsertGroupFromIdentify(session, properties, event.timestamp_ms)
 
+  const shown = shownProperties(person.properties, asPlainObject(properties.$set))
   return {
     dropped: false,
     personId: person.id,
-    // The event shows what it set even where a merge kept another value, as in PostHog.
-    personProperties: { ...person.properties, ...(asPlainObject(properties.$set) ?? {}) },
+    personProperties: shown,
+    personPropertiesShared: shown === person.properties,
     personCreatedAtMs: person.createdAtMs,
     personMode: 'full',
     groupColumns: groupColumns(properties),
@@ -80,6 +81,18 @@ export async function applyEvent(
     warnings,
     changes: session.toChanges(),
   }
+}
+
+// The person's properties as the event shows them: the event's $set on top, even where a merge kept
+// another value, as in PostHog. When $set changes nothing there (no $set, or the rules applied it, or
+// it repeats what the person has: the usual case) this is the person's own object itself, whose JSON
+// text is the same as the merged copy's (same keys in the same order, values of the same JSON text).
+function shownProperties(current: Properties, set: Properties | undefined): Properties {
+  if (set === undefined) return current
+  for (const key of Object.keys(set)) {
+    if (!Object.hasOwn(current, key) || !sameValue(current[key], set[key])) return { ...current, ...set }
+  }
+  return current
 }
 
 async function personlessPerson(

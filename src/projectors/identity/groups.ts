@@ -65,7 +65,8 @@ export async function upsertGroupFromIdentify(
       groupTypeIndex: index,
       groupKey: key,
       createdAtMs: timestampMs,
-      properties: toSet,
+      // A copy: the state must not share the event's own object.
+      properties: { ...toSet },
       version: 1,
     })
     return

@@ -134,6 +134,9 @@ export interface StampedEvent {
   dropped: false
   personId: string
   personProperties: Properties
+  // True when personProperties is the person's state object itself (immutable, and the same object for
+  // the person's next events until its properties change), not a copy made for this event.
+  personPropertiesShared?: boolean
   personCreatedAtMs: number
   personMode: PersonMode
   groupColumns: GroupColumns

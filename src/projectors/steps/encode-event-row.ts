@@ -24,6 +24,7 @@ export function encodeEventRow(
     timestampMs: d.timestampMs,
     properties,
     personProperties: person.personProperties,
+    personPropertiesShared: person.personPropertiesShared,
     elementsChain: chain,
     sessionId: typeof sessionId === 'string' ? sessionId : '',
     groups: person.groupColumns,

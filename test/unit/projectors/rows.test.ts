@@ -138,6 +138,19 @@ describe('eventLine', () => {
     expect(f[9]).toBe(`['[{"a":1}]','{"n":null,"e":{}}','{}']`)
     expect(f[10]).toBe('{"plan":"pro"}')
   })
+
+  it('writes the same person properties field for a shared (identity state) object, event after event', () => {
+    const shared = { email: 'a@x.io', q: "it's", nested: { t: 'a\tb' } }
+    const field = (personProperties: Record<string, unknown>, personPropertiesShared: boolean) =>
+      eventLine(row({ personProperties, personPropertiesShared })).split('\t')[10]
+    const expected = `{"email":"a@x.io","q":"it\\'s","nested":{"t":"a\\\\tb"}}`
+    expect(field(shared, true)).toBe(expected)
+    expect(field(shared, true)).toBe(expected)
+    expect(field({ ...shared }, false)).toBe(expected)
+    // Another object, equal or not, has its own text.
+    expect(field({ email: 'b@x.io' }, true)).toBe('{"email":"b@x.io"}')
+    expect(field({ ...shared, q: 'x' }, true)).toBe(`{"email":"a@x.io","q":"x","nested":{"t":"a\\\\tb"}}`)
+  })
 })
 
 describe('identity lines', () => {

@@ -257,3 +257,31 @@ describe('properties copied from the event', () => {
     expect(properties).toEqual(copy)
   })
 })
+
+describe('the person properties an event shows', () => {
+  it("is the person's own object when $set changes nothing, a copy with $set on top when it does", async () => {
+    const run = new Runner()
+    const created = await run.stamp('e', 'u1', { $set: { a: 1, o: { k: [1] } } })
+    const creator = run.lastUuid()
+    expect(created.personPropertiesShared).toBe(true)
+    expect(created.personProperties).toBe(created.changes.persons[0]!.properties)
+
+    const same = await run.stamp('e', 'u1', { $set: { o: { k: [1] }, a: 1 } })
+    expect(same.changes.persons).toEqual([])
+    expect(same.personPropertiesShared).toBe(true)
+    expect(same.personProperties).toEqual({ a: 1, o: { k: [1] }, $creator_event_uuid: creator })
+    const none = await run.stamp('e', 'u1', { x: 1 })
+    expect(none.personPropertiesShared).toBe(true)
+
+    // $unset of a key $set names: the person loses it, the event still shows what it set.
+    const unset = await run.stamp('e', 'u1', { $set: { a: 2 }, $unset: ['a'] })
+    expect(unset.changes.persons[0]!.properties).toEqual({ o: { k: [1] }, $creator_event_uuid: creator })
+    expect(unset.personPropertiesShared).toBe(false)
+    expect(unset.personProperties).toEqual({ o: { k: [1] }, $creator_event_uuid: creator, a: 2 })
+    // A change the rules apply: the person's new object is shown as it is.
+    const typed = await run.stamp('e', 'u1', { $set: { a: '2' } })
+    expect(typed.personPropertiesShared).toBe(true)
+    expect(typed.personProperties).toBe(typed.changes.persons[0]!.properties)
+    expect(typed.personProperties).toEqual({ o: { k: [1] }, $creator_event_uuid: creator, a: '2' })
+  })
+})
