@@ -39,6 +39,8 @@ function printBare(p: PrintContext, e: Expr, level: Level): string {
       if (!e.item.printAlias) return p.expr(e.item.expr, level)
       return quoteIdentifier(e.item.printAlias)
     case 'call': {
+      const plain = plainPropCall(e, level)
+      if (plain) return plain
       const args = e.args.map((a) => p.expr(a, level))
       const params = e.params?.map((x) => p.expr(x, level)) ?? []
       const print = e.fn.print
@@ -169,4 +171,21 @@ function literal(value: string | number | boolean | null): string {
   if (typeof value === 'boolean') return value ? '1' : '0'
   if (typeof value === 'number') return escapeNumber(value)
   return escapeString(value)
+}
+
+// `ifNull(prop, '')` and `nullIf(prop, '')` (or `toString(prop)` inside) answer the same whether a
+// missing key reads NULL or '', so they read the plain String array: casting every row's whole
+// array to Array(Nullable(String)) was most of the cost of a breakdown or a `$process_person_profile`
+// filter (docs/performance.md, "Insights").
+function plainPropCall(e: Extract<Expr, { k: 'call' }>, level: Level): string | undefined {
+  if (e.args.length !== 2 || e.params) return undefined
+  const [a, b] = e.args as [Expr, Expr]
+  if (b.k !== 'const' || b.value !== '') return undefined
+  const inner = a.k === 'call' && a.fn.print === 'toString' && a.args.length === 1 ? a.args[0]! : a
+  if (level.pre?.get(a) || level.pre?.get(inner) || inner.k !== 'prop') return undefined
+  const read = () =>
+    `arrayElement(${level.ref(inner.src, inner.values)}, indexOf(${level.ref(inner.src, inner.keys)}, ${escapeString(inner.key)}))`
+  if (e.fn.print === 'ifNull') return read()
+  if (e.fn.print === 'nullIf') return `nullIf(${read()}, '')`
+  return undefined
 }

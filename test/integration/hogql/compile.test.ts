@@ -218,6 +218,20 @@ describe('selects and filters', () => {
     expect(await run("select count() from events where properties.tag = ''")).toEqual([[0]])
   })
 
+  it("answers ifNull(…, '') and nullIf(…, '') of a property as for a NULL missing key", async () => {
+    const hogql =
+      "select uuid, ifNull(properties.tag, ''), nullIf(properties.tag, ''), nullIf(toString(properties.tag), '')," +
+      " ifNull(nullIf(toString(properties.tag), ''), 'none'), ifNull(properties.tag, '') != 'x'" +
+      " from events where event = '$pageview' order by uuid"
+    expect(await run(hogql)).toEqual([
+      [uuid(1), 'x', 'x', 'x', 'x', 0],
+      [uuid(2), '', null, null, 'none', 1],
+      [uuid(4), '', null, null, 'none', 1],
+    ])
+    // printed as reads of the plain String array (no cast of every row's array to Nullable)
+    expect((await compileHogQL(hogql, { teamId: A })).clickhouse).not.toContain('Nullable')
+  })
+
   it('reads nested object paths', async () => {
     expect(
       await run("select properties.nested.a.b from events where properties.nested.a.b = 'deep'"),

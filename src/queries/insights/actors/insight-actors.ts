@@ -16,7 +16,7 @@ import { ValidationError } from '../../../http/errors.ts'
 import { alignToInterval, compileInner, parseWall, sqlStr } from '../common/index.ts'
 import { FunnelsQuery } from '../funnels/schema.ts'
 import { funnelPersonsSQL } from '../funnels/sql.ts'
-import { indexOf, LifecycleQuerySchema, lifecycleStatuses, STATUSES } from '../lifecycle/index.ts'
+import { indexOf, LifecycleQuerySchema, lifecycleStatuses, STATUSES, statusCode } from '../lifecycle/index.ts'
 import { planRetention, RetentionQuery, retentionPersonsHogQL } from '../retention/index.ts'
 import {
   StickinessQuerySchema,
@@ -59,7 +59,7 @@ async function lifecycleActors(a: InsightActorsQuery, project: Project, now: num
   }
   const { sql, interval } = await lifecycleStatuses(q, project, now)
   const period = indexOf(interval, alignToInterval(wallOfDay(a.day), interval))
-  return `SELECT insight_actor FROM (${sql}) WHERE period = ${period} AND status = ${sqlStr(status)}`
+  return `SELECT insight_actor FROM (${sql}) WHERE period = ${period} AND status = ${statusCode(status as (typeof STATUSES)[number])}`
 }
 
 async function stickinessActors(a: InsightActorsQuery, project: Project, now: number): Promise<string> {

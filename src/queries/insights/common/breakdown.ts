@@ -66,24 +66,27 @@ export function planBreakdown(b: BreakdownFilter): BreakdownPlan {
 /**
  * Wraps a compiled query with columns (insight_bucket, insight_breakdown, insight_value) so that
  * only the top `limit` breakdown values stay and the others are summed per bucket into
- * BREAKDOWN_OTHER. Output columns: breakdown, bucket, value. One pass over the inner query.
+ * BREAKDOWN_OTHER. Output columns: `head` (leading select items, each followed by ', '), then
+ * breakdown and bucket (String) and value (Float64). One pass over the inner query, in three levels:
+ * on 18.16 each level of subquery analyses every level below it again, which cost a third of the
+ * statement's CPU at 500K events when this took six (docs/performance.md, "Insights").
  */
-export function topBreakdownsSql(inner: string, limit: number): string {
+export function topBreakdownsSql(inner: string, limit: number, head = ''): string {
   const other = sqlStr(BREAKDOWN_OTHER)
   const perValue =
     'SELECT insight_breakdown AS bv, groupArray(tuple(insight_bucket, toFloat64(insight_value))) AS pts,' +
     ` sum(toFloat64(insight_value)) AS tot FROM (${inner}) GROUP BY bv`
-  const ranked =
-    'SELECT arraySort(x -> tuple(-tupleElement(x, 3), tupleElement(x, 1)), groupArray(tuple(bv, pts, tot)))' +
-    ` AS ranked FROM (${perValue})`
+  // ranked by total descending, then value; each value's points labelled with it or "other"
   const labelled =
     'SELECT arrayJoin(arrayMap((x, i) -> tuple(if(i <= ' +
     num(limit) +
-    `, tupleElement(x, 1), ${other}), tupleElement(x, 2)), ranked, arrayEnumerate(ranked))) AS lp FROM (${ranked})`
-  const points = `SELECT tupleElement(lp, 1) AS b, arrayJoin(tupleElement(lp, 2)) AS pt FROM (${labelled})`
+    `, tupleElement(x, 1), ${other}), tupleElement(x, 2)),` +
+    ' arraySort(x -> tuple(-tupleElement(x, 3), tupleElement(x, 1)), groupArray(tuple(bv, pts, tot))) AS ranked,' +
+    ` arrayEnumerate(ranked))) AS lp FROM (${perValue})`
   return (
-    'SELECT b AS breakdown, tupleElement(pt, 1) AS bucket, sum(tupleElement(pt, 2)) AS value' +
-    ` FROM (${points}) GROUP BY breakdown, bucket`
+    `SELECT ${head}toString(tupleElement(lp, 1)) AS breakdown,` +
+    ' toString(tupleElement(arrayJoin(tupleElement(lp, 2)) AS pt, 1)) AS bucket,' +
+    ` toFloat64(sum(tupleElement(pt, 2))) AS value FROM (${labelled}) GROUP BY breakdown, bucket`
   )
 }
 

@@ -19,6 +19,7 @@ import {
   bucketsOf,
   bucketText,
   compileInner,
+  dateString,
   DateRangeSchema,
   dayOf,
   EventsNodeSchema,
@@ -95,9 +96,10 @@ function wallOfIndex(interval: Interval, i: number): number {
 }
 
 /**
- * The lifecycle status of every person in every interval of the range, as ClickHouse SQL with
- * columns insight_actor, period (interval index, see indexOf), status. The LifecycleQuery counts
- * these rows; its actors (actors/insight-actors.ts) are the rows of one period and status.
+ * The lifecycle status of every person in every interval of the range: `sql`, ClickHouse SQL with
+ * columns insight_actor, period (interval index, see indexOf), status (statusCode), whose rows of
+ * one period and status are a point's actors (actors/insight-actors.ts); `counts`, the same rows
+ * counted by (period, status), which the LifecycleQuery answers.
  */
 export async function lifecycleStatuses(
   q: LifecycleQuery,
@@ -124,30 +126,51 @@ export async function lifecycleStatuses(
   // Days are collected as Dates (a number hashes and sorts several times faster than its text; indexSql
   // reads either), other intervals as their wall-clock text. The person's creation is joined once
   // per person after grouping, not once per event.
-  const activity = interval === 'day' ? 'toDate(timestamp)' : bucketText(interval)
+  const day = interval === 'day'
+  const activity = day ? 'toDate(timestamp)' : bucketText(interval)
+  const created = day ? 'toDate(p.created_at)' : bucketText(interval, 'p.created_at')
   const hogql =
     'SELECT a.insight_actor AS insight_actor,' +
-    ` ${bucketText(interval, 'p.created_at')} AS insight_created, a.insight_activity AS insight_activity` +
+    ` ${created} AS insight_created, a.insight_activity AS insight_activity` +
     ` FROM (SELECT person_id AS insight_actor, groupUniqArray(${activity}) AS insight_activity` +
     ` FROM events WHERE ${where} GROUP BY insight_actor) AS a` +
     ' LEFT JOIN persons AS p ON p.id = a.insight_actor'
   const inner = (await compileInner(hogql, project.id, tz, facts)).clickhouse
+  // Day intervals stay Dates throughout (2 bytes; `d - 1` is the day before), converted to their
+  // index only once counted; other intervals are Int64 indexes from their text. Each person's
+  // intervals sorted, with the one before each (the first's is the creation) and the one after.
+  const acts = day
+    ? 'arraySort(insight_activity)'
+    : `arraySort(arrayMap(t -> toInt64(${indexSql(interval, 't')}), insight_activity))`
+  const createdIndex = day ? 'insight_created' : `toInt64(${indexSql(interval, 'insight_created')})`
   const perActor =
-    `SELECT insight_actor, toInt64(${indexSql(interval, 'insight_created')}) AS created,` +
-    ` arraySort(arrayMap(t -> toInt64(${indexSql(interval, 't')}), insight_activity)) AS acts FROM (${inner})`
-  // Lambdas take every value as an argument: 18.16 drops columns a lambda only captures.
-  const statuses =
-    'SELECT insight_actor, arrayJoin(arrayConcat(' +
-    "arrayMap((cur, prev, i) -> tuple(cur, if(prev = cur, 'new'," +
-    " if(i > 1 AND prev = cur - 1, 'returning', 'resurrecting'))), acts, prevs, arrayEnumerate(acts))," +
-    " arrayMap(cur -> tuple(cur + 1, 'dormant'), arrayFilter((cur, nxt) -> nxt != cur + 1, acts, nexts))" +
-    ')) AS ps FROM (SELECT insight_actor, acts, arrayPushFront(arrayPopBack(acts), created) AS prevs,' +
-    ` arrayPushBack(arrayPopFront(acts), toInt64(0)) AS nexts FROM (${perActor}))`
+    `SELECT insight_actor, ${acts} AS acts, arrayPushFront(arrayPopBack(acts), ${createdIndex}) AS prevs,` +
+    ` arrayPushBack(arrayPopFront(acts), ${day ? 'toDate(0)' : 'toInt64(0)'}) AS nexts FROM (${inner})`
+  // Every (interval, status code) of a person: codes are STATUSES' positions from 1. Lambdas take
+  // every value as an argument: 18.16 drops columns a lambda only captures.
+  const statusArray =
+    'arrayConcat(arrayMap((cur, prev, i) -> tuple(cur, multiIf(prev = cur, 1, i > 1 AND prev = cur - 1, 2, 3)),' +
+    ' acts, prevs, arrayEnumerate(acts)),' +
+    ' arrayMap(cur -> tuple(cur + 1, 4), arrayFilter((cur, nxt) -> nxt != cur + 1, acts, nexts)))'
+  const lit = (w: number) => (day ? `toDate(${str(dateString(w))})` : String(indexOf(interval, w)))
+  const inRange = `tupleElement(ps, 1) >= ${lit(first)} AND tupleElement(ps, 1) <= ${lit(last)}`
+  const periodOf = (x: string) => (day ? `toInt64(toRelativeDayNum(${x}))` : x)
+  // The statuses as rows (insight_actor, period index, status code), for the actors of a point.
   const sql =
-    'SELECT insight_actor, tupleElement(ps, 1) AS period, tupleElement(ps, 2) AS status' +
-    ` FROM (${statuses}) WHERE period >= ${indexOf(interval, first)} AND period <= ${indexOf(interval, last)}`
-  return { hogql, sql, range, interval }
+    `SELECT insight_actor, ${periodOf('tupleElement(ps, 1)')} AS period, tupleElement(ps, 2) AS status` +
+    ` FROM (SELECT insight_actor, arrayJoin(${statusArray}) AS ps FROM (${perActor})) WHERE ${inRange}`
+  // The counts by (period, status code), one level above the per-person arrays: on 18.16 every
+  // level of subquery analyses the levels below it again, which was a third of the statement's
+  // CPU at 500K events (docs/performance.md, "Insights").
+  const counts =
+    `SELECT ${periodOf('tupleElement(arrayJoin(' + statusArray + ') AS ps, 1)')} AS period,` +
+    ` tupleElement(ps, 2) AS status, count() AS persons FROM (${perActor}) WHERE ${inRange}` +
+    ' GROUP BY tupleElement(ps, 1), tupleElement(ps, 2)'
+  return { hogql, sql, counts, range, interval }
 }
+
+/** The code lifecycleStatuses gives `status` (its position in STATUSES, from 1). */
+export const statusCode = (status: (typeof STATUSES)[number]) => STATUSES.indexOf(status) + 1
 
 export async function compileLifecycle(
   q: LifecycleQuery,
@@ -155,12 +178,12 @@ export async function compileLifecycle(
   now = Date.now(),
   facts?: DataFacts,
 ) {
-  const { hogql, sql, range } = await lifecycleStatuses(q, project, now, facts)
+  const { hogql, counts, range } = await lifecycleStatuses(q, project, now, facts)
   const compiled: LifecycleCompiled = {
     hogql,
-    clickhouse: `SELECT period, status, count() AS persons FROM (${sql}) GROUP BY period, status`,
+    clickhouse: counts,
     columns: ['period', 'status', 'persons'],
-    types: ['Int64', 'String', 'UInt64'],
+    types: ['Int64', 'UInt8', 'UInt64'],
     lifecycle: { query: q, range },
   }
   return compiled
@@ -191,9 +214,10 @@ export function shapeLifecycle(rows: unknown[][], plan: LifecyclePlan) {
   const counts = new Map<string, number[]>(
     STATUSES.map((s) => [s, new Array<number>(buckets.length).fill(0)]),
   )
-  for (const [period, status, persons] of rows as [number, string, number][]) {
+  for (const [period, code, persons] of rows as [number, number, number][]) {
     const i = at.get(wallOfIndex(range.interval, Number(period)))
-    const data = counts.get(status)
+    const status = STATUSES[Number(code) - 1]
+    const data = status && counts.get(status)
     if (i === undefined || !data) continue
     data[i] = status === 'dormant' ? -Number(persons) : Number(persons)
   }

@@ -121,35 +121,43 @@ function periodIndex(p: RetentionPlan, ts: string): string {
   return `(toYear(${ts}) * 12 + toMonth(${ts})) - ${d.getUTCFullYear() * 12 + d.getUTCMonth() + 1}`
 }
 
-/** One row per (person, cohort period): the person, the cohort and the later periods they returned in. */
-export function retentionPersonsHogQL(p: RetentionPlan): string {
+/**
+ * HogQL grouping the events by person: person_id, cohorts (the periods the person is in a cohort
+ * of) and returned (the periods of the range with a returning event), each event's condition read
+ * inside the aggregates rather than a level below (18.16 analyses every level below a query again).
+ */
+function perPersonHogQL(p: RetentionPlan): string {
   const inRange = `timestamp >= ${str(bound(p.start))} AND timestamp < ${str(bound(p.end))}`
   const conds = [`((${p.target}) OR (${p.returning}))`, `timestamp < ${str(bound(p.end))}`]
   if (!p.firstTime) conds.push(inRange)
   if (p.where) conds.push(p.where)
   const pi = periodIndex(p, 'timestamp')
   const cohorts = p.firstTime
-    ? `arrayFilter(c -> c >= 0 AND c < ${p.total}, [${periodIndex(p, 'minIf(timestamp, is_target)')}])`
-    : `arrayDistinct(groupArrayIf(${pi}, is_target))`
+    ? `arrayFilter(c -> c >= 0 AND c < ${p.total}, [${periodIndex(p, `minIf(timestamp, ${p.target})`)}])`
+    : `arrayDistinct(groupArrayIf(${pi}, ${p.target}))`
+  // Recurring with the same target and returning event: the two are the same array, built once.
+  const returned =
+    !p.firstTime && p.target === p.returning
+      ? 'cohorts'
+      : `arrayDistinct(groupArrayIf(${pi}, (${p.returning}) AND ${inRange}))`
+  return `SELECT person_id, ${cohorts} AS cohorts, ${returned} AS returned
+  FROM events WHERE ${conds.join(' AND ')}
+  GROUP BY person_id`
+}
+
+/** One row per (person, cohort period): the person, the cohort and the later periods they returned in. */
+export function retentionPersonsHogQL(p: RetentionPlan): string {
   return `SELECT person_id, cohort, arrayFilter(x -> x > cohort AND x < ${p.total}, returned) AS returned_in
-FROM (
-  SELECT person_id, ${cohorts} AS cohorts,
-    arrayDistinct(groupArrayIf(${pi}, is_returning AND ${inRange})) AS returned
-  FROM (
-    SELECT person_id, timestamp, if(${p.target}, 1, 0) AS is_target, if(${p.returning}, 1, 0) AS is_returning
-    FROM events WHERE ${conds.join(' AND ')}
-  )
-  GROUP BY person_id
-)
+FROM (${perPersonHogQL(p)})
 ARRAY JOIN cohorts AS cohort`
 }
 
+/** The persons of each (cohort, offset), counted at the level that unrolls the cohorts. */
 export function retentionHogQL(p: RetentionPlan): string {
-  return `SELECT cohort, offset, count() AS persons
-FROM (
-  SELECT cohort, arrayJoin(arrayConcat([0], arrayMap(x -> x - cohort, returned_in))) AS offset
-  FROM (${retentionPersonsHogQL(p)})
-)
+  return `SELECT cohort, arrayJoin(arrayConcat([0], arrayMap(x -> x - cohort,
+    arrayFilter(x -> x > cohort AND x < ${p.total}, returned)))) AS offset, count() AS persons
+FROM (${perPersonHogQL(p)})
+ARRAY JOIN cohorts AS cohort
 GROUP BY cohort, offset
 ORDER BY cohort, offset
 LIMIT 50000`

@@ -169,12 +169,13 @@ export async function compileTrends(
         const hogql = innerHogQL(q, i, span, totalValue, cumulative)
         hogqls.push(hogql)
         const inner = (await compileInner(hogql, project.id, tz, facts)).clickhouse
-        const rows = limit
-          ? topBreakdownsSql(inner, limit)
-          : `SELECT insight_breakdown AS breakdown, insight_bucket AS bucket, toFloat64(insight_value) AS value FROM (${inner})`
+        // the tag columns at the rows' own level: every level more is analysed again on 18.16
+        const head = `'row' AS tag, toUInt32(${i}) AS s, toUInt8(${c}) AS c, `
         parts.push(
-          `SELECT 'row' AS tag, toUInt32(${i}) AS s, toUInt8(${c}) AS c, toString(breakdown) AS breakdown,` +
-            ` toString(bucket) AS bucket, toFloat64(value) AS value FROM (${rows})`,
+          limit
+            ? topBreakdownsSql(inner, limit, head)
+            : `SELECT ${head}toString(insight_breakdown) AS breakdown, toString(insight_bucket) AS bucket,` +
+                ` toFloat64(insight_value) AS value FROM (${inner})`,
         )
       }
     }
