@@ -206,7 +206,13 @@ export function processTree(pid: number): number[] {
     try {
       for (const task of readdirSync(`/proc/${out[i]}/task`)) {
         const kids = readFileSync(`/proc/${out[i]}/task/${task}/children`, 'utf8').trim()
-        if (kids) out.push(...kids.split(' ').map(Number).filter((k) => !out.includes(k)))
+        if (kids)
+          out.push(
+            ...kids
+              .split(' ')
+              .map(Number)
+              .filter((k) => !out.includes(k)),
+          )
       }
     } catch {
       // gone meanwhile
