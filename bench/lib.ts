@@ -11,6 +11,9 @@ import type { ClickHouseClient } from '../src/clickhouse/client.ts'
 import { insertTsv } from '../src/projectors/clickhouse-io.ts'
 import { eventLine } from '../src/projectors/rows.ts'
 import { EVENT_COLUMNS } from '../src/projectors/tables.ts'
+import { createLogger } from '../src/observability/logger.ts'
+import { ensureBinaries } from '../src/stack/install.ts'
+import { startNatsServer } from '../src/stack/nats-server.ts'
 import { freePort } from '../src/stack/ports.ts'
 
 export interface BenchBurrow {
@@ -99,6 +102,24 @@ export function benchProperties(i: number): Record<string, unknown> {
     n: i,
     nested: { a: i % 3, b: 'x' },
     ...(i % 50 === 0 ? { $set: { plan: i % 2 ? 'pro' : 'free' } } : {}),
+  }
+}
+
+/** A nats-server of the bench's own, in a temporary directory (benches without ClickHouse). */
+export async function benchNatsServer(name: string): Promise<{ url: string; stop(): Promise<void> }> {
+  const dir = mkdtempSync(join(tmpdir(), `burrow-${name}-`))
+  const log = createLogger('warn')
+  const nats = await startNatsServer({
+    bin: ensureBinaries(['nats-server'], { autoInstall: true, log })['nats-server'],
+    dataDir: join(dir, 'nats'),
+    port: await freePort(),
+  })
+  return {
+    url: nats.url,
+    async stop() {
+      await nats.stop()
+      rmSync(dir, { recursive: true, force: true })
+    },
   }
 }
 

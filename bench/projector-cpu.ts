@@ -11,9 +11,6 @@
 import { writeFileSync } from 'node:fs'
 import { Session } from 'node:inspector/promises'
 import { PerformanceObserver } from 'node:perf_hooks'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { mkdtempSync, rmSync } from 'node:fs'
 import { v7 as uuidv7 } from 'uuid'
 import { BUCKETS } from '../schema/jetstream.ts'
 import { bucket, connectNats, migrateJetStream } from '../src/jetstream/connection.ts'
@@ -25,10 +22,7 @@ import { KvIdentityStore } from '../src/projectors/identity-store/store.ts'
 import { prepareBatch } from '../src/projectors/prepare.ts'
 import { eventLine } from '../src/projectors/rows.ts'
 import { LIVE_TABLES } from '../src/projectors/tables.ts'
-import { ensureBinaries } from '../src/stack/install.ts'
-import { startNatsServer } from '../src/stack/nats-server.ts'
-import { freePort } from '../src/stack/ports.ts'
-import { benchProperties } from './lib.ts'
+import { benchNatsServer, benchProperties } from './lib.ts'
 
 const BATCHES = Number(process.env.BATCHES ?? 60)
 const BATCH_SIZE = 1000
@@ -42,12 +36,7 @@ new PerformanceObserver((list) => {
 }).observe({ entryTypes: ['gc'] })
 
 const log = createLogger('warn')
-const dir = mkdtempSync(join(tmpdir(), 'burrow-bench-cpu-'))
-const nats = await startNatsServer({
-  bin: ensureBinaries(['nats-server'], { autoInstall: true, log })['nats-server'],
-  dataDir: join(dir, 'nats'),
-  port: await freePort(),
-})
+const nats = await benchNatsServer('bench-cpu')
 const nc = await connectNats(nats.url)
 try {
   await migrateJetStream(nc, { eventsMaxAgeSeconds: 0 })
@@ -179,7 +168,6 @@ try {
 } finally {
   await nc.close()
   await nats.stop()
-  rmSync(dir, { recursive: true, force: true })
 }
 
 /** CPU milliseconds of this process since `since`. */

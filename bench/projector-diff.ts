@@ -7,12 +7,11 @@
 //   ROOT=/work/main npx tsx bench/projector-diff.ts > before.txt
 //   ROOT=$PWD npx tsx bench/projector-diff.ts > after.txt && cmp before.txt after.txt
 // (ROOT: the tree whose src/ is run; default this one.) Nothing random: fixed uuids, times, ids.
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { KV } from '@nats-io/kv'
 import type { LogMessage, PreparedBatch, ProjectionContext } from '../src/projectors/batch.ts'
+import { benchNatsServer } from './lib.ts'
 
 const root = resolve(process.env.ROOT ?? join(fileURLToPath(import.meta.url), '../..'))
 const from = async <T>(path: string): Promise<T> => (await import(join(root, path))) as T
@@ -30,10 +29,6 @@ const { KvIdentityStore } = await from<typeof import('../src/projectors/identity
 const { prepareBatch } =
   await from<typeof import('../src/projectors/prepare.ts')>('src/projectors/prepare.ts')
 const { LIVE_TABLES } = await from<typeof import('../src/projectors/tables.ts')>('src/projectors/tables.ts')
-const { ensureBinaries } = await from<typeof import('../src/stack/install.ts')>('src/stack/install.ts')
-const { startNatsServer } =
-  await from<typeof import('../src/stack/nats-server.ts')>('src/stack/nats-server.ts')
-const { freePort } = await from<typeof import('../src/stack/ports.ts')>('src/stack/ports.ts')
 
 const TEAM = 1
 const T0 = Date.UTC(2024, 0, 1)
@@ -126,12 +121,7 @@ for (let b = 0; b < 6; b++) {
 }
 
 const log = createLogger('warn')
-const dir = mkdtempSync(join(tmpdir(), 'burrow-projector-diff-'))
-const nats = await startNatsServer({
-  bin: ensureBinaries(['nats-server'], { autoInstall: true, log })['nats-server'],
-  dataDir: join(dir, 'nats'),
-  port: await freePort(),
-})
+const nats = await benchNatsServer('projector-diff')
 const nc = await connectNats(nats.url)
 const out: string[] = []
 try {
@@ -179,7 +169,6 @@ try {
 } finally {
   await nc.close()
   await nats.stop()
-  rmSync(dir, { recursive: true, force: true })
 }
 process.stdout.write(out.join('\n') + '\n')
 
