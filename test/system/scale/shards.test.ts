@@ -14,11 +14,13 @@ import { dropExpiredPartitions } from '../../../src/clickhouse/retention.ts'
 import { TableAdmin } from '../../../src/clickhouse/table-admin.ts'
 import { createLogger } from '../../../src/observability/logger.ts'
 import { replay } from '../../../src/projectors/replay.ts'
+import { replayRecordings } from '../../../src/recordings/replay.ts'
 import type { RunningBurrow } from '../../../src/runtime/start.ts'
 import { startClickHouseServer } from '../../../src/stack/clickhouse-server.ts'
 import { freePort } from '../../../src/stack/ports.ts'
 import type { ManagedProcess } from '../../../src/stack/process.ts'
 import { api, nats, stack, startTestBurrow, tempDir } from '../../harness/index.ts'
+import { postSnapshots, rr } from '../../integration/recordings/helpers.ts'
 import { sendBatch, sleep, type TestEvent } from '../reliability/helpers.ts'
 
 const DB = 'burrow'
@@ -273,6 +275,94 @@ describe('ClickHouse cluster mode (2 shards)', () => {
       // anon-0 was merged into user-0's person by the $identify: the new event is stamped with it
       expect(persons).toHaveLength(2)
       expect(persons[0]!.person).toBe(persons[1]!.person)
+    } finally {
+      await admin.close()
+      await front.close()
+    }
+  })
+
+  // The recordings replay builds, swaps and drops its tables the same way (TableAdmin).
+  it("replays a project's recordings on every shard and swaps them in", async () => {
+    const team = sharded.credentials.project_id
+    const front = clickhouseClient(shards[0]!.url, DB)
+    const admin = await TableAdmin.open(
+      front,
+      DB,
+      shards.map((s) => s.url),
+    )
+    const t0 = Date.now() - 120_000
+    const sessions = ['rec-a', 'rec-b', 'rec-c', 'rec-d']
+    const views = async () => ({
+      chunks: await selectRows(
+        front,
+        `SELECT session_id, chunk_id, part, toString(cityHash64(data)) AS h FROM session_replay_snapshots
+         WHERE team_id = ${team} ORDER BY session_id, chunk_id, part`,
+      ),
+      sessions: await selectRows(
+        front,
+        `SELECT session_id, sumMerge(event_count) AS n FROM session_replay_events
+         WHERE team_id = ${team} GROUP BY session_id ORDER BY session_id`,
+      ),
+    })
+    try {
+      for (const [i, session] of sessions.entries()) {
+        const res = await postSnapshots(sharded.url, sharded.credentials.project_api_key, [
+          {
+            session,
+            window: `w${i}`,
+            distinctId: `anon-${i}`,
+            events: [rr.meta(t0 + i, 'https://x.test/'), rr.full(t0 + i + 10), rr.click(t0 + i + 1000)],
+          },
+        ])
+        expect(res.status).toBe(200)
+      }
+      let before = await views()
+      for (let i = 0; i < 240 && before.sessions.length < sessions.length; i++) {
+        await sleep(250)
+        before = await views()
+      }
+      expect(before.sessions.map((r) => (r as { session_id: string }).session_id)).toEqual(sessions)
+      // a chunk of another project, which a one-project replay carries over on its shard
+      const other = team + 778
+      const s1 = clickhouseClient(shards[0]!.url, shardDatabase(DB))
+      await s1.command({
+        query: `INSERT INTO session_replay_snapshots (team_id, session_id, chunk_id, first_ms, last_ms, received_at, data)
+                VALUES (${other}, 'kept', 'c1', ${t0}, ${t0}, now(), '[]')`,
+      })
+      await s1.close()
+      const otherChunks = async () =>
+        Number(
+          (
+            await selectRows<{ n: string }>(
+              front,
+              `SELECT count() AS n FROM session_replay_snapshots WHERE team_id = ${other}`,
+            )
+          )[0]!.n,
+        )
+      expect(await otherChunks()).toBe(1)
+
+      const result = await replayRecordings({
+        nc: await nats(),
+        ch: front,
+        admin,
+        log: createLogger('silent'),
+        retentionDays: 30,
+        project: team,
+      })
+      expect(result.swapped).toBe(true)
+      // the same chunks and sessions, each chunk once; the other project's chunk once
+      expect(await views()).toEqual(before)
+      expect(await otherChunks()).toBe(1)
+      for (const [i, s] of shards.entries()) {
+        const c = clickhouseClient(s.url)
+        const leftovers = await selectRows<{ database: string; name: string }>(
+          c,
+          `SELECT database, name FROM system.tables WHERE database IN ('${DB}', '${shardDatabase(DB)}')
+           AND endsWith(name, '_${result.id}')`,
+        )
+        expect(leftovers, `shard ${i + 1}`).toEqual([])
+        await c.close()
+      }
     } finally {
       await admin.close()
       await front.close()
