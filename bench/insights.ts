@@ -25,6 +25,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createClient } from '@clickhouse/client'
+import { guardSettings } from '../src/hogql/capabilities.ts'
+import { readServerInfo } from '../src/queries/execute.ts'
 import { startChdbServer } from '../test/harness/chdb/index.ts'
 import { benchBurrow, percentile, procStats, processTree } from './lib.ts'
 
@@ -126,17 +128,24 @@ async function hand(sql: string): Promise<any[]> {
 }
 
 /** ClickHouse's own figures for one run of `sql`: rows read and its elapsed time (ms). */
-async function serverStats(sql: string): Promise<string> {
-  const rs = await ch.query({ query: sql, format: 'JSONCompact' })
+async function serverStats(sql: string, settings: Record<string, string> = {}): Promise<string> {
+  const rs = await ch.query({ query: sql, format: 'JSONCompact', clickhouse_settings: settings })
   const s = ((await rs.json()) as { statistics?: { rows_read: number; elapsed: number } }).statistics
   return s ? `${s.rows_read} rows, ${(s.elapsed * 1000).toFixed(1)} ms` : '?'
 }
 
 /** Burrow's SQL run directly, read as Burrow reads it (JSONCompact). */
-async function direct(sql: string): Promise<unknown> {
-  const rs = await ch.query({ query: sql, format: 'JSONCompact' })
+async function direct(sql: string, settings: Record<string, string> = {}): Promise<unknown> {
+  const rs = await ch.query({ query: sql, format: 'JSONCompact', clickhouse_settings: settings })
   return rs.json()
 }
+
+/**
+ * The settings Burrow sends with its SQL that change how the server runs it (the team guard's: no
+ * predicate push-down), so that "its SQL" is run as Burrow runs it; the hand-written queries run
+ * with the server's defaults, as their author would.
+ */
+const burrowSettings = guardSettings(await readServerInfo(ch))
 
 /** RUNS runs of `fn`: wall times, the last answer, and the server's CPU time per run (ms). */
 async function timed<T>(fn: () => Promise<T>): Promise<{ ms: number[]; last: T; cpu: number }> {
@@ -428,11 +437,11 @@ try {
       writeFileSync(`${file}.burrow.sql`, `${sql}\n`)
       writeFileSync(`${file}.hand.sql`, `${lastHandSql}\n`)
     }
-    const itsSql = await timed(() => direct(sql))
+    const itsSql = await timed(() => direct(sql, burrowSettings))
     const fixed = wallMs.map((w) => w - p50(itsSql.ms))
     // the same rows read by both means the difference is computing, not reading
     serverNotes.push(
-      `${c.name}: its SQL ${await serverStats(sql)}; by hand ${await serverStats(lastHandSql)}`,
+      `${c.name}: its SQL ${await serverStats(sql, burrowSettings)}; by hand ${await serverStats(lastHandSql)}`,
     )
     const [a, b] = c.same(ours.last, theirs.last)
     const ok = JSON.stringify(a) === JSON.stringify(b)

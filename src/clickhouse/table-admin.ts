@@ -4,8 +4,9 @@ import { type ClickHouseClient, clickhouseClient, selectRows } from './client.ts
 import { sqlString } from './sql.ts'
 
 // Statements that change a table in place: mutations (ALTER … DELETE), partition drops, new
-// columns, and the replays' fresh tables and swaps. On one server they run on the table. In the schema's cluster mode (schema/cluster.ts,
-// docs/scaling.md) the tables Burrow reads and writes are Distributed tables, which hold no rows and
+// columns, and the replays' fresh tables, copies and swaps. On one server they run on the table. In
+// the schema's cluster mode (schema/cluster.ts, docs/scaling.md) the tables Burrow reads and writes
+// are Distributed tables, which hold no rows and
 // refuse mutations and partition drops; the rows are in each shard's local table (`<db>_shard`),
 // so these statements must run there, on every shard. 18.16 runs `ON CLUSTER` only with ZooKeeper,
 // which Burrow does not require, so each shard is reached over its own HTTP URL
@@ -102,9 +103,23 @@ export class TableAdmin {
     }
   }
 
-  /** `INSERT INTO into SELECT * FROM from WHERE where` on every home (rows stay on their shard). */
+  /**
+   * `INSERT INTO into SELECT * FROM from WHERE where` on every home (rows stay on their shard). Safe
+   * to repeat after a crash: rows matching `where` that a previous attempt copied are deleted first
+   * (a mutation, waited for), so each row is in `into` once.
+   */
   async copyRows(into: string, from: string, where: string): Promise<void> {
     for (const h of this.homes) {
+      const [left] = await selectRows<{ n: string }>(
+        h.ch,
+        `SELECT count() AS n FROM ${name(h, into)} WHERE ${where}`,
+      )
+      if (Number(left?.n ?? 0) > 0) {
+        await h.ch.command({ query: `ALTER TABLE ${name(h, into)} DELETE WHERE ${where}` })
+        if (!(await this.mutationsDoneOn([h], [into], 600_000))) {
+          throw new Error(`the earlier copy into ${into} could not be removed (mutation still running)`)
+        }
+      }
       await h.ch.command({
         query: `INSERT INTO ${name(h, into)} SELECT * FROM ${name(h, from)} WHERE ${where}`,
       })
@@ -115,10 +130,22 @@ export class TableAdmin {
    * Puts each `fresh` table in place of `live`, which becomes `old`: one RENAME per home. In cluster
    * mode the shards' local tables are renamed (each shard at its own moment: callers pause writers
    * first); the Distributed tables name their local tables, so `live` reads the new rows at once, and
-   * the Distributed tables of `fresh`, now over nothing, are dropped.
+   * the Distributed tables of `fresh`, now over nothing, are dropped. Safe to repeat after a crash: a
+   * home where every `fresh` is gone and every `old` exists was swapped already and is left alone.
    */
   async swap(tables: { live: string; fresh: string; old: string }[]): Promise<void> {
     for (const h of this.homes) {
+      const names = tables.flatMap((t) => [t.fresh, t.old])
+      const present = new Set(
+        (
+          await selectRows<{ name: string }>(
+            h.ch,
+            `SELECT name FROM system.tables WHERE database = ${databaseOf(h)}
+             AND name IN (${names.map(sqlString).join(', ')})`,
+          )
+        ).map((r) => r.name),
+      )
+      if (tables.every((t) => !present.has(t.fresh) && present.has(t.old))) continue
       const pairs = tables.map(
         (t) => `${name(h, t.live)} TO ${name(h, t.old)}, ${name(h, t.fresh)} TO ${name(h, t.live)}`,
       )
@@ -197,11 +224,15 @@ export class TableAdmin {
    * Waits until no mutation of `tables` is unfinished on any home (mutations run in the background
    * on every server version); false when `timeoutMs` passed first.
    */
-  async mutationsDone(tables: string[], timeoutMs = 60_000): Promise<boolean> {
+  mutationsDone(tables: string[], timeoutMs = 60_000): Promise<boolean> {
+    return this.mutationsDoneOn(this.homes, tables, timeoutMs)
+  }
+
+  private async mutationsDoneOn(homes: TableHome[], tables: string[], timeoutMs: number): Promise<boolean> {
     const deadline = Date.now() + timeoutMs
     for (;;) {
       let pending = 0
-      for (const h of this.homes) {
+      for (const h of homes) {
         const [r] = await selectRows<{ n: string }>(
           h.ch,
           `SELECT count() AS n FROM system.mutations WHERE database = ${databaseOf(h)} AND is_done = 0
