@@ -65,6 +65,12 @@ export interface DayState {
   asOf: number
   /** hash of the mutations, partitions and person overrides: a value from another epoch is stale */
   epoch: string
+  /**
+   * whether the project had person overrides when the state was read: the compile's fact, read in
+   * the same statement as the epoch, so a value is never stored under an epoch that counts a merge
+   * its computation did not join
+   */
+  personOverrides: boolean
   /** UTC day ('YYYY-MM-DD') → the latest insert into it (epoch seconds) */
   changed: Map<string, number>
   /** the latest change of every day (a replay's swap), 0 if none */
@@ -141,7 +147,8 @@ export async function readDayState(
     .update(JSON.stringify([s.events_table, s.mutations, s.partitions, s.overrides]))
     .digest('hex')
     .slice(0, 16)
-  return { asOf: s.now - Math.ceil(s.inflight), epoch, changed, everything }
+  const personOverrides = Number(s.overrides.split('/')[0]) !== 0
+  return { asOf: s.now - Math.ceil(s.inflight), epoch, personOverrides, changed, everything }
 }
 
 /** A stored value: [value, asOf, epoch]. */
@@ -224,6 +231,8 @@ export interface BucketUse {
 export interface BucketRun {
   /** for facts.skipBuckets */
   skip: Record<string, string[]>
+  /** for facts.personOverrides (DayState.personOverrides) */
+  personOverrides: boolean
   /**
    * The rows to shape (the statement's and the stored values' for what it left out); stores the
    * values of closed buckets it computed.
@@ -301,6 +310,7 @@ export class DayCache {
     const skip = Object.fromEntries([...known].map(([id, m]) => [id, [...m.keys()]]))
     return {
       skip,
+      personOverrides: state.personOverrides,
       finish: async (rows, compiled) => {
         const skipped = kind.skipped(compiled) ?? {}
         const used = new Map<string, Map<string, number>>()

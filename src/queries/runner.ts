@@ -136,16 +136,15 @@ export class QueryRunner {
           : this.fingerprints.forStore()
       const info = await readServerInfo(this.rt.ch)
       const kind = queryKind(req.query.kind)
-      const [personOverrides, buckets] = await Promise.all([
-        // whether the project has merged persons, read before compiling: without, person_id needs no join
-        this.overrides.has(project.id),
-        // closed buckets whose stored values still hold are left out of the statement (day-cache.ts)
-        kind.buckets
-          ? this.dayCache
-              .prepare(kind.buckets, project, req.query, info.version, !mode.startsWith('force_'))
-              .catch(() => undefined)
-          : undefined,
-      ])
+      // closed buckets whose stored values still hold are left out of the statement (day-cache.ts);
+      // its state read also says whether the project has merged persons, which is read here
+      // otherwise: without, person_id needs no join
+      const buckets = kind.buckets
+        ? await this.dayCache
+            .prepare(kind.buckets, project, req.query, info.version, !mode.startsWith('force_'))
+            .catch(() => undefined)
+        : undefined
+      const personOverrides = buckets ? buckets.personOverrides : await this.overrides.has(project.id)
       const c0 = performance.now()
       const compiled = await this.gate.compile(req.query, project, capabilitiesOf(info.version), {
         personOverrides,

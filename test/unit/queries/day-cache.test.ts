@@ -112,7 +112,13 @@ describe('spansOf', () => {
 })
 
 describe('stillValid', () => {
-  const state: DayState = { asOf: 1000, epoch: 'e1', changed: new Map([['2026-03-29', 900]]), everything: 0 }
+  const state: DayState = {
+    asOf: 1000,
+    epoch: 'e1',
+    personOverrides: false,
+    changed: new Map([['2026-03-29', 900]]),
+    everything: 0,
+  }
 
   it('holds while no change at or after the value reached its days, in the same epoch', () => {
     expect(stillValid([5, 950, 'e1'], ['2026-03-29'], state)).toBe(true)
