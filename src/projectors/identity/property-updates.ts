@@ -31,6 +31,17 @@ function unsetKeys(value: unknown): string[] {
 // The order matters and follows PostHog: $set_once only fills keys the person does not have yet (judged
 // before this event), $set then overwrites (so within one event $set beats $set_once), and $unset removes
 // keys the person had before this event.
+// Property names are data: a person may have a key named `__proto__` or `toString`, as PostHog stores
+// any JSON key. So keys are looked up as own keys only, and written as own data properties (an
+// assignment to `__proto__` would set the object's prototype instead).
+const ownValue = (o: Properties, key: string): unknown => (Object.hasOwn(o, key) ? o[key] : undefined)
+
+function setOwn(o: Properties, key: string, value: unknown): void {
+  if (key === '__proto__')
+    Object.defineProperty(o, key, { value, enumerable: true, writable: true, configurable: true })
+  else o[key] = value
+}
+
 export function computePropertyUpdates(eventProperties: Properties, current: Properties): PropertyUpdates {
   const toSet: Properties = {}
   const toUnset: string[] = []
@@ -39,8 +50,8 @@ export function computePropertyUpdates(eventProperties: Properties, current: Pro
   const setOnce = asPlainObject(eventProperties.$set_once)
   if (setOnce) {
     for (const key of Object.keys(setOnce)) {
-      if (current[key] === undefined) {
-        toSet[key] = setOnce[key]
+      if (ownValue(current, key) === undefined) {
+        setOwn(toSet, key, setOnce[key])
         hasChanges = true
       }
     }
@@ -49,14 +60,14 @@ export function computePropertyUpdates(eventProperties: Properties, current: Pro
   if (set) {
     for (const key of Object.keys(set)) {
       const value = set[key]
-      if (!sameValue(current[key], value)) {
-        toSet[key] = value
+      if (!sameValue(ownValue(current, key), value)) {
+        setOwn(toSet, key, value)
         hasChanges = true
       }
     }
   }
   for (const key of unsetKeys(eventProperties.$unset)) {
-    if (key in current) {
+    if (Object.hasOwn(current, key)) {
       toUnset.push(key)
       hasChanges = true
     }

@@ -97,6 +97,21 @@ describe('$set, $set_once and $unset', () => {
     expect(person?.version).toBe(2)
   })
 
+  it('keeps keys named like Object.prototype members as plain keys, as PostHog does', async () => {
+    const { run, creator } = await withPerson()
+    // as the decoder reads an event: JSON.parse makes "__proto__" an own key
+    await run.stamp('e', 'u1', JSON.parse('{"$set_once": {"__proto__": {"x": 1}, "toString": "t"}}'))
+    const expected = `{"a":1,"b":2,"$creator_event_uuid":"${creator}","__proto__":{"x":1},"toString":"t"}`
+    expect(JSON.stringify((await run.person('u1'))?.properties)).toBe(expected)
+    await run.stamp('e', 'u1', JSON.parse('{"$set": {"__proto__": {"y": 2}}}'))
+    const person = await run.person('u1')
+    expect(JSON.stringify(person?.properties)).toBe(expected.replace('{"x":1}', '{"y":2}'))
+    expect(person?.version).toBe(2)
+    // names every object inherits but the person does not have: nothing to unset
+    const none = await run.stamp('e', 'u1', { $unset: ['constructor', 'hasOwnProperty'] })
+    expect(none.changes.persons).toEqual([])
+  })
+
   it('within one event $set beats $set_once', async () => {
     const { run } = await withPerson()
     await run.stamp('e', 'u1', { $set: { x: 1 }, $set_once: { x: 2 } })
