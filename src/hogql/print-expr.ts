@@ -27,13 +27,8 @@ function printBare(p: PrintContext, e: Expr, level: Level): string {
       const ref = level.ref(e.src, e.column)
       return e.tz && p.opts.tz !== 'UTC' ? `toTimeZone(${ref}, ${escapeString(p.opts.tz)})` : ref
     }
-    case 'prop': {
-      const k = level.ref(e.src, e.keys)
-      const v = level.ref(e.src, e.values)
-      // A missing key gives index 0, which reads NULL from an array of Nullable: one scan, no NULL
-      // literal (18.16 crashes on `if(..., NULL)` in some join shapes).
-      return `arrayElement(CAST(${v} AS Array(Nullable(String))), indexOf(${k}, ${escapeString(e.key)}))`
-    }
+    case 'prop':
+      return propRead(e, level, true)
     case 'item':
       if (level.formatted.has(e.item)) return p.expr(e.item.expr, level)
       if (!e.item.printAlias) return p.expr(e.item.expr, level)
@@ -183,9 +178,19 @@ function plainPropCall(e: Extract<Expr, { k: 'call' }>, level: Level): string | 
   if (b.k !== 'const' || b.value !== '') return undefined
   const inner = a.k === 'call' && a.fn.print === 'toString' && a.args.length === 1 ? a.args[0]! : a
   if (level.pre?.get(a) || level.pre?.get(inner) || inner.k !== 'prop') return undefined
-  const read = () =>
-    `arrayElement(${level.ref(inner.src, inner.values)}, indexOf(${level.ref(inner.src, inner.keys)}, ${escapeString(inner.key)}))`
-  if (e.fn.print === 'ifNull') return read()
-  if (e.fn.print === 'nullIf') return `nullIf(${read()}, '')`
+  if (e.fn.print === 'ifNull') return propRead(inner, level, false)
+  if (e.fn.print === 'nullIf') return `nullIf(${propRead(inner, level, false)}, '')`
   return undefined
+}
+
+/**
+ * A property's value from its row's key/value arrays. `nullable`: a missing key reads NULL (index 0
+ * of an array of Nullable: one scan, no NULL literal, which 18.16 crashes on in `if(..., NULL)` in
+ * some join shapes); otherwise it reads '' from the plain String array.
+ */
+function propRead(e: Extract<Expr, { k: 'prop' }>, level: Level, nullable: boolean): string {
+  const k = level.ref(e.src, e.keys)
+  const v = level.ref(e.src, e.values)
+  const values = nullable ? `CAST(${v} AS Array(Nullable(String)))` : v
+  return `arrayElement(${values}, indexOf(${k}, ${escapeString(e.key)}))`
 }
