@@ -48,6 +48,29 @@ export function shardingKey(createTable: string): string {
 }
 
 /**
+ * Creates `front`.`table`, a Distributed table over the local `local`.`table` of every shard of
+ * `cluster`, sharded as `local`.`shardedAs` (default: the table itself) is ordered. `ch`: a client
+ * on one shard, which holds both databases.
+ */
+export async function createDistributedTable(
+  ch: ClickHouseClient,
+  o: { cluster: string; front: string; local: string; table: string; shardedAs?: string },
+): Promise<void> {
+  const key = shardingKey(await showCreate(ch, o.local, o.shardedAs ?? o.table))
+  await ch.command({
+    query:
+      `CREATE TABLE IF NOT EXISTS ${o.front}.${o.table} AS ${o.local}.${o.table} ` +
+      `ENGINE = Distributed(${o.cluster}, ${o.local}, ${o.table}, ${key})`,
+  })
+}
+
+/** The CREATE statement of `database`.`table`. */
+async function showCreate(ch: ClickHouseClient, database: string, table: string): Promise<string> {
+  const [row] = await selectRows<{ statement: string }>(ch, `SHOW CREATE TABLE ${database}.${table}`)
+  return row!.statement
+}
+
+/**
  * Applies the migrations on every shard, then the Distributed tables and views of `database`: a
  * new local table gets its Distributed table, and a column a migration added to a local table is
  * added to the Distributed table over it. Returns the versions applied (on the first shard; every
@@ -79,23 +102,12 @@ export async function migrateClickHouseCluster(o: {
           format: 'JSONEachRow',
         })
       ).json<{ name: string; engine: string }>()
-      const show = async (name: string) =>
-        (
-          await (
-            await ch.query({ query: `SHOW CREATE TABLE ${local}.${name}`, format: 'JSONEachRow' })
-          ).json<{ statement: string }>()
-        )[0]!.statement
       for (const t of tables.filter((t) => t.engine.endsWith('MergeTree'))) {
-        const key = shardingKey(await show(t.name))
-        await ch.command({
-          query:
-            `CREATE TABLE IF NOT EXISTS ${o.database}.${t.name} AS ${local}.${t.name} ` +
-            `ENGINE = Distributed(${o.cluster}, ${local}, ${t.name}, ${key})`,
-        })
+        await createDistributedTable(ch, { cluster: o.cluster, front: o.database, local, table: t.name })
       }
       await addMissingColumns(ch, local, o.database)
       for (const t of tables.filter((t) => t.engine === 'View')) {
-        const ddl = (await show(t.name))
+        const ddl = (await showCreate(ch, local, t.name))
           .replace(/^CREATE VIEW /, 'CREATE VIEW IF NOT EXISTS ')
           .split(`${local}.`)
           .join(`${o.database}.`)

@@ -1,4 +1,4 @@
-import { CLICKHOUSE_CLUSTER, shardDatabase, shardingKey } from '../../schema/cluster.ts'
+import { CLICKHOUSE_CLUSTER, createDistributedTable, shardDatabase } from '../../schema/cluster.ts'
 import { ConfigError } from '../config/env.ts'
 import { type ClickHouseClient, clickhouseClient, selectRows } from './client.ts'
 import { sqlString } from './sql.ts'
@@ -91,14 +91,12 @@ export class TableAdmin {
     }
     for (const [i, f] of this.front.entries()) {
       const local = this.homes[i]!
-      const [shown] = await selectRows<{ statement: string }>(
-        local.ch,
-        `SHOW CREATE TABLE ${name(local, like)}`,
-      )
-      await f.ch.command({
-        query:
-          `CREATE TABLE IF NOT EXISTS ${name(f, table)} AS ${name(local, table)} ` +
-          `ENGINE = Distributed(${CLICKHOUSE_CLUSTER}, ${local.database}, ${table}, ${shardingKey(shown!.statement)})`,
+      await createDistributedTable(f.ch, {
+        cluster: CLICKHOUSE_CLUSTER,
+        front: f.database!,
+        local: local.database!,
+        table,
+        shardedAs: like,
       })
     }
   }
