@@ -284,10 +284,11 @@ export class DayCache {
     if (!cells || !days?.length) return undefined
     const seriesKeys = [...new Set(cells.map((c) => c.series))]
     // the stored values are read while the state is (they are checked against it after)
+    const opening = this.store()
     const [state, store, stored] = await Promise.all([
       this.states.get(project.id, { first: days[0]!, last: days[days.length - 1]! }),
-      this.store(),
-      this.store().then(
+      opening,
+      opening.then(
         async (store) =>
           new Map(
             await Promise.all(seriesKeys.map(async (k) => [k, await store.get(project.id, k)] as const)),
