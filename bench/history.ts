@@ -15,7 +15,16 @@ import { clickhouseClient, selectRows } from '../src/clickhouse/client.ts'
 import { connectNats } from '../src/jetstream/connection.ts'
 import { createLogger } from '../src/observability/logger.ts'
 import { replay } from '../src/projectors/replay.ts'
-import { benchBurrow, benchChunks, cpuSnapshot, directInsertMs, procStats, rate, untilIdle } from './lib.ts'
+import {
+  benchBurrow,
+  benchChunks,
+  cpuSnapshot,
+  directInsertMs,
+  procStats,
+  publishChunks,
+  rate,
+  untilIdle,
+} from './lib.ts'
 
 const EVENTS = Number(process.env.EVENTS ?? 200_000)
 const DISTINCT = Number(process.env.DISTINCT ?? 5000)
@@ -70,14 +79,9 @@ try {
   const chunks = benchChunks(CHUNKS, CHUNK, DISTINCT, () => 'logged')
 
   // The log: chunks as capture writes them, projected by the live projector.
-  const js = jetstream(nc)
-  const now = new Date().toISOString()
   const c0 = cpuNow()
   const t0 = performance.now()
-  for (const chunk of chunks) {
-    const events = chunk.map((e) => ({ ...e, team_id: team, now, sent_at: null, ip: null }))
-    await js.publish('events.live.0', JSON.stringify({ v: 1, team_id: team, lane: 'live', events }))
-  }
+  await publishChunks(jetstream(nc), team, chunks)
   const liveMs = (await untilQueryable(total, 'logged')) - t0
   const c1 = cpuNow()
 

@@ -18,6 +18,7 @@ import {
   cpuSnapshot,
   directInsertMs,
   httpPost,
+  publishChunks,
   percentile,
   processLines,
   rate,
@@ -98,19 +99,11 @@ try {
   const nc = await connectNats(burrow.natsUrl)
   const js = jetstream(nc)
   const team2 = team + 1_000_000
-  const now = new Date().toISOString()
-  for (const batch of batches) {
-    const events = batch.map((e) => ({
-      ...e,
-      uuid: uuidv7(),
-      event: 'alone',
-      team_id: team2,
-      now,
-      sent_at: null,
-      ip: null,
-    }))
-    await js.publish('events.live.0', JSON.stringify({ v: 1, team_id: team2, lane: 'live', events }))
-  }
+  await publishChunks(
+    js,
+    team2,
+    batches.map((batch) => batch.map((e) => ({ ...e, uuid: uuidv7(), event: 'alone' }))),
+  )
   const t2 = performance.now()
   for (;;) {
     const rs = await ch.query({

@@ -6,6 +6,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Credentials } from '../src/accounts/bootstrap.ts'
+import type { JetStreamClient } from '@nats-io/jetstream'
 import { v7 as uuidv7 } from 'uuid'
 import type { ClickHouseClient } from '../src/clickhouse/client.ts'
 import { insertTsv } from '../src/projectors/clickhouse-io.ts'
@@ -149,6 +150,22 @@ export function benchChunks(count: number, size: number, distinct: number, name:
       }
     }),
   )
+}
+
+/**
+ * Publishes each chunk straight to the log as capture stamps and writes it (log format version 1,
+ * the benches' chunks carry no top-level person updates), for `team`, on the live lane.
+ */
+export async function publishChunks(
+  js: JetStreamClient,
+  team: number,
+  chunks: BenchEvent[][],
+): Promise<void> {
+  const now = new Date().toISOString()
+  for (const chunk of chunks) {
+    const events = chunk.map((e) => ({ ...e, team_id: team, now, sent_at: null, ip: null }))
+    await js.publish('events.live.0', JSON.stringify({ v: 1, team_id: team, lane: 'live', events }))
+  }
 }
 
 /**
