@@ -4,7 +4,8 @@
 // against a hand-written ClickHouse query computing the same answer, in the same run; the answers
 // must match. Run: npx tsx bench/insights.ts   (env EVENTS, PERSONS, RUNS to size it; ONLY=<part of
 // a case name> runs a subset; SQL_DIR=<dir> writes each case's two statements there; CLICKHOUSE=26 runs on the current ClickHouse, chdb 26.x behind the test
-// harness's HTTP server, instead of the embedded 18.16)
+// harness's HTTP server, instead of the embedded 18.16; MAX_THREADS=<n> sets max_threads for the
+// statements the bench runs itself)
 //
 // The hand-written queries are the fastest ClickHouse SQL we know for each answer on this server:
 // one pass over events, the team and date conditions on the sort key, no JSON, no joins that the
@@ -51,7 +52,12 @@ const ch = createClient({
   url: burrow.clickhouseUrl,
   database: burrow.database,
   request_timeout: 600_000,
-  clickhouse_settings: { max_execution_time: 600 },
+  // MAX_THREADS=<n>: the bench's own statements (its SQL, by hand) run with that many threads. 18.16
+  // takes one per physical core, one on a 2-vCPU machine, which hides what costs parallelism there.
+  clickhouse_settings: {
+    max_execution_time: 600,
+    ...(process.env.MAX_THREADS ? { max_threads: Number(process.env.MAX_THREADS) } : {}),
+  },
 })
 
 // Project timezone is UTC (the default project); days below are UTC days.

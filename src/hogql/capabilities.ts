@@ -55,6 +55,17 @@ export const FEATURES = {
   },
 } as const satisfies Record<string, Feature>
 
+/**
+ * What keeps the server's filter push-down out of a guarded read (guard.ts, where the figures are):
+ * - `limit`: a LIMIT no filter is pushed below. Every release stops both of its push-downs there
+ *   (18.16's AST rewrite, current releases' query plan), and on 26.x it costs nothing;
+ * - `with`: a WITH clause, which 18.16's push-down refuses to enter. There a LIMIT is not free: it
+ *   merges the read's streams into one before the outer query, which then aggregates in one thread.
+ * `with` is proven on 18.16 only (test/integration/hogql/isolation.test.ts); current releases
+ * push filters into such a subquery, so every other server takes `limit`.
+ */
+export type GuardBarrier = 'limit' | 'with'
+
 /** What the compiler may rely on for one server. */
 export interface Capabilities {
   /** The server release this describes, e.g. '26.7.2.1'; 'portable' for the 18.16 baseline. */
@@ -73,6 +84,8 @@ export interface Capabilities {
   joinConditions: boolean
   /** LIMIT / OFFSET take expressions the server computes. */
   limitExpressions: boolean
+  /** How the team guard's reads stop filter push-down (GuardBarrier). */
+  guardBarrier: GuardBarrier
 }
 
 /** The server's version string as numbers; [0] when it cannot be read. */
@@ -104,12 +117,14 @@ export function capabilitiesOf(version: string): Capabilities {
     limitWithTies: atLeast(v, FEATURES.limitWithTies.since),
     joinConditions: atLeast(v, FEATURES.joinConditions.since),
     limitExpressions: atLeast(v, FEATURES.limitExpressions.since),
+    guardBarrier: v[0] === 18 && v[1] === 16 ? 'with' : 'limit',
   }
 }
 
 /**
  * What every supported server runs (the 18.16 baseline): the compiler's default when no server is
- * named, and what insights print with (their SQL needs nothing the baseline lacks).
+ * named, and what insights print with (their SQL needs nothing the baseline lacks), each with its
+ * server's guard barrier (src/queries/insights/common/hogql.ts compileInner).
  */
 export const PORTABLE: Capabilities = {
   version: 'portable',
@@ -120,6 +135,8 @@ export const PORTABLE: Capabilities = {
   limitWithTies: false,
   joinConditions: false,
   limitExpressions: false,
+  // the LIMIT holds on every server; 18.16 is sent the cheaper barrier when Burrow knows it runs there
+  guardBarrier: 'limit',
 }
 
 /**

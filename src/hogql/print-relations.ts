@@ -118,7 +118,8 @@ export function relation(
   if (rel.kind === 'physical') {
     for (const e of implied) inside.push(...timestampBoundsOfDay(rel.table, p.expr(e, BARE)))
     const list = [...cols.map(quoteIdentifier), ...marker]
-    return `${guardedTable(quoteIdentifier(rel.table), team, list.join(', ') || '1', '', inside)} AS ${alias}`
+    const barrier = p.opts.capabilities.guardBarrier
+    return `${guardedTable(quoteIdentifier(rel.table), team, list.join(', ') || '1', '', inside, barrier)} AS ${alias}`
   }
   // Newest version per key; argMax keeps every column of the same (newest) row.
   const keys = rel.key.map(quoteIdentifier)
@@ -133,7 +134,14 @@ export function relation(
   let tail = `GROUP BY ${keys.join(', ')}`
   if (rel.deleted)
     tail += ` HAVING argMax(${quoteIdentifier(rel.deleted)}, ${quoteIdentifier(rel.version)}) = 0`
-  const read = guardedTable(quoteIdentifier(rel.table), team, list.join(', '), tail, inside)
+  const read = guardedTable(
+    quoteIdentifier(rel.table),
+    team,
+    list.join(', '),
+    tail,
+    inside,
+    p.opts.capabilities.guardBarrier,
+  )
   if (copies.length) return `(SELECT *, ${copies.join(', ')} FROM ${read}) AS ${alias}`
   return `${read} AS ${alias}`
 }

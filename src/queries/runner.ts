@@ -146,9 +146,11 @@ export class QueryRunner {
         : undefined
       const personOverrides = buckets ? buckets.personOverrides : await this.overrides.has(project.id)
       const c0 = performance.now()
-      const compiled = await this.gate.compile(req.query, project, capabilitiesOf(info.version), {
+      const server = capabilitiesOf(info.version)
+      const compiled = await this.gate.compile(req.query, project, server, {
         personOverrides,
         skipBuckets: buckets?.skip,
+        guardBarrier: server.guardBarrier,
       })
       const compileSeconds = (performance.now() - c0) / 1000
       const state = await fingerprint

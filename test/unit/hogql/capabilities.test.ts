@@ -24,6 +24,7 @@ describe('capabilities', () => {
       ...PORTABLE,
       version: '18.16.1',
       joinedSubqueryNeedsAlias: false,
+      guardBarrier: 'with',
     })
     expect(capabilitiesOf('26.7.2.1')).toEqual({
       version: '26.7.2.1',
@@ -34,12 +35,17 @@ describe('capabilities', () => {
       limitWithTies: true,
       joinConditions: true,
       limitExpressions: true,
+      guardBarrier: 'limit',
     })
     expect(capabilitiesOf('21.3.1').windowFunctions).toBe(false)
     expect(capabilitiesOf('21.7.1').intersectExcept).toBe(false)
     expect(capabilitiesOf('19.17.1').limitWithTies).toBe(false)
     expect(capabilitiesOf('25.8.1').joinConditions).toBe(false)
     expect(capabilitiesOf('25.8.1').limitExpressions).toBe(false)
+    // the WITH barrier is proven on 18.16 only; every other server keeps the LIMIT
+    expect(capabilitiesOf('18.14.1').guardBarrier).toBe('limit')
+    expect(capabilitiesOf('19.17.1').guardBarrier).toBe('limit')
+    expect(PORTABLE.guardBarrier).toBe('limit')
   })
 
   it('sends only the guard settings the server knows', () => {

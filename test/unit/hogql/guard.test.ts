@@ -26,6 +26,23 @@ describe('guarded reads', () => {
     expect(guardedReads(printed).length).toBeGreaterThan(0)
   })
 
+  it.each([
+    'select count() from events',
+    'select count() from persons',
+    'select count() from person_distinct_ids',
+    'select count() from groups',
+    'select person.properties.a, person_id from events',
+  ])('reads through PREWHERE and the WITH barrier on 18.16: %s', async (q) => {
+    const printed = (await compileHogQL(q, { teamId: TEAM, capabilities: capabilitiesOf('18.16.1') }))
+      .clickhouse
+    expect(unguardedReads(printed, TEAM, 'with')).toEqual([])
+    expect(printed).not.toContain('LIMIT 18446744073709551615')
+    // current releases keep the LIMIT
+    const current = (await compileHogQL(q, { teamId: TEAM, capabilities: capabilitiesOf('26.7.2.1') }))
+      .clickhouse
+    expect(unguardedReads(current, TEAM)).toEqual([])
+  })
+
   it('never reads the cross-project feature_flag_usage view', async () => {
     const printed = await sql('select flag, sum(calls) from feature_flag_usage group by flag')
     expect(printed).not.toMatch(/FROM `feature_flag_usage`/)

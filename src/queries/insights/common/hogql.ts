@@ -5,7 +5,7 @@
 // What HogQL cannot say (ranking breakdowns, lifecycle status arrays) is a ClickHouse wrapper
 // that reads only from compiled HogQL subqueries, never from a table: it needs no guard of its own.
 import { escapeNumber, escapeString } from '../../../hogql/escape.ts'
-import type { CompiledQuery } from '../../../hogql/index.ts'
+import { type CompiledQuery, PORTABLE } from '../../../hogql/index.ts'
 import { compileHogQLCached } from '../../compile-cache.ts'
 import type { DataFacts } from '../../person-overrides.ts'
 
@@ -47,8 +47,9 @@ export function or(conds: string[]): string {
 const NO_LIMIT = Number.MAX_SAFE_INTEGER
 
 /**
- * Compiles an inner HogQL SELECT for embedding in a wrapper: no row limit, project time zone, and
- * `person_id` without the override join when `facts` say the project has no overrides.
+ * Compiles an inner HogQL SELECT for embedding in a wrapper: no row limit, project time zone,
+ * `person_id` without the override join when `facts` say the project has no overrides, and the
+ * server's guard barrier when `facts` name it (the rest prints for every server).
  */
 export function compileInner(
   hogql: string,
@@ -62,5 +63,6 @@ export function compileInner(
     defaultLimit: NO_LIMIT,
     maxLimit: NO_LIMIT,
     personOverrides: facts?.personOverrides,
+    capabilities: facts?.guardBarrier ? { ...PORTABLE, guardBarrier: facts.guardBarrier } : undefined,
   })
 }
