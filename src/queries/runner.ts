@@ -84,8 +84,11 @@ export class QueryRunner {
   private readonly fingerprints = new Fingerprints(() => this.readFingerprint())
   private readonly overrides: PersonOverrides
   private readonly dayCache: DayCache
-  /** each project's last person-overrides fact, the guess a compile starts with (see run) */
-  private readonly overridesSeen = new Map<number, boolean>()
+  /**
+   * What each project's last query found: its person-overrides fact and whether the day cache was
+   * on (off in cluster mode), the guess a compile starts with (see run)
+   */
+  private readonly factsSeen = new Map<number, { personOverrides: boolean; dayCache: boolean }>()
 
   private constructor(
     private readonly rt: Runtime,
@@ -172,18 +175,22 @@ export class QueryRunner {
       })
       // The compile does not wait for those reads when their answer can be guessed: the project's
       // last answer, and no stored bucket under a force_ mode. A wrong guess compiles again.
+      const seen = this.factsSeen.get(project.id)
       const guess: DataFacts | undefined =
         !preparing || !useStored
           ? {
-              personOverrides: this.overridesSeen.get(project.id) ?? false,
-              ...(preparing ? { skipBuckets: {} } : {}),
+              personOverrides: seen?.personOverrides ?? false,
+              ...(preparing && (seen?.dayCache ?? true) ? { skipBuckets: {} } : {}),
               guardBarrier: caps.guardBarrier,
             }
           : undefined
       const early = guess && timed(this.gate.compile(req.query, project, caps, guess))
       early?.catch(() => undefined) // its failure is seen below, once the facts say it counts
       const { buckets, facts } = await reading
-      this.overridesSeen.set(project.id, facts.personOverrides)
+      this.factsSeen.set(project.id, {
+        personOverrides: facts.personOverrides,
+        dayCache: preparing ? buckets !== undefined : (seen?.dayCache ?? true),
+      })
       let done
       if (early && sameFacts(facts, guess!)) done = await early
       else {
