@@ -1,8 +1,10 @@
+import http from 'node:http'
 import {
   type ClickHouseClient,
   ClickHouseLogLevel,
   type ClickHouseSettings,
   createClient,
+  parseError,
 } from '@clickhouse/client'
 
 export type { ClickHouseClient }
@@ -13,20 +15,171 @@ export function clickhouseClient(
   database?: string,
   settings: ClickHouseSettings = {},
 ): ClickHouseClient {
-  return createClient({
+  const client = createClient({
     url,
     database,
-    request_timeout: 60_000,
+    request_timeout: REQUEST_TIMEOUT_MS,
     // 18.16 predates most client-side settings; send none unless asked.
     clickhouse_settings: settings,
     compression: { request: false, response: false },
     // Failures surface as errors to the caller (and its log line); the client's own retry noise is not useful.
     log: { level: ClickHouseLogLevel.OFF },
   })
+  const fast = HttpSelect.for(url, database, settings)
+  if (fast) {
+    selects.set(client, fast)
+    const close = client.close.bind(client)
+    client.close = async () => {
+      fast.close()
+      await close()
+    }
+  }
+  return client
 }
+
+const REQUEST_TIMEOUT_MS = 60_000
 
 /** Runs a SELECT and returns its rows as objects. */
 export async function selectRows<T>(ch: ClickHouseClient, query: string): Promise<T[]> {
-  const rs = await ch.query({ query, format: 'JSONEachRow' })
-  return rs.json<T>()
+  return (await selectJson(ch, query, { format: 'JSONEachRow' })) as T[]
+}
+
+/** What one SELECT sends besides its text. */
+export interface SelectOptions {
+  /** JSONEachRow answers the rows as objects, JSONCompact the format's whole document */
+  format: 'JSONEachRow' | 'JSONCompact'
+  queryId?: string
+  /** on top of the client's own */
+  settings?: ClickHouseSettings
+  abort?: AbortSignal
+}
+
+/**
+ * A SELECT's answer, parsed. A client made by clickhouseClient sends it over Node's own keep-alive
+ * HTTP agent: @clickhouse/client waits a timer tick (`setTimeout(0)`, 1–2 ms) before every request,
+ * which on the insight path (a state read, then the statement) was a fifth of a request's fixed
+ * cost. Other clients (and https URLs) go through @clickhouse/client.
+ */
+export async function selectJson(ch: ClickHouseClient, query: string, opts: SelectOptions): Promise<unknown> {
+  const fast = selects.get(ch)
+  const text = fast
+    ? await fast.text(query, opts)
+    : await (
+        await ch.query({
+          query,
+          format: opts.format,
+          query_id: opts.queryId,
+          clickhouse_settings: opts.settings,
+          abort_signal: opts.abort,
+        })
+      ).text()
+  return parseAnswer(text, opts.format)
+}
+
+function parseAnswer(text: string, format: SelectOptions['format']): unknown {
+  try {
+    if (format === 'JSONCompact') return JSON.parse(text)
+    return text
+      .split('\n')
+      .filter((line) => line.length > 0)
+      .map((line) => JSON.parse(line) as unknown)
+  } catch (err) {
+    // an exception raised after the answer began streams after the rows, with status 200
+    const at = text.search(/Code: \d+\. DB::Exception/)
+    throw at >= 0 ? parseError(text.slice(at)) : err
+  }
+}
+
+const selects = new WeakMap<ClickHouseClient, HttpSelect>()
+
+/** SELECTs over plain HTTP, as @clickhouse/client sends them (query text in the body, settings in the URL). */
+class HttpSelect {
+  private readonly agent = new http.Agent({ keepAlive: true, maxSockets: 10 })
+
+  private constructor(
+    private readonly base: URL,
+    private readonly authorization: string,
+    private readonly database: string | undefined,
+    private readonly settings: ClickHouseSettings,
+  ) {}
+
+  static for(
+    url: string,
+    database: string | undefined,
+    settings: ClickHouseSettings,
+  ): HttpSelect | undefined {
+    const base = new URL(url)
+    if (base.protocol !== 'http:') return undefined
+    // the client's defaults: user `default` with no password unless the URL names them
+    const user = decodeURIComponent(base.username) || 'default'
+    const password = decodeURIComponent(base.password)
+    base.username = ''
+    base.password = ''
+    const authorization = `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`
+    return new HttpSelect(base, authorization, database, settings)
+  }
+
+  async text(query: string, opts: SelectOptions): Promise<string> {
+    const params = new URLSearchParams()
+    params.set('query_id', opts.queryId ?? crypto.randomUUID())
+    for (const [k, v] of Object.entries({ ...this.settings, ...opts.settings })) {
+      if (v === undefined) continue
+      if (typeof v === 'object') throw new Error(`setting ${k}: only plain values are sent`)
+      params.set(k, typeof v === 'boolean' ? (v ? '1' : '0') : String(v))
+    }
+    if (this.database !== undefined && this.database !== 'default') params.set('database', this.database)
+    const url = new URL(this.base)
+    url.search = params.toString()
+    const body = `${query.trim().replace(/;+$/, '')} \nFORMAT ${opts.format}`
+    try {
+      return await this.send(url, body, opts.abort)
+    } catch (err) {
+      // a kept-alive socket the server closed meanwhile fails before the query reached it: send again
+      if ((err as { reused?: boolean }).reused) return this.send(url, body, opts.abort)
+      throw err
+    }
+  }
+
+  private send(url: URL, body: string, abort?: AbortSignal): Promise<string> {
+    return new Promise((resolve, reject) => {
+      if (abort?.aborted) return reject(new Error('The user aborted a request.'))
+      const req = http.request(url, {
+        method: 'POST',
+        agent: this.agent,
+        headers: { authorization: this.authorization, 'content-type': 'text/plain; charset=utf-8' },
+      })
+      const onAbort = () => req.destroy(new Error('The user aborted a request.'))
+      abort?.addEventListener('abort', onAbort, { once: true })
+      const timer = setTimeout(() => req.destroy(new Error('Timeout error.')), REQUEST_TIMEOUT_MS)
+      const done = () => {
+        clearTimeout(timer)
+        abort?.removeEventListener('abort', onAbort)
+      }
+      req.on('error', (err: NodeJS.ErrnoException) => {
+        done()
+        const reset = err.code === 'ECONNRESET' || err.code === 'EPIPE'
+        reject(reset && req.reusedSocket ? Object.assign(err, { reused: true }) : err)
+      })
+      req.on('response', (res) => {
+        const chunks: Buffer[] = []
+        res.on('data', (c: Buffer) => chunks.push(c))
+        res.on('error', (err) => {
+          done()
+          reject(err)
+        })
+        res.on('end', () => {
+          done()
+          const text = Buffer.concat(chunks).toString('utf8')
+          const status = res.statusCode ?? 0
+          if (status >= 200 && status < 300) resolve(text)
+          else reject(parseError(text || `ClickHouse answered HTTP ${status}`))
+        })
+      })
+      req.end(body)
+    })
+  }
+
+  close(): void {
+    this.agent.destroy()
+  }
 }

@@ -7,6 +7,7 @@ import {
   canSee,
   type Principal,
   projectFor,
+  readProjectEarly,
   type RateLimiter,
   requireOrganizationWide,
   requireScope,
@@ -154,9 +155,10 @@ export function projectRoute<
     schemaOf(spec, params),
     spec.bodyLimit,
     async (req): Promise<ProjectAccess> => {
-      const principal = await caller(ctx, req, spec.scope)
       const rawId = (req.params as { project_id: string }).project_id
-      const project = await projectFor(principal, rawId, ctx.rt.accounts)
+      const early = readProjectEarly(rawId, ctx.rt.accounts)
+      const principal = await caller(ctx, req, spec.scope)
+      const project = await projectFor(principal, rawId, ctx.rt.accounts, early)
       req.log = req.log.child({ project_id: project.id })
       return { principal, project }
     },

@@ -1,4 +1,5 @@
 import type { ClickHouseClient } from '@clickhouse/client'
+import { selectJson } from '../clickhouse/client.ts'
 import { AppError, Unavailable } from '../http/errors.ts'
 import { GUARD_SETTING_NAMES, guardSettings, type ServerInfo } from '../hogql/capabilities.ts'
 import type { CompiledQuery } from '../hogql/index.ts'
@@ -81,22 +82,21 @@ export async function execute(
   compiled: CompiledQuery,
   opts: ExecuteOptions,
 ): Promise<Executed> {
-  let rs
+  let body: JsonCompact
   try {
     const server = await readServerInfo(ch)
-    rs = await ch.query({
-      query: compiled.clickhouse,
+    body = (await selectJson(ch, compiled.clickhouse, {
       format: 'JSONCompact',
-      query_id: opts.queryId,
-      abort_signal: opts.abort,
-      clickhouse_settings: {
+      queryId: opts.queryId,
+      abort: opts.abort,
+      settings: {
         readonly: '1',
         max_execution_time: opts.maxExecutionSeconds,
         max_result_rows: String(opts.maxResultRows),
         result_overflow_mode: 'break',
         ...guardSettings(server),
       },
-    })
+    })) as JsonCompact
   } catch (err) {
     const mapped = mapClickHouseError(err)
     if (mapped !== err) {
@@ -108,7 +108,6 @@ export async function execute(
     }
     throw mapped
   }
-  const body = (await rs.json()) as JsonCompact
   const types = body.meta.map((m) => m.type)
   return {
     rows: body.data.map((row) => row.map((v, i) => convert(v, types[i] ?? ''))),

@@ -1,4 +1,4 @@
-import type { ClickHouseClient } from '@clickhouse/client'
+import { type ClickHouseClient, selectRows } from '../clickhouse/client.ts'
 import type { GuardBarrier } from '../hogql/capabilities.ts'
 
 // Whether a project has merged persons, for the runner's DataFacts (below). Events keep the person
@@ -47,8 +47,7 @@ export class PersonOverrides {
     if (this.known.has(teamId)) return true
     let found: boolean
     try {
-      const rs = await this.ch.query({ query: overridesSql(teamId), format: 'JSONEachRow' })
-      found = (await rs.json()).length > 0
+      found = (await selectRows(this.ch, overridesSql(teamId))).length > 0
     } catch {
       return true
     }

@@ -4,6 +4,7 @@ import { AppError, NotFound } from '../http/errors.ts'
 import type { Logger } from '../observability/logger.ts'
 import { queryDurationSeconds } from '../observability/metrics.ts'
 import type { Runtime } from '../runtime/types.ts'
+import { selectRows } from '../clickhouse/client.ts'
 import { sqlString } from '../clickhouse/sql.ts'
 import { sleep } from '../retry/backoff.ts'
 import {
@@ -22,7 +23,7 @@ import { type AdmissionLimits, QueryAdmission } from './admission.ts'
 import { CompileGate, type CompileGateOptions } from './compile-gate.ts'
 import { type KindCompiled, queryKind } from './kinds.ts'
 import type { QueryRequest, QueryStatus, RefreshMode } from './schema.ts'
-import { PersonOverrides } from './person-overrides.ts'
+import { type DataFacts, PersonOverrides } from './person-overrides.ts'
 import { newStatus, QueryStatusStore } from './status.ts'
 
 export interface QueryLimits {
@@ -58,6 +59,21 @@ interface CalculateExtra {
 
 const ageSeconds = (iso: string) => (Date.now() - Date.parse(iso)) / 1000
 
+/** A compile and its own time (from its start to its answer), whenever the caller looks. */
+function timed(compiling: Promise<KindCompiled>): Promise<{ compiled: KindCompiled; seconds: number }> {
+  const t0 = performance.now()
+  return compiling.then((compiled) => ({ compiled, seconds: (performance.now() - t0) / 1000 }))
+}
+
+/** Whether a compile for `guess` is the one `facts` ask for. */
+function sameFacts(facts: DataFacts, guess: DataFacts): boolean {
+  return (
+    facts.personOverrides === guess.personOverrides &&
+    facts.guardBarrier === guess.guardBarrier &&
+    JSON.stringify(facts.skipBuckets) === JSON.stringify(guess.skipBuckets)
+  )
+}
+
 /** Runs query requests with PostHog's refresh modes, the results cache and async status. */
 export class QueryRunner {
   private readonly running = new Map<string, AbortController>()
@@ -68,6 +84,11 @@ export class QueryRunner {
   private readonly fingerprints = new Fingerprints(() => this.readFingerprint())
   private readonly overrides: PersonOverrides
   private readonly dayCache: DayCache
+  /**
+   * What each project's last query found: its person-overrides fact and whether the day cache was
+   * on (off in cluster mode), the guess a compile starts with (see run)
+   */
+  private readonly factsSeen = new Map<number, { personOverrides: boolean; dayCache: boolean }>()
 
   private constructor(
     private readonly rt: Runtime,
@@ -139,20 +160,43 @@ export class QueryRunner {
       // closed buckets whose stored values still hold are left out of the statement (day-cache.ts);
       // its state read also says whether the project has merged persons, which is read here
       // otherwise: without, person_id needs no join
-      const buckets = kind.buckets
-        ? await this.dayCache
-            .prepare(kind.buckets, project, req.query, info.version, !mode.startsWith('force_'))
-            .catch(() => undefined)
+      const useStored = !mode.startsWith('force_')
+      const preparing = kind.buckets
+        ? this.dayCache
+            .prepare(kind.buckets, project, req.query, info.version, useStored)
+            ?.catch(() => undefined)
         : undefined
-      const personOverrides = buckets ? buckets.personOverrides : await this.overrides.has(project.id)
-      const c0 = performance.now()
-      const server = capabilitiesOf(info.version)
-      const compiled = await this.gate.compile(req.query, project, server, {
-        personOverrides,
-        skipBuckets: buckets?.skip,
-        guardBarrier: server.guardBarrier,
+      const caps = capabilitiesOf(info.version)
+      const reading = (preparing ?? Promise.resolve(undefined)).then(async (buckets) => {
+        const facts: DataFacts = buckets
+          ? { personOverrides: buckets.personOverrides, skipBuckets: buckets.skip }
+          : { personOverrides: await this.overrides.has(project.id) }
+        return { buckets, facts: { ...facts, guardBarrier: caps.guardBarrier } }
       })
-      const compileSeconds = (performance.now() - c0) / 1000
+      // The compile does not wait for those reads when their answer can be guessed: the project's
+      // last answer, and no stored bucket under a force_ mode. A wrong guess compiles again.
+      const seen = this.factsSeen.get(project.id)
+      const guess: DataFacts | undefined =
+        !preparing || !useStored
+          ? {
+              personOverrides: seen?.personOverrides ?? false,
+              ...(preparing && (seen?.dayCache ?? true) ? { skipBuckets: {} } : {}),
+              guardBarrier: caps.guardBarrier,
+            }
+          : undefined
+      const early = guess && timed(this.gate.compile(req.query, project, caps, guess))
+      early?.catch(() => undefined) // its failure is seen below, once the facts say it counts
+      const { buckets, facts } = await reading
+      this.factsSeen.set(project.id, {
+        personOverrides: facts.personOverrides,
+        dayCache: preparing ? buckets !== undefined : (seen?.dayCache ?? true),
+      })
+      let done
+      if (early && sameFacts(facts, guess!)) done = await early
+      else {
+        done = await timed(this.gate.compile(req.query, project, caps, facts))
+      }
+      const { compiled, seconds: compileSeconds } = done
       const state = await fingerprint
       if (
         stale?.sql !== undefined &&
@@ -249,9 +293,13 @@ export class QueryRunner {
     if (extra.fingerprint !== undefined && revalidatable(compiled.clickhouse)) {
       Object.assign(entry, { sql: compiled.clickhouse, fingerprint: extra.fingerprint })
     }
-    await this.cache.put(key, entry).catch((err) => {
-      log.warn({ err, query_id: id }, 'could not cache the query result')
-    })
+    // the result and the buckets' values are written side by side, both before the answer goes
+    await Promise.all([
+      this.cache.put(key, entry).catch((err) => {
+        log.warn({ err, query_id: id }, 'could not cache the query result')
+      }),
+      finished?.kept,
+    ])
     return response
   }
 
@@ -308,8 +356,7 @@ export class QueryRunner {
   /** The database's state (cache.ts FINGERPRINT_SQL); undefined when it cannot be read. */
   private async readFingerprint(): Promise<string | undefined> {
     try {
-      const rs = await this.rt.ch.query({ query: FINGERPRINT_SQL, format: 'JSONEachRow' })
-      const [row] = await rs.json<{ f: string }>()
+      const [row] = await selectRows<{ f: string }>(this.rt.ch, FINGERPRINT_SQL)
       return row?.f
     } catch {
       return undefined

@@ -2,7 +2,7 @@
 // (src/queries/insights/trends/buckets.ts, query.ts spansOf, src/queries/day-cache.ts stillValid).
 import { describe, expect, it } from 'vitest'
 import type { Project } from '../../../src/accounts/documents.ts'
-import { type DayState, stillValid } from '../../../src/queries/day-cache.ts'
+import { type DayState, dayStateSql, stillValid } from '../../../src/queries/day-cache.ts'
 import { trendsBucketCells } from '../../../src/queries/insights/trends/buckets.ts'
 import { spansOf } from '../../../src/queries/insights/trends/query.ts'
 import { resolveDateRange, wallString } from '../../../src/queries/insights/common/index.ts'
@@ -131,5 +131,18 @@ describe('stillValid', () => {
     ).toBe(false)
     expect(stillValid([5, 950, 'e0'], ['2026-03-29'], state)).toBe(false)
     expect(stillValid([5, 950, 'e1'], ['2026-03-29'], { ...state, everything: 950 })).toBe(false)
+  })
+
+  it("holds for no value when the days' changes were not read (a force_ request's state)", () => {
+    expect(stillValid([5, 950, 'e1'], ['2026-03-28'], { ...state, changed: undefined })).toBe(false)
+  })
+})
+
+describe('dayStateSql', () => {
+  it("reads the days' changes only when asked", () => {
+    expect(dayStateSql(7, '2026-03-01', '2026-03-30')).toContain('FROM events_changed_days ')
+    const storeOnly = dayStateSql(7, '2026-03-01', '2026-03-30', false)
+    expect(storeOnly).not.toContain('FROM events_changed_days ')
+    expect(storeOnly).toContain('person_overrides')
   })
 })
