@@ -67,7 +67,11 @@ export function orderedChains(plan: FunnelPlan, L: EventLayout): ChainColumns {
   // ---- the starts level
   // Only starts that can win: a start followed by another start before any step-2 event is beaten by
   // that later start (same chain, more window left, and the later start wins ties), so the starts
-  // kept are those whose next step-1-or-2 event (strict: next event) can be step 2, and the last.
+  // kept are those whose next step-1-or-2 event (strict: next event) can be step 2. And the first
+  // and the last step-1 events, for a person who gets no further than step 1: PostHog's UDF keeps
+  // the first chain to reach a new furthest step (timed from the first step-1 event, which is where
+  // correlation's window for drop-offs starts), unless an exclusion removes it, when a later start
+  // takes its place (the last one is one that may be free of it).
   // `s_g` picks the step-1-or-2 events (strict: all); `s_fs` marks the starts among them.
   const sd = [`arrayEnumerate(evs) AS s_idx`, `arrayMap(e -> ${L.ts('e')}, evs) AS s_tsa`]
   sd.push(mask(1, 's_m1'), mask(2, 's_m2'))
@@ -83,10 +87,12 @@ export function orderedChains(plan: FunnelPlan, L: EventLayout): ChainColumns {
     )
     inG = (a) => `arrayFilter((v, x) -> x, ${a}, s_g)`
   }
-  // s_fleft: step-1 events from here to the end, so `s_fleft = 1` on a step-1 event marks the last
+  // s_fleft / s_fseen: step-1 events from here to the end / from the beginning to here, so `= 1` on
+  // a step-1 event marks the last / the first
   sd.push(
     'arrayReverse(arrayCumSum(arrayReverse(s_fa))) AS s_fleft',
-    'arrayMap((a, b, c) -> a AND (b OR c = 1), s_fa, s_fnext, s_fleft) AS s_fs',
+    'arrayCumSum(s_fa) AS s_fseen',
+    'arrayMap((a, b, c, d) -> a AND (b OR c = 1 OR d = 1), s_fa, s_fnext, s_fleft, s_fseen) AS s_fs',
   )
   const atStart = (a: string) => `arrayFilter((v, s) -> s, ${inG(a)}, s_fs)`
   sd.push(`${atStart('s_idx')} AS cx0`, `${atStart('s_tsa')} AS ct0`)

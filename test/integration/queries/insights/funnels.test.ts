@@ -8,6 +8,7 @@
 import { randomUUID } from 'node:crypto'
 import { beforeAll, describe, expect, it } from 'vitest'
 import type { Project } from '../../../../src/accounts/documents.ts'
+import { funnelPersonsSQL } from '../../../../src/queries/insights/funnels/sql.ts'
 import { api, clickhouse, createTestKey, createTestProject, startTestBurrow } from '../../../harness/index.ts'
 import { insertEvents } from '../../hogql/fixtures.ts'
 import { insertFunnelDataset } from '../../persons/dataset.ts'
@@ -270,5 +271,64 @@ describe('FunnelsQuery: chains starting in the same second', () => {
     expect(counts(res)).toEqual([1, 1, 1])
     expect(res[1].average_conversion_time).toBeNull()
     expect(res[2].average_conversion_time).toBe(60)
+  })
+})
+
+// PostHog's UDF keeps the first chain to reach each new furthest step, so a person who never gets
+// past step 1 is timed from their first step-1 event (correlation's window for a drop-off starts
+// there), unless an exclusion removed that chain: then the next start free of it takes its place.
+describe('FunnelsQuery: a person who stops at the first step', () => {
+  const at = (time: string) => Date.parse(`2024-03-01T${time}Z`) / 1000
+  let own: Project
+  beforeAll(async () => {
+    own = await createTestProject('funnels first step only')
+    const ev = (person: string, event: string, time: string) => ({
+      team: own.id,
+      uuid: randomUUID(),
+      event,
+      distinctId: `d-${person}`,
+      personId: person,
+      timestamp: `2024-03-01 ${time}`,
+      properties: {},
+    })
+    const U = '000000dd-0000-4000-8000-000000000000'
+    const V = '000000ee-0000-4000-8000-000000000000'
+    await insertEvents(clickhouse(), [
+      // U: two signups, never activates
+      ev(U, 'signup', '10:00:00'),
+      ev(U, 'signup', '10:30:00'),
+      // V: signup, cancel, signup again, never activates
+      ev(V, 'signup', '11:00:00'),
+      ev(V, 'cancel', '11:05:00'),
+      ev(V, 'signup', '11:30:00'),
+    ])
+  })
+
+  async function persons(query: Record<string, unknown>) {
+    const { sql } = await funnelPersonsSQL(query as never, { teamId: own.id, timezone: 'UTC' })
+    const rs = await clickhouse().query({
+      query: `SELECT toString(aggregation_target) AS person, step_reached, first_ts FROM (${sql}) ORDER BY person`,
+      format: 'JSONEachRow',
+    })
+    return (await rs.json<Record<string, unknown>>()).map((r) => [
+      r.person,
+      Number(r.step_reached),
+      Number(r.first_ts),
+    ])
+  }
+
+  it.each(['ordered', 'strict'])('%s: timed from the first signup', async (funnelOrderType) => {
+    expect(await persons(funnel({ funnelOrderType }))).toEqual([
+      ['000000dd-0000-4000-8000-000000000000', 0, at('10:00:00')],
+      ['000000ee-0000-4000-8000-000000000000', 0, at('11:00:00')],
+    ])
+  })
+
+  it('with the first chain excluded, from the signup after the exclusion', async () => {
+    const exclusions = [{ kind: 'EventsNode', event: 'cancel', funnelFromStep: 0, funnelToStep: 1 }]
+    expect(await persons(funnel({ exclusions }))).toEqual([
+      ['000000dd-0000-4000-8000-000000000000', 0, at('10:00:00')],
+      ['000000ee-0000-4000-8000-000000000000', 0, at('11:30:00')],
+    ])
   })
 })
