@@ -44,6 +44,17 @@ async function run(query: unknown, projectId = project.id) {
 
 const counts = (steps: { count: number }[]) => steps.map((s) => s.count)
 
+/** An event of `person` (distinct id `d-<person>`) in project `team`, on 2024-03-01 at `time`. */
+const eventAt = (team: number, person: string, event: string, time: string, properties = {}) => ({
+  team,
+  uuid: randomUUID(),
+  event,
+  distinctId: `d-${person}`,
+  personId: person,
+  timestamp: `2024-03-01 ${time}`,
+  properties,
+})
+
 describe('FunnelsQuery', () => {
   it('ordered: counts, merged and personless persons, conversion times and the step shape', async () => {
     const res = await run(funnel())
@@ -189,15 +200,8 @@ describe('FunnelsQuery: a person with events of later steps only', () => {
   beforeAll(async () => {
     own = await createTestProject('funnels later steps only')
     call = api(burrowUrl, await createTestKey(['query:read'], [project.id, other.id, own.id]))
-    const ev = (person: string, event: string, time: string, plan = 'pro') => ({
-      team: own.id,
-      uuid: randomUUID(),
-      event,
-      distinctId: `d-${person}`,
-      personId: person,
-      timestamp: `2024-03-01 ${time}`,
-      properties: { plan },
-    })
+    const ev = (person: string, event: string, time: string, plan = 'pro') =>
+      eventAt(own.id, person, event, time, { plan })
     const X = '000000aa-0000-4000-8000-000000000000'
     const Y = '000000bb-0000-4000-8000-000000000000'
     await insertEvents(clickhouse(), [
@@ -282,15 +286,7 @@ describe('FunnelsQuery: a person who stops at the first step', () => {
   let own: Project
   beforeAll(async () => {
     own = await createTestProject('funnels first step only')
-    const ev = (person: string, event: string, time: string) => ({
-      team: own.id,
-      uuid: randomUUID(),
-      event,
-      distinctId: `d-${person}`,
-      personId: person,
-      timestamp: `2024-03-01 ${time}`,
-      properties: {},
-    })
+    const ev = (person: string, event: string, time: string) => eventAt(own.id, person, event, time)
     const U = '000000dd-0000-4000-8000-000000000000'
     const V = '000000ee-0000-4000-8000-000000000000'
     await insertEvents(clickhouse(), [
