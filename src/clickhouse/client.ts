@@ -62,18 +62,15 @@ export interface SelectOptions {
  */
 export async function selectJson(ch: ClickHouseClient, query: string, opts: SelectOptions): Promise<unknown> {
   const fast = selects.get(ch)
-  const text = fast
-    ? await fast.text(query, opts)
-    : await (
-        await ch.query({
-          query,
-          format: opts.format,
-          query_id: opts.queryId,
-          clickhouse_settings: opts.settings,
-          abort_signal: opts.abort,
-        })
-      ).text()
-  return parseAnswer(text, opts.format)
+  if (fast) return parseAnswer(await fast.text(query, opts), opts.format)
+  const rs = await ch.query({
+    query,
+    format: opts.format,
+    query_id: opts.queryId,
+    clickhouse_settings: opts.settings,
+    abort_signal: opts.abort,
+  })
+  return rs.json()
 }
 
 function parseAnswer(text: string, format: SelectOptions['format']): unknown {

@@ -16,14 +16,14 @@ import {
   ResultCache,
   revalidatable,
 } from './cache.ts'
-import { capabilitiesOf } from '../hogql/index.ts'
 import { type BucketRun, DayCache } from './day-cache.ts'
 import { execute, mapClickHouseError, readServerInfo } from './execute.ts'
 import { type AdmissionLimits, QueryAdmission } from './admission.ts'
 import { CompileGate, type CompileGateOptions } from './compile-gate.ts'
 import { type KindCompiled, queryKind } from './kinds.ts'
 import type { QueryRequest, QueryStatus, RefreshMode } from './schema.ts'
-import { type DataFacts, PersonOverrides } from './person-overrides.ts'
+import { FactsCompiler } from './facts-compile.ts'
+import { PersonOverrides } from './person-overrides.ts'
 import { newStatus, QueryStatusStore } from './status.ts'
 
 export interface QueryLimits {
@@ -59,21 +59,6 @@ interface CalculateExtra {
 
 const ageSeconds = (iso: string) => (Date.now() - Date.parse(iso)) / 1000
 
-/** A compile and its own time (from its start to its answer), whenever the caller looks. */
-function timed(compiling: Promise<KindCompiled>): Promise<{ compiled: KindCompiled; seconds: number }> {
-  const t0 = performance.now()
-  return compiling.then((compiled) => ({ compiled, seconds: (performance.now() - t0) / 1000 }))
-}
-
-/** Whether a compile for `guess` is the one `facts` ask for. */
-function sameFacts(facts: DataFacts, guess: DataFacts): boolean {
-  return (
-    facts.personOverrides === guess.personOverrides &&
-    facts.guardBarrier === guess.guardBarrier &&
-    JSON.stringify(facts.skipBuckets) === JSON.stringify(guess.skipBuckets)
-  )
-}
-
 /** Runs query requests with PostHog's refresh modes, the results cache and async status. */
 export class QueryRunner {
   private readonly running = new Map<string, AbortController>()
@@ -82,13 +67,8 @@ export class QueryRunner {
   private readonly admission: QueryAdmission
   private readonly gate: CompileGate
   private readonly fingerprints = new Fingerprints(() => this.readFingerprint())
-  private readonly overrides: PersonOverrides
+  private readonly compiler: FactsCompiler
   private readonly dayCache: DayCache
-  /**
-   * What each project's last query found: its person-overrides fact and whether the day cache was
-   * on (off in cluster mode), the guess a compile starts with (see run)
-   */
-  private readonly factsSeen = new Map<number, { personOverrides: boolean; dayCache: boolean }>()
 
   private constructor(
     private readonly rt: Runtime,
@@ -100,7 +80,7 @@ export class QueryRunner {
     this.limits = opts.limits
     this.admission = new QueryAdmission(opts.admission)
     this.gate = new CompileGate(opts.compile)
-    this.overrides = new PersonOverrides(rt.ch)
+    this.compiler = new FactsCompiler(this.gate, new PersonOverrides(rt.ch), this.dayCache)
   }
 
   static async create(rt: Runtime, opts: RunnerOptions) {
@@ -157,46 +137,13 @@ export class QueryRunner {
           : this.fingerprints.forStore()
       const info = await readServerInfo(this.rt.ch)
       const kind = queryKind(req.query.kind)
-      // closed buckets whose stored values still hold are left out of the statement (day-cache.ts);
-      // its state read also says whether the project has merged persons, which is read here
-      // otherwise: without, person_id needs no join
-      const useStored = !mode.startsWith('force_')
-      const preparing = kind.buckets
-        ? this.dayCache
-            .prepare(kind.buckets, project, req.query, info.version, useStored)
-            ?.catch(() => undefined)
-        : undefined
-      const caps = capabilitiesOf(info.version)
-      const reading = (preparing ?? Promise.resolve(undefined)).then(async (buckets) => {
-        const facts: DataFacts = buckets
-          ? { personOverrides: buckets.personOverrides, skipBuckets: buckets.skip }
-          : { personOverrides: await this.overrides.has(project.id) }
-        return { buckets, facts: { ...facts, guardBarrier: caps.guardBarrier } }
-      })
-      // The compile does not wait for those reads when their answer can be guessed: the project's
-      // last answer, and no stored bucket under a force_ mode. A wrong guess compiles again.
-      const seen = this.factsSeen.get(project.id)
-      const guess: DataFacts | undefined =
-        !preparing || !useStored
-          ? {
-              personOverrides: seen?.personOverrides ?? false,
-              ...(preparing && (seen?.dayCache ?? true) ? { skipBuckets: {} } : {}),
-              guardBarrier: caps.guardBarrier,
-            }
-          : undefined
-      const early = guess && timed(this.gate.compile(req.query, project, caps, guess))
-      early?.catch(() => undefined) // its failure is seen below, once the facts say it counts
-      const { buckets, facts } = await reading
-      this.factsSeen.set(project.id, {
-        personOverrides: facts.personOverrides,
-        dayCache: preparing ? buckets !== undefined : (seen?.dayCache ?? true),
-      })
-      let done
-      if (early && sameFacts(facts, guess!)) done = await early
-      else {
-        done = await timed(this.gate.compile(req.query, project, caps, facts))
-      }
-      const { compiled, seconds: compileSeconds } = done
+      const { compiled, compileSeconds, buckets } = await this.compiler.compile(
+        req.query,
+        project,
+        kind.buckets,
+        info.version,
+        !mode.startsWith('force_'),
+      )
       const state = await fingerprint
       if (
         stale?.sql !== undefined &&
