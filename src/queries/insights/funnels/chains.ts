@@ -44,6 +44,8 @@ export interface ChainColumns {
   defs: string[]
   pos: string[]
   secs: string[]
+  /** the `pos` columns computed at the starts level, which the chain level passes up to the times */
+  posFromStarts: string[]
   exclusions: { step: number; pos: string; secs: string }[]
 }
 
@@ -160,7 +162,8 @@ export function orderedChains(plan: FunnelPlan, L: EventLayout): ChainColumns {
     )
     exclusions.push({ step: i, pos: `ep${i}`, secs: `et${i}` })
   }
-  return { startDefs: sd, defs: d, pos, secs, exclusions }
+  // strict chains are all computed at the starts level, ordered ones from the first step on above it
+  return { startDefs: sd, defs: d, pos, secs, posFromStarts: strict ? pos : ['cx0'], exclusions }
 }
 
 /** Candidates of an unordered funnel: at each event of a step, per step its latest event up to there

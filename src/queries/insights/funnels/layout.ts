@@ -25,7 +25,6 @@ export const PACKED_MAX_STEPS = 14
 
 /** How `evs` elements are built (over the events level's columns) and read. */
 export interface EventLayout {
-  packed: boolean
   /** the `groupArray` argument */
   element: string
   ts(e: string): string
@@ -41,7 +40,6 @@ export function eventLayout(plan: FunnelPlan): EventLayout {
   const n = plan.steps.length
   if (plan.breakdown || n > PACKED_MAX_STEPS) {
     return {
-      packed: false,
       element: `tuple(ts, low, st, ex${plan.breakdown ? ', prop' : ''})`,
       ts: (e) => `${e}.1`,
       low: (e) => `${e}.2`,
@@ -54,7 +52,6 @@ export function eventLayout(plan: FunnelPlan): EventLayout {
   const stAt = n - 1
   const lowAt = 2 * n - 1
   return {
-    packed: true,
     element: `toUInt64(ts) * 4294967296 + toUInt64(low) * ${2 ** lowAt} + toUInt64(st) * ${2 ** stAt} + toUInt64(ex)`,
     ts: (e) => `toUInt32(bitShiftRight(${e}, 32))`,
     low: (e) => `bitAnd(bitShiftRight(${e}, ${lowAt}), 15)`,

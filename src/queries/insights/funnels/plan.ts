@@ -1,7 +1,7 @@
 // A FunnelsQuery read into what its SQL is built from (FunnelPlan), with PostHog's defaults and the
 // checks PostHog makes (exclusion ranges, step attribution), as 400s.
 import { ValidationError } from '../../../http/errors.ts'
-import { and, propertiesCondition, propertyField, str } from '../common/index.ts'
+import { and, DEFAULT_BREAKDOWN_LIMIT, propertiesCondition, propertyField, str } from '../common/index.ts'
 import { EventsNode, type ExclusionNode, type FunnelsQuery } from './schema.ts'
 
 /** The most steps a funnel may have: one bit each in a UInt64 mask, as exact JS integers. */
@@ -23,8 +23,6 @@ export interface FunnelPlan {
   attributionStep: number
   breakdownLimit: number
 }
-
-export const DEFAULT_BREAKDOWN_LIMIT = 25
 
 /** The SQL condition an event meets to be this step or exclusion. */
 export function eventCondition(node: EventsNode | ExclusionNode): string {

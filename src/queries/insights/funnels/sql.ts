@@ -98,6 +98,7 @@ export function personsSQL(plan: FunnelPlan, eventsSql: string): string {
   const L = eventLayout(plan)
   const unordered = plan.order === 'unordered'
   let startDefs: string[] = []
+  let passed: string[] = []
   let defs: string[]
   let cols: string[]
   // In the lambda over the chains, x<k> is the chain's position for step k+1, t<k> its second,
@@ -110,7 +111,7 @@ export function personsSQL(plan: FunnelPlan, eventsSql: string): string {
     params = cols.map((_, k) => `x${k}`)
   } else {
     const c = orderedChains(plan, L)
-    ;({ startDefs, defs } = c)
+    ;({ startDefs, defs, posFromStarts: passed } = c)
     cols = [...c.pos, ...c.secs, ...c.exclusions.flatMap((x) => [x.pos, x.secs])]
     params = [...c.pos.map((_, k) => `x${k}`), ...c.secs.map((_, k) => `t${k}`)]
     // An exclusion hit while the chain sits between step i and step i+1 (x<i-1> and x<i>): the
@@ -173,7 +174,6 @@ export function personsSQL(plan: FunnelPlan, eventsSql: string): string {
   // Reading `times` in the WHERE (true whenever step_reached >= 0) keeps 18.16 reading `evs` at the
   // chain level when the caller reads no timing: everything else there reads it only in lambdas.
   const keep = unordered ? '' : ' AND length(times) > 0'
-  const passed = startDefs.map((d) => / AS (\w+)$/.exec(d)![1]!).filter((c) => /^cx\d+$/.test(c))
   return `SELECT aggregation_target, bv AS breakdown,
   -tupleElement(best, 1) - 1 AS step_reached,
   arrayMap((a, b) -> b - a, arraySlice(times, 1, length(times) - 1), arraySlice(times, 2)) AS timings,
