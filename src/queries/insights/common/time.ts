@@ -6,6 +6,8 @@
 // arithmetic is wall-clock too, and hands the results to ClickHouse as wall strings to be read
 // in the project's zone.
 
+import { LRUCache } from 'lru-cache'
+
 export type Wall = number
 
 const formatters = new Map<string, Intl.DateTimeFormat>()
@@ -29,28 +31,19 @@ function formatter(tz: string): Intl.DateTimeFormat {
 }
 
 /**
- * Readings already made, per zone: Intl's formatToParts costs ~20 µs a call, and a trends query's
- * closed buckets (day-cache cells) ask for the same few hundred instants on every request.
+ * Readings already made: Intl's formatToParts costs ~20 µs a call, and a trends query's closed
+ * buckets (day-cache cells) ask for the same few hundred instants on every request.
  */
-const readings = new Map<string, Map<number, Wall>>()
-let readingCount = 0
-const MAX_READINGS = 50_000
+const readings = new LRUCache<string, Wall>({ max: 50_000 })
 
 /** The wall-clock reading of an instant in `tz`. */
 export function wallOf(instantMs: number, tz: string): Wall {
   if (tz === 'UTC') return instantMs
-  let known = readings.get(tz)
-  let wall = known?.get(instantMs)
+  const key = `${tz} ${instantMs}`
+  let wall = readings.get(key)
   if (wall === undefined) {
     wall = readWall(instantMs, tz)
-    if (readingCount >= MAX_READINGS) {
-      readings.clear()
-      readingCount = 0
-      known = undefined
-    }
-    if (!known) readings.set(tz, (known = new Map()))
-    known.set(instantMs, wall)
-    readingCount++
+    readings.set(key, wall)
   }
   return wall
 }
