@@ -9,6 +9,7 @@ import type { Credentials } from '../src/accounts/bootstrap.ts'
 import type { JetStreamClient } from '@nats-io/jetstream'
 import { v7 as uuidv7 } from 'uuid'
 import type { ClickHouseClient } from '../src/clickhouse/client.ts'
+import type { ProjectionContext } from '../src/projectors/batch.ts'
 import { insertTsv } from '../src/projectors/clickhouse-io.ts'
 import { eventLine } from '../src/projectors/rows.ts'
 import { EVENT_COLUMNS } from '../src/projectors/tables.ts'
@@ -350,4 +351,25 @@ export function untilListening(child: ChildProcess, name: string): Promise<void>
     })
     child.once('exit', (code) => reject(new Error(`${name} exited with ${code}: ${out}`)))
   })
+}
+
+/**
+ * A projection context for deciding batches alone (prepareBatch): the decision reads only the
+ * identity store, so ClickHouse, JetStream and the writer are left out.
+ */
+export function decideOnlyContext(
+  store: ProjectionContext['store'],
+  tables: ProjectionContext['tables'],
+  source: string,
+  log: ProjectionContext['log'],
+): ProjectionContext {
+  return {
+    store,
+    tables,
+    source,
+    log,
+    ch: undefined as never,
+    js: undefined as never,
+    writer: undefined as never,
+  }
 }

@@ -22,7 +22,7 @@ import { KvIdentityStore } from '../src/projectors/identity-store/store.ts'
 import { prepareBatch } from '../src/projectors/prepare.ts'
 import { eventLine } from '../src/projectors/rows.ts'
 import { LIVE_TABLES } from '../src/projectors/tables.ts'
-import { benchNatsServer, benchProperties } from './lib.ts'
+import { benchNatsServer, benchProperties, decideOnlyContext } from './lib.ts'
 
 const BATCHES = Number(process.env.BATCHES ?? 60)
 const BATCH_SIZE = 1000
@@ -41,15 +41,7 @@ const nc = await connectNats(nats.url)
 try {
   await migrateJetStream(nc, { eventsMaxAgeSeconds: 0 })
   const store = new KvIdentityStore(await bucket(nc, BUCKETS.identity))
-  const ctx = {
-    store,
-    tables: LIVE_TABLES,
-    source: 'bench',
-    log,
-    ch: undefined as never,
-    js: undefined as never,
-    writer: undefined as never,
-  } satisfies ProjectionContext
+  const ctx = decideOnlyContext(store, LIVE_TABLES, 'bench', log)
   const enc = new TextEncoder()
   const now = new Date().toISOString()
   // The same events as bench/ingest.ts, as capture stamps them.

@@ -10,8 +10,8 @@
 import { join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { KV } from '@nats-io/kv'
-import type { LogMessage, PreparedBatch, ProjectionContext } from '../src/projectors/batch.ts'
-import { benchNatsServer } from './lib.ts'
+import type { LogMessage, PreparedBatch } from '../src/projectors/batch.ts'
+import { benchNatsServer, decideOnlyContext } from './lib.ts'
 
 const root = resolve(process.env.ROOT ?? join(fileURLToPath(import.meta.url), '../..'))
 const from = async <T>(path: string): Promise<T> => (await import(join(root, path))) as T
@@ -128,15 +128,7 @@ try {
   await migrateJetStream(nc, { eventsMaxAgeSeconds: 0 })
   const kv = await bucket(nc, BUCKETS.identity)
   const store = new KvIdentityStore(kv)
-  const ctx = {
-    store,
-    tables: LIVE_TABLES,
-    source: 'diff',
-    log,
-    ch: undefined as never,
-    js: undefined as never,
-    writer: undefined as never,
-  } satisfies ProjectionContext
+  const ctx = decideOnlyContext(store, LIVE_TABLES, 'diff', log)
   const enc = new TextEncoder()
   const messages: LogMessage[] = batches.map((events, b) => ({
     seq: b + 2,
