@@ -1,5 +1,6 @@
 import { quoteIdentifier } from './escape.ts'
 import { guardedTable } from './guard.ts'
+import type { PushedConditions } from './schema.ts'
 
 // The feature_flag_usage virtual table, read team-first: the same rows as the 0005 view
 // (schema/clickhouse/0005_feature_flag_usage.sql) for one project, computed from that project's
@@ -11,10 +12,19 @@ const ZERO_UUID = "toUUID('00000000-0000-0000-0000-000000000000')"
 /**
  * One project's flag usage per flag, variant, day (UTC) and source: `calls` counts the events,
  * `unique_persons` the persons behind them after merges. Ends with the guard's LIMIT barrier.
+ * `pushed` (the query's conditions on `day` and `source`) are placed beside the team condition of
+ * each source's read, with `day` as the event's UTC day and `source` as that branch's name: a query
+ * of the called events of the last days reads only those (on 18.16 a false constant there leaves the
+ * other branch's granules unread).
  */
-export function flagUsageSQL(teamId: number): string {
+export function flagUsageSQL(
+  teamId: number,
+  _printed: string[] = [],
+  pushed: PushedConditions = () => [],
+): string {
   const events = (cols: string, tail: string, also: string[] = []) =>
     guardedTable(quoteIdentifier('events'), teamId, cols, tail, also)
+  const where = (source: string) => pushed({ day: 'toDate(timestamp)', source: `'${source}'` })
   return `SELECT flag, variant, day, source, count() AS calls,
   uniqExact(if(override_person_id = ${ZERO_UUID}, person_id, override_person_id)) AS unique_persons
 FROM (
@@ -23,11 +33,11 @@ FROM (
   FROM ${events(
     'person_id, toDate(timestamp) AS day, prop_keys, prop_values',
     `WHERE has(prop_keys, '$feature_flag')`,
-    [`event = '$feature_flag_called'`],
+    [`event = '$feature_flag_called'`, ...where('called')],
   )} AS called
   UNION ALL
   SELECT person_id, day, 'property' AS source, substring(k, 10) AS flag, v AS variant
-  FROM ${events('person_id, toDate(timestamp) AS day, prop_keys, prop_values', '')} AS carried
+  FROM ${events('person_id, toDate(timestamp) AS day, prop_keys, prop_values', '', where('property'))} AS carried
   ARRAY JOIN prop_keys AS k, prop_values AS v
   WHERE substring(k, 1, 9) = '$feature/' AND position(k, '\\x1F') = 0
 ) AS usage

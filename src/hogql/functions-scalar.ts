@@ -30,7 +30,7 @@ const sortedArray = (t: string[]): string => t.find((x) => x.startsWith('Array('
 /** Scalar functions by HogQL name. */
 export const SCALAR_FUNCTIONS: Record<string, FnDef> = {
   // logic and comparison (operators arrive as nodes; these are for people who call them by name)
-  not: fixed('not', 1, 1, 'UInt8'),
+  not: { ...fixed('not', 1, 1, 'UInt8'), ci: true },
   and: fixed('and', 2, INF, 'UInt8'),
   or: fixed('or', 2, INF, 'UInt8'),
   xor: fixed('xor', 2, INF, 'UInt8'),

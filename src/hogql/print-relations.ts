@@ -110,9 +110,17 @@ export function relation(
   }
   if (rel.kind === 'derived') {
     const list = [...cols.map(quoteIdentifier), ...marker]
+    const placed = (columns: Readonly<Record<string, string>>) => {
+      const level: Level = {
+        ref: (_src, column) => columns[column] ?? quoteIdentifier(column),
+        formatted: new Set(),
+      }
+      return pushed.map((e) => p.expr(e, level))
+    }
     return `(SELECT ${list.join(', ') || '1'} FROM (${rel.sql(
       team,
       (src.args ?? []).map((e) => p.expr(e, BARE)),
+      placed,
     )}) AS ${quoteIdentifier('_d')}) AS ${alias}`
   }
   if (rel.kind === 'physical') {
@@ -156,14 +164,18 @@ const COMPARISONS = new Set(['=', '!=', '<', '<=', '>', '>='])
  * compares `base`'s own columns with constants (through AND / OR / NOT), which cannot fail or
  * depend on any other column, so evaluating it on rows of other projects (should the server move it
  * ahead of the guard) neither errs nor tells anything. Versioned tables take conditions on their key
- * only (other columns are their newest values, known after the GROUP BY).
+ * only (other columns are their newest values, known after the GROUP BY); derived ones on the
+ * columns they declare pushable, which they place where those columns are plain reads or constants.
  */
 export function guardable(e: Expr, base: Source): boolean {
   if (base.kind !== 'table') return false
   const rel = base.table!.relation
-  if (rel.kind === 'derived') return false
   const column = (x: Expr): boolean =>
-    x.k === 'col' && x.src === base && (rel.kind === 'physical' || rel.key.includes(x.column))
+    x.k === 'col' &&
+    x.src === base &&
+    (rel.kind === 'physical' ||
+      (rel.kind === 'latest' && rel.key.includes(x.column)) ||
+      (rel.kind === 'derived' && (rel.pushable ?? []).includes(x.column)))
   // 18.16's index analysis fails on Nullable constants ("not of fixed size"): those stay outside.
   const constant = (x: Expr): boolean =>
     isConstant(x) && !/^Nullable/.test(x.type) && !(x.k === 'const' && x.value === null)

@@ -220,7 +220,8 @@ function compare(r: Resolution, node: Node, scope: Scope): Expr {
 function call(r: Resolution, node: Node, scope: Scope): Expr {
   const name = node.name as string
   const s = span(node)
-  if (name === 'not' && (node.args as Node[]).length === 1) {
+  // PostHog's `not` is case-insensitive: `NOT (a = b)` parses as a call of NOT.
+  if (name.toLowerCase() === 'not' && (node.args as Node[]).length === 1) {
     return { k: 'not', expr: r.expr(node.args[0], scope), type: 'UInt8' }
   }
   let fn = lookupFunction(name)

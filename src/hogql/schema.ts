@@ -14,8 +14,22 @@ export type RelationDef =
   | { kind: 'latest'; table: string; key: string[]; version: string; deleted?: string }
   // Rows computed by Burrow's own SQL for one project (every table it reads guarded, ending with the
   // guard's LIMIT barrier), e.g. flag usage aggregated from events.
-  // `printed` are the source's table-function arguments as printed SQL (constants only).
-  | { kind: 'derived'; sql: (teamId: number, printed: string[]) => string }
+  // `printed` are the source's table-function arguments as printed SQL (constants only). `pushable`
+  // names the output columns whose comparisons with constants the query's WHERE may hand to `sql`
+  // (`pushed`): each is a column the derived rows group by, so filtering the rows it is computed
+  // from keeps exactly the groups the WHERE would keep.
+  | {
+      kind: 'derived'
+      sql: (teamId: number, printed: string[], pushed: PushedConditions) => string
+      pushable?: readonly string[]
+    }
+
+/**
+ * The WHERE conditions handed to a derived relation, printed with each pushable column replaced by
+ * the SQL it has where the relation places them (a column name, an expression, a branch's constant).
+ * Empty when nothing was handed over.
+ */
+export type PushedConditions = (columns: Readonly<Record<string, string>>) => string[]
 
 /** What a field of a virtual table reads. */
 export type FieldDef =
@@ -156,7 +170,7 @@ export const TABLES: Record<string, TableDef> = {
   // the same rows as the 0005 view, without reading other projects').
   feature_flag_usage: {
     name: 'feature_flag_usage',
-    relation: { kind: 'derived', sql: flagUsageSQL },
+    relation: { kind: 'derived', sql: flagUsageSQL, pushable: ['day', 'source'] },
     fields: {
       flag: { kind: 'column', column: 'flag', type: 'String' },
       variant: { kind: 'column', column: 'variant', type: 'String' },

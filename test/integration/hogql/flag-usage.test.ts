@@ -111,6 +111,40 @@ describe('feature_flag_usage', () => {
     ])
   })
 
+  // Conditions on day and source are evaluated inside each source's read (flag-usage.ts), once with
+  // source = 'called' and once with 'property': OR, NOT and != must keep exactly the rows they keep
+  // when applied to the finished table.
+  it('filters by source and day through OR, NOT and !=', async () => {
+    expect(
+      await run(
+        `SELECT flag, sum(calls), sum(unique_persons) FROM feature_flag_usage
+         WHERE source = 'property' GROUP BY flag ORDER BY flag`,
+      ),
+    ).toEqual([
+      ['beta', 1, 1],
+      ['exp', 2, 1],
+    ])
+    // every call (beta 5, exp 2) and the properties of 03-02 (beta 1, exp 2)
+    expect(
+      await run(
+        `SELECT flag, sum(calls) FROM feature_flag_usage
+         WHERE source = 'called' OR day > '2024-03-01' GROUP BY flag ORDER BY flag`,
+      ),
+    ).toEqual([
+      ['beta', 6],
+      ['exp', 4],
+    ])
+    expect(
+      await run(
+        `SELECT source, sum(calls) FROM feature_flag_usage
+         WHERE NOT (source = 'property') AND day != '2024-03-01' GROUP BY source ORDER BY source`,
+      ),
+    ).toEqual([['called', 2]])
+    expect(
+      await run(`SELECT count() FROM feature_flag_usage WHERE source != 'called' AND day < '2024-03-02'`),
+    ).toEqual([[0]])
+  })
+
   it('never shows another project its rows, as the first table or joined', async () => {
     expect(
       await run('SELECT source, flag, variant, day, calls, unique_persons FROM feature_flag_usage', B),

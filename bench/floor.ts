@@ -1,0 +1,186 @@
+// Where single-event capture's ceiling is on this machine (issue #17): the same load generator as
+// bench/capture.ts (node:http keep-alive, 32 requests in flight, one event per request) against
+// servers that do less and less than Burrow, each in a process of its own as Burrow is:
+//   node             node:http, body parsed, a fixed 200 (no durability: the least any Node server does)
+//   fastify          the same through Fastify, Burrow's framework
+//   fastify-publish  Fastify, then one JetStream message per request, answered after its ack
+//   burrow           Burrow's /i/v0/e/ (role capture): key check, validation, group commit
+// and, as in bench/capture.ts, the baseline the issue names: one JetStream publish per event
+// straight from the bench process (no HTTP at all).
+// Run: npx tsx bench/floor.ts   (env SINGLES, ROUNDS)
+import { spawn } from 'node:child_process'
+import { join } from 'node:path'
+import { jetstream } from '@nats-io/jetstream'
+import { v7 as uuidv7 } from 'uuid'
+import { connectNats } from '../src/jetstream/connection.ts'
+import {
+  benchBurrow,
+  cpuSnapshot,
+  httpPost,
+  latencyLine,
+  procStats,
+  processTree,
+  rate,
+  runPool,
+} from './lib.ts'
+
+const SINGLES = Number(process.env.SINGLES ?? 5000)
+const ROUNDS = Number(process.env.ROUNDS ?? 3)
+const IN_FLIGHT = 32
+
+const burrow = await benchBurrow({ ROLE: 'capture', OVERFLOW_EVENTS_PER_SECOND: '1000000000' })
+const token = burrow.credentials.project_api_key
+const teamId = burrow.credentials.project_id
+
+const event = (i: number) => ({
+  api_key: token,
+  event: '$pageview',
+  distinct_id: `user-${i % 5000}`,
+  uuid: uuidv7(),
+  timestamp: new Date().toISOString(),
+  properties: { $current_url: `https://example.com/p/${i % 100}`, $browser: 'Chrome', $lib: 'bench', n: i },
+})
+
+interface Server {
+  url: string
+  pid: number
+  stop(): Promise<void>
+}
+
+async function floorServer(mode: string): Promise<Server> {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(import.meta.dirname, 'floor-server.ts')], {
+    env: { ...process.env, MODE: mode, NATS_URL: burrow.natsUrl, SUBJECT: 'events.live.0' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  })
+  const exited = new Promise((resolve) => child.once('exit', resolve))
+  const port = await new Promise<number>((resolve, reject) => {
+    let out = ''
+    child.stdout!.on('data', (b: Buffer) => {
+      out += b.toString()
+      const m = /listening (\d+)/.exec(out)
+      if (m) resolve(Number(m[1]))
+    })
+    child.once('exit', (code) => reject(new Error(`${mode} exited with ${code}: ${out}`)))
+  })
+  return {
+    url: `http://127.0.0.1:${port}`,
+    pid: child.pid!,
+    async stop() {
+      child.kill('SIGTERM')
+      await exited
+    },
+  }
+}
+
+const cpuOf = (pids: number[]) => {
+  const snaps = pids.map((p) => cpuSnapshot(p))
+  return () =>
+    pids.reduce(
+      (t, p, k) => t + [...cpuSnapshot(p)].reduce((s, [q, v]) => s + v - (snaps[k]!.get(q) ?? 0), 0),
+      0,
+    )
+}
+
+interface Result {
+  rate: number
+  latency: string
+  serverUs: number
+  generatorUs: number
+}
+
+/** `SINGLES` requests, 32 in flight; CPU per event of the server (and NATS when it publishes) and of the generator. */
+async function drive(url: string, serverPids: number[]): Promise<Result> {
+  await httpPost(`${url}/i/v0/e/`, JSON.stringify(event(0)))
+  const serverCpu = cpuOf(serverPids)
+  const gen0 = process.cpuUsage()
+  const t0 = performance.now()
+  const lat = await runPool(SINGLES, IN_FLIGHT, async (i) => {
+    const res = await httpPost(`${url}/i/v0/e/`, JSON.stringify(event(i)))
+    if (res.status !== 200) throw new Error(`${url}: ${res.status} ${res.text}`)
+  })
+  const ms = performance.now() - t0
+  const gen = process.cpuUsage(gen0)
+  return {
+    rate: rate(SINGLES, ms),
+    latency: latencyLine(lat),
+    serverUs: (serverCpu() / SINGLES) * 1e6,
+    generatorUs: ((gen.user + gen.system) / 1e6 / SINGLES) * 1e6,
+  }
+}
+
+const nc = await connectNats(burrow.natsUrl)
+const js = jetstream(nc)
+const enc = new TextEncoder()
+const natsPid = processTree(burrow.pid).find((p) => procStats(p)?.name === 'nats-server')
+
+async function direct(): Promise<Result> {
+  const natsCpu = cpuOf(natsPid ? [natsPid] : [])
+  const gen0 = process.cpuUsage()
+  const t0 = performance.now()
+  const lat = await runPool(SINGLES, IN_FLIGHT, async (i) => {
+    const e = event(i)
+    const body = {
+      v: 1,
+      team_id: teamId,
+      lane: 'live',
+      events: [{ ...e, now: e.timestamp, ip: '127.0.0.1' }],
+    }
+    await js.publish('events.live.0', enc.encode(JSON.stringify(body)), { msgID: e.uuid })
+  })
+  const ms = performance.now() - t0
+  const gen = process.cpuUsage(gen0)
+  return {
+    rate: rate(SINGLES, ms),
+    latency: latencyLine(lat),
+    serverUs: (natsCpu() / SINGLES) * 1e6,
+    generatorUs: ((gen.user + gen.system) / 1e6 / SINGLES) * 1e6,
+  }
+}
+
+const servers: Record<string, Server> = {}
+for (const mode of ['node', 'fastify', 'fastify-publish']) servers[mode] = await floorServer(mode)
+const burrowPids = [...cpuSnapshot(burrow.pid).keys()]
+
+const rows: Record<string, Result[]> = {}
+const add = (name: string, r: Result) => (rows[name] ??= []).push(r)
+// Rounds interleave every case so that a change in the machine's load falls on all of them; round 0
+// warms up every server and the generator (JIT) and is not counted.
+for (let round = 0; round <= ROUNDS; round++) {
+  if (round === 0) {
+    for (const s of [...Object.values(servers), burrow]) await drive(s.url, [])
+    await direct()
+    continue
+  }
+  add('direct publish (no HTTP)', await direct())
+  add('node:http, parse, 200', await drive(servers.node!.url, [servers.node!.pid]))
+  add('fastify, parse, 200', await drive(servers.fastify!.url, [servers.fastify!.pid]))
+  const fp = servers['fastify-publish']!
+  add('fastify + publish + ack', await drive(fp.url, natsPid ? [fp.pid, natsPid] : [fp.pid]))
+  add('burrow /i/v0/e/', await drive(burrow.url, burrowPids))
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
+const directRate = median(rows['direct publish (no HTTP)']!.map((r) => r.rate))
+console.log(`${SINGLES} single events per case, ${IN_FLIGHT} in flight, ${ROUNDS} rounds (median of rounds)`)
+console.log(
+  'case                          events/s  /direct  server CPU/event  generator CPU/event  last round latency',
+)
+for (const [name, rs] of Object.entries(rows)) {
+  const r = median(rs.map((x) => x.rate))
+  console.log(
+    `${name.padEnd(28)} ${String(r).padStart(9)}  ${(r / directRate).toFixed(2).padStart(7)}  ` +
+      `${median(rs.map((x) => x.serverUs))
+        .toFixed(0)
+        .padStart(12)} µs  ${median(rs.map((x) => x.generatorUs))
+        .toFixed(0)
+        .padStart(15)} µs  ${rs.at(-1)!.latency}`,
+  )
+}
+console.log(
+  'server CPU: the server process (+ nats-server where the case publishes); direct: nats-server only',
+)
+
+await nc.close()
+for (const s of Object.values(servers)) await s.stop()
+await burrow.cleanup()
+process.exit(0)
