@@ -84,6 +84,12 @@ export const EnvSchema = z.object({
   // User HogQL is compiled in worker threads, each compile within this budget.
   QUERY_COMPILE_WORKERS: z.coerce.number().int().min(1).max(16).default(2),
   QUERY_COMPILE_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
+  // Auto-materialization (src/queries/hot-properties.ts, docs/query.md): every interval, event
+  // properties whose queries spent at least MIN_SECONDS of ClickHouse time get a column, up to MAX_COLUMNS.
+  AUTO_MATERIALIZE: bool.default(true),
+  AUTO_MATERIALIZE_INTERVAL_SECONDS: z.coerce.number().positive().default(3600),
+  AUTO_MATERIALIZE_MIN_SECONDS: z.coerce.number().min(0).default(60),
+  AUTO_MATERIALIZE_MAX_COLUMNS: z.coerce.number().int().min(0).default(20),
   WEBHOOK_ALLOW_PRIVATE_NETWORKS: bool.default(false),
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().positive().default(15_000),
   SHUTDOWN_DRAIN_MS: z.coerce.number().int().min(0).default(0),

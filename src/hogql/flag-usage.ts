@@ -1,6 +1,5 @@
 import { quoteIdentifier } from './escape.ts'
 import { guardedTable } from './guard.ts'
-import type { PushedConditions } from './schema.ts'
 
 // The feature_flag_usage virtual table, read team-first: the same rows as the 0005 view
 // (schema/clickhouse/0005_feature_flag_usage.sql) for one project, computed from that project's
@@ -20,7 +19,8 @@ const ZERO_UUID = "toUUID('00000000-0000-0000-0000-000000000000')"
 export function flagUsageSQL(
   teamId: number,
   _printed: string[] = [],
-  pushed: PushedConditions = () => [],
+  // schema.ts's PushedConditions (not imported: schema.ts imports this file)
+  pushed: (columns: Readonly<Record<string, string>>) => string[] = () => [],
 ): string {
   const events = (cols: string, tail: string, also: string[] = []) =>
     guardedTable(quoteIdentifier('events'), teamId, cols, tail, also)

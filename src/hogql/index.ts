@@ -47,6 +47,11 @@ export interface CompiledQuery {
   types: string[]
   /** the LIMIT applied to the outermost SELECT (default or capped); none for a UNION and the like */
   limit?: number
+  /**
+   * Top-level event properties read from the key/value arrays (no materialized column), when any:
+   * the query runner counts their ClickHouse time for auto-materialization.
+   */
+  eventProperties?: string[]
 }
 
 /** The LIMIT a statement without one gets. */
@@ -124,5 +129,7 @@ export function compileHogQLSync(query: string, opts: CompileOptions): CompiledQ
   const columns = outputItems(q)
     .filter((i) => !i.hidden)
     .map((i) => i.name)
-  return { hogql: query, clickhouse, columns, types: printer.outputTypes(q), limit }
+  const compiled: CompiledQuery = { hogql: query, clickhouse, columns, types: printer.outputTypes(q), limit }
+  if (resolver.eventProperties.size) compiled.eventProperties = [...resolver.eventProperties]
+  return compiled
 }

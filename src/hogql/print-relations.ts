@@ -110,13 +110,8 @@ export function relation(
   }
   if (rel.kind === 'derived') {
     const list = [...cols.map(quoteIdentifier), ...marker]
-    const placed = (columns: Readonly<Record<string, string>>) => {
-      const level: Level = {
-        ref: (_src, column) => columns[column] ?? quoteIdentifier(column),
-        formatted: new Set(),
-      }
-      return pushed.map((e) => p.expr(e, level))
-    }
+    const placed = (cols: Readonly<Record<string, string>>) =>
+      pushed.map((e) => p.expr(e, { ref: (_s, c) => cols[c] ?? quoteIdentifier(c), formatted: new Set() }))
     return `(SELECT ${list.join(', ') || '1'} FROM (${rel.sql(
       team,
       (src.args ?? []).map((e) => p.expr(e, BARE)),

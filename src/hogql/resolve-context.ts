@@ -59,6 +59,11 @@ export interface Scope {
 export interface Resolution {
   readonly opts: ResolveOptions
   readonly parser: HogQLParser
+  /**
+   * Top-level event properties the statement reads from the key/value arrays (those without a
+   * materialized column): what auto-materialization counts (src/queries/hot-properties.ts).
+   */
+  readonly eventProperties: Set<string>
   /** A fresh id for a new source. */
   newSourceId(): number
   /** Resolves a SELECT or set query with the CTEs in scope. */

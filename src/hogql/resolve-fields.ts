@@ -146,6 +146,7 @@ function readField(
         src.used.add(materialized)
         return { k: 'col', src, column: materialized, type: 'Nullable(String)' }
       }
+      if (table.name === 'events' && rest.length === 1) r.eventProperties.add(String(rest[0]))
       src.used.add(def.keys)
       src.used.add(def.values)
       // Nested object paths are stored with their keys joined by the unit separator.

@@ -34,6 +34,7 @@ export type { ResolveOptions } from './resolve-context.ts'
 export class Resolver implements Resolution {
   private nextId = 1
   readonly opts: ResolveOptions
+  readonly eventProperties = new Set<string>()
 
   constructor(
     readonly parser: HogQLParser,

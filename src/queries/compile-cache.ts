@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks'
 import { LRUCache } from 'lru-cache'
 import { compileHogQL, type CompiledQuery, type CompileOptions } from '../hogql/index.ts'
 import { materializedProperties } from '../hogql/materialized.ts'
@@ -51,15 +52,32 @@ function keyOf(query: string, opts: CompileOptions): string {
 export async function compileHogQLCached(query: string, opts: CompileOptions): Promise<CompiledQuery> {
   const key = keyOf(query, opts)
   const hit = cache.get(key)
-  if (hit) return copy(hit)
-  const compiled = await compileHogQL(query, opts)
-  cache.set(key, copy(compiled))
+  const compiled = hit ? copy(hit) : await compileHogQL(query, opts)
+  if (!hit) cache.set(key, copy(compiled))
+  const reads = propertyReads.getStore()
+  if (reads) for (const p of compiled.eventProperties ?? []) reads.add(p)
   return compiled
 }
 
 // Callers own what they get back (some extend or reshape it); the cached entry stays untouched.
 function copy(c: CompiledQuery): CompiledQuery {
   return { ...c, columns: [...c.columns], types: [...c.types] }
+}
+
+// A kind's compile may compile several HogQL statements and print its own statement around them
+// (insights): the event properties they read are gathered here, cache hits included.
+const propertyReads = new AsyncLocalStorage<Set<string>>()
+
+/**
+ * Runs a kind's compile and sets `eventProperties` on its result to the top-level event properties
+ * every HogQL statement compiled within it read from the key/value arrays (none: left unset).
+ */
+export async function withEventProperties<T extends CompiledQuery>(compile: () => Promise<T>): Promise<T> {
+  const reads = new Set<string>()
+  const out = await propertyReads.run(reads, compile)
+  for (const p of out.eventProperties ?? []) reads.add(p)
+  if (reads.size) out.eventProperties = [...reads]
+  return out
 }
 
 /** Empties the cache (tests). */

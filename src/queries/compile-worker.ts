@@ -8,6 +8,7 @@ import { AppError } from '../http/errors.ts'
 import { HogQLError } from '../hogql/errors.ts'
 import { setMaterializedProperties } from '../hogql/materialized.ts'
 import { getParser } from '../hogql/parse.ts'
+import { withEventProperties } from './compile-cache.ts'
 import { queryKind } from './kinds.ts'
 import type { DataFacts } from './person-overrides.ts'
 import './kind-registrations.ts'
@@ -54,7 +55,11 @@ port.on('message', (job: CompileJob) => {
   setMaterializedProperties(new Map(job.materialized))
   // the kind's own compile, exactly as the main thread would run it
   Promise.resolve()
-    .then(() => queryKind(job.query.kind).compile(job.query, job.project, job.server, job.facts))
+    .then(() =>
+      withEventProperties(() =>
+        queryKind(job.query.kind).compile(job.query, job.project, job.server, job.facts),
+      ),
+    )
     .then(
       (ok) => port.postMessage({ id: job.id, ok } satisfies CompileAnswer),
       (err: unknown) => port.postMessage({ id: job.id, ...failure(err) } satisfies CompileAnswer),

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify'
 import type { ApiContext } from '../http/routes.ts'
 import { setMaterializedProperties } from '../hogql/materialized.ts'
 import { loadMaterialized } from '../clickhouse/materialize.ts'
+import { startAutoMaterialize } from './hot-properties.ts'
 import { registerQueryRoutes } from './routes.ts'
 import { QueryRunner } from './runner.ts'
 import './kind-registrations.ts'
@@ -28,6 +29,14 @@ export async function registerQueries(app: FastifyInstance, ctx: ApiContext): Pr
   const timer = setInterval(refresh, MATERIALIZED_REFRESH_MS)
   timer.unref()
   app.addHook('onClose', async () => clearInterval(timer))
+  if (c.AUTO_MATERIALIZE) {
+    const stop = startAutoMaterialize(ctx.rt, {
+      intervalMs: c.AUTO_MATERIALIZE_INTERVAL_SECONDS * 1000,
+      minSeconds: c.AUTO_MATERIALIZE_MIN_SECONDS,
+      maxColumns: c.AUTO_MATERIALIZE_MAX_COLUMNS,
+    })
+    app.addHook('onClose', async () => stop())
+  }
 }
 
 const MATERIALIZED_REFRESH_MS = 30_000

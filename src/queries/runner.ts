@@ -23,6 +23,7 @@ import { CompileGate, type CompileGateOptions } from './compile-gate.ts'
 import { type KindCompiled, queryKind } from './kinds.ts'
 import type { QueryRequest, QueryStatus, RefreshMode } from './schema.ts'
 import { FactsCompiler } from './facts-compile.ts'
+import { hotProperties } from './hot-properties.ts'
 import { PersonOverrides } from './person-overrides.ts'
 import { newStatus, QueryStatusStore } from './status.ts'
 
@@ -200,6 +201,7 @@ export class QueryRunner {
     }
     const ms = performance.now() - t0
     queryDurationSeconds.observe({ kind: req.query.kind }, ms / 1000)
+    hotProperties.record(compiled.eventProperties, out.elapsed)
     const finished = extra.buckets ? await extra.buckets.finish(out.rows, compiled) : undefined
     const rows = finished?.rows ?? out.rows
     const limit = compiled.paging?.limit ?? compiled.limit ?? null

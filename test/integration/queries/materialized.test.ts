@@ -73,6 +73,55 @@ describe('materialized property columns', () => {
     expect(await materializeProperty(clickhouse(), TableAdmin.single(clickhouse()), PROP)).toBe(column)
   })
 
+  // Auto-materialization (src/queries/hot-properties.ts): a Burrow whose period is short and whose
+  // threshold is any time at all gives the properties its queries read a column, insights included.
+  it('materializes the properties queries spend time on, then reads them from the column', async () => {
+    const hot = `${PROP}_hot`
+    const other = `${PROP}_cold`
+    await insertEvents(clickhouse(), [
+      { ...event('Chrome', '2026-05-01 10:00:00.000'), properties: { [hot]: 'Chrome', [other]: 'x' } },
+      { ...event('Chrome', '2026-05-01 11:00:00.000'), properties: { [hot]: 'Chrome' } },
+      { ...event('Opera', '2026-05-02 10:00:00.000'), properties: { [hot]: 'Opera' } },
+    ])
+    const auto = await startTestBurrow({
+      AUTO_MATERIALIZE_INTERVAL_SECONDS: '0.3',
+      AUTO_MATERIALIZE_MIN_SECONDS: '0',
+    })
+    try {
+      const q = api(auto.url, await createTestKey(['query:read'], [project.id]))
+      const trends = () =>
+        q('POST', `/api/projects/${project.id}/query/`, {
+          query: {
+            kind: 'TrendsQuery',
+            series: [{ kind: 'EventsNode', event: '$pageview', math: 'total' }],
+            dateRange: { date_from: '2026-05-01', date_to: '2026-05-02' },
+            breakdownFilter: { breakdown: hot },
+          },
+          refresh: 'force_blocking',
+        })
+      const before = await trends()
+      expect(before.status).toBe(200)
+      const series = (r: typeof before) =>
+        r.body.results.map((s: { breakdown_value: string; data: number[] }) => [s.breakdown_value, s.data])
+      expect(series(before)).toEqual([
+        ['Chrome', [2, 0]],
+        ['Opera', [0, 1]],
+      ])
+      expect(before.body.clickhouse).not.toContain(columnFor(hot))
+      let after = before
+      for (let i = 0; i < 100 && !after.body.clickhouse.includes(columnFor(hot)); i++) {
+        await new Promise((r) => setTimeout(r, 100))
+        after = await trends()
+      }
+      expect(after.body.clickhouse).toContain(columnFor(hot))
+      expect(series(after)).toEqual(series(before))
+      // a property no query read gets nothing
+      expect((await loadMaterialized(clickhouse())).has(other)).toBe(false)
+    } finally {
+      await auto.stop()
+    }
+  })
+
   it('refuses names that are not a top-level property', async () => {
     await expect(materializeProperty(clickhouse(), TableAdmin.single(clickhouse()), '')).rejects.toThrow(
       /property/,
