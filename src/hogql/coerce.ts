@@ -23,7 +23,7 @@ function isNullConst(e: Expr): boolean {
 
 function isProp(e: Expr): boolean {
   if (e.k === 'item') return isProp(e.item.expr)
-  return e.k === 'prop'
+  return e.k === 'prop' || (e.k === 'col' && e.property === true)
 }
 
 const toNumber = (e: Expr): Expr => tpl(['toFloat64OrNull(', ')'], [e], 'Nullable(Float64)')

@@ -10,7 +10,9 @@ export type Expr =
   | { k: 'const'; value: string | number | boolean | null; type: string }
   // A column of a source. `tz`: print in the project time zone (DateTime values).
   // `ms`: the epoch-milliseconds twin column, for output with millisecond precision.
-  | { k: 'col'; src: Source; column: string; type: string; ms?: string; tz?: boolean }
+  // `property`: a property's value read from a column of its own (materialized), compared as a
+  // property read is (coerce.ts).
+  | { k: 'col'; src: Source; column: string; type: string; ms?: string; tz?: boolean; property?: boolean }
   // A property read: the value stored under `key` in a key/value array pair of a source.
   | { k: 'prop'; src: Source; keys: string; values: string; key: string; type: string }
   | { k: 'item'; item: SelectItem; type: string }

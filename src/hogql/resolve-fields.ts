@@ -144,7 +144,7 @@ function readField(
         table.name === 'events' && rest.length === 1 ? r.opts.materialized?.get(String(rest[0])) : undefined
       if (materialized) {
         src.used.add(materialized)
-        return { k: 'col', src, column: materialized, type: 'Nullable(String)' }
+        return { k: 'col', src, column: materialized, type: 'Nullable(String)', property: true }
       }
       if (table.name === 'events' && rest.length === 1) r.eventProperties.add(String(rest[0]))
       src.used.add(def.keys)

@@ -122,6 +122,37 @@ describe('materialized property columns', () => {
     }
   })
 
+  // A property compared with a number is read as a number, with a boolean as its stored text
+  // (PostHog's property comparisons): the same when the property has a column of its own.
+  it('compares a materialized property with numbers and booleans as it compares the arrays', async () => {
+    const num = `${PROP}_n`
+    const flag = `${PROP}_b`
+    await insertEvents(clickhouse(), [
+      { ...event(null, '2026-06-01 10:00:00.000'), properties: { [num]: 5, [flag]: true } },
+      { ...event(null, '2026-06-01 11:00:00.000'), properties: { [num]: 7, [flag]: false } },
+      { ...event(null, '2026-06-01 12:00:00.000'), properties: { [num]: 'x' } },
+    ])
+    const texts = [
+      `SELECT count() FROM events WHERE properties.${num} = 5`,
+      `SELECT count() FROM events WHERE properties.${num} > 6`,
+      `SELECT count() FROM events WHERE properties.${num} IN (5, 7)`,
+      `SELECT count() FROM events WHERE properties.${flag} = true`,
+      `SELECT count() FROM events WHERE 7 = properties.${num}`,
+    ]
+    const expected = [[[1]], [[1]], [[2]], [[1]], [[1]]]
+    for (const [i, t] of texts.entries()) expect((await run(t)).body.results).toEqual(expected[i])
+    const map = new Map(await loadMaterialized(clickhouse()))
+    for (const p of [num, flag])
+      map.set(p, await materializeProperty(clickhouse(), TableAdmin.single(clickhouse()), p))
+    setMaterializedProperties(map)
+    for (const [i, t] of texts.entries()) {
+      const r = await run(t)
+      expect(r.status).toBe(200)
+      expect(r.body.clickhouse).toContain(columnFor(t.includes(flag) ? flag : num))
+      expect(r.body.results).toEqual(expected[i])
+    }
+  })
+
   it('refuses names that are not a top-level property', async () => {
     await expect(materializeProperty(clickhouse(), TableAdmin.single(clickhouse()), '')).rejects.toThrow(
       /property/,
