@@ -64,6 +64,9 @@ export interface Source {
   sample?: SampleRange
   // Columns the query reads from this source (physical columns for tables, output names for queries).
   used: Set<string>
+  // Properties of a versioned table read as columns of their own (name → where the value is): the
+  // newest value of one key, where the arrays' newest versions would be every key's (print-relations.ts).
+  propColumns?: Map<string, { keys: string; values: string; key: string }>
   // Set by the printer.
   printAlias?: string
   span: Span

@@ -1,9 +1,10 @@
-import { hasAggregate, isConstant, mentionsLevelNames, sourcesOf } from './analysis.ts'
+import { sourcesOf } from './analysis.ts'
 import { HogQLError } from './errors.ts'
-import { quoteIdentifier } from './escape.ts'
+import { escapeString, quoteIdentifier } from './escape.ts'
 import { guardedTable, timestampBoundsOfDay } from './guard.ts'
 import { type Expr, outputItems, type Select, type Source } from './ir.ts'
 import type { Level, PrintContext } from './print-context.ts'
+import { andOf, canPushBelowJoins, conjunctsOf, type GuardSplit, pushable } from './print-pushdown.ts'
 import { ExprVisitor } from './visitor.ts'
 
 // What a SELECT level reads: tables (each with the team guard), subqueries and joins, printed so
@@ -22,13 +23,6 @@ import { ExprVisitor } from './visitor.ts'
 export const MATCHED = '_matched'
 
 const SIMPLE_NAME = /^[A-Za-z_$][A-Za-z0-9_$]*$/
-const SAFE_JOIN_FOR_PUSHDOWN = new Set([
-  'INNER JOIN',
-  'LEFT JOIN',
-  'ANY LEFT JOIN',
-  'ANY INNER JOIN',
-  'CROSS JOIN',
-])
 const INNER_AS_LEFT = new Set(['INNER JOIN', 'ANY INNER JOIN'])
 const JOIN_KEYWORD: Record<string, string> = {
   'INNER JOIN': 'ALL LEFT JOIN',
@@ -124,14 +118,28 @@ export function relation(
     const barrier = p.opts.capabilities.guardBarrier
     return `${guardedTable(quoteIdentifier(rel.table), team, list.join(', ') || '1', '', inside, barrier)} AS ${alias}`
   }
-  // Newest version per key; argMax keeps every column of the same (newest) row.
+  // Newest version per key; argMax keeps every column of the same (newest) row. A property read
+  // as its own column is the newest value of its key (in a tuple: a Nullable argMax would skip a
+  // version without the key); where the arrays are read too, it is taken from their newest version
+  // a level around (18.16 would expand their argMax aliases inside its argMax).
   const keys = rel.key.map(quoteIdentifier)
+  const props = src.propColumns ?? new Map<string, { keys: string; values: string; key: string }>()
+  const raw = [...props.values()].some((x) => cols.includes(x.keys) || cols.includes(x.values))
+  const value = (c: string) => {
+    const x = props.get(c)!
+    const values = `CAST(${quoteIdentifier(x.values)} AS Array(Nullable(String)))`
+    return `arrayElement(${values}, indexOf(${quoteIdentifier(x.keys)}, ${escapeString(x.key)}))`
+  }
+  const version = quoteIdentifier(rel.version)
+  const newest = (c: string) =>
+    props.has(c)
+      ? `tupleElement(argMax(tuple(${value(c)}), ${version}), 1) AS ${quoteIdentifier(c)}`
+      : `argMax(${quoteIdentifier(c)}, ${version}) AS ${quoteIdentifier(c)}`
   const list = [
     ...rel.key.filter((k) => cols.includes(k) || cols.length === 0).map(quoteIdentifier),
-    ...cols
-      .filter((c) => !rel.key.includes(c))
-      .map((c) => `argMax(${quoteIdentifier(c)}, ${quoteIdentifier(rel.version)}) AS ${quoteIdentifier(c)}`),
+    ...cols.filter((c) => !rel.key.includes(c) && !(raw && props.has(c))).map(newest),
   ]
+  if (raw) copies.push(...cols.filter((c) => props.has(c)).map((c) => `${value(c)} AS ${quoteIdentifier(c)}`))
   if (!list.length) list.push(keys[0]!)
   list.push(...marker)
   let tail = `GROUP BY ${keys.join(', ')}`
@@ -151,49 +159,6 @@ export function relation(
 
 // Inside a guarded read the table is unaliased: its columns are named bare.
 const BARE: Level = { ref: (_src, column) => quoteIdentifier(column), formatted: new Set() }
-
-const COMPARISONS = new Set(['=', '!=', '<', '<=', '>', '>='])
-
-/**
- * Whether `e`, a condition of the level's WHERE, may go inside the guarded read of `base`: it
- * compares `base`'s own columns with constants (through AND / OR / NOT), which cannot fail or
- * depend on any other column, so evaluating it on rows of other projects (should the server move it
- * ahead of the guard) neither errs nor tells anything. Versioned tables take conditions on their key
- * only (other columns are their newest values, known after the GROUP BY); derived ones on the
- * columns they declare pushable, which they place where those columns are plain reads or constants.
- */
-export function guardable(e: Expr, base: Source): boolean {
-  if (base.kind !== 'table') return false
-  const rel = base.table!.relation
-  const column = (x: Expr): boolean =>
-    x.k === 'col' &&
-    x.src === base &&
-    (rel.kind === 'physical' ||
-      (rel.kind === 'latest' && rel.key.includes(x.column)) ||
-      (rel.kind === 'derived' && (rel.pushable ?? []).includes(x.column)))
-  // 18.16's index analysis fails on Nullable constants ("not of fixed size"): those stay outside.
-  const constant = (x: Expr): boolean =>
-    isConstant(x) && !/^Nullable/.test(x.type) && !(x.k === 'const' && x.value === null)
-  switch (e.k) {
-    case 'and':
-    case 'or':
-      return e.items.length > 0 && e.items.every((i) => guardable(i, base))
-    case 'not':
-      return guardable(e.expr, base)
-    case 'op':
-      // A null-safe comparison of a Nullable column answers a constant where it is NULL.
-      if (e.ifNull && e.ifNull.k !== 'const') return false
-      if (e.op === 'IN' || e.op === 'NOT IN') {
-        return column(e.left) && e.right.k === 'tuple' && e.right.items.every(constant)
-      }
-      return (
-        COMPARISONS.has(e.op) &&
-        ((column(e.left) && constant(e.right)) || (constant(e.left) && column(e.right)))
-      )
-    default:
-      return false
-  }
-}
 
 /** The name of the copy of `src`'s key column `column` that ON compares (18.16, see above). */
 function keyCopy(src: Source, column: string): string {
@@ -348,48 +313,4 @@ export function nestJoins(p: PrintContext, s: Select, outer: Level, split: Guard
     innerAlias = `_j${k}`
   }
   throw new Error('printer: unreachable')
-}
-
-/**
- * A level's WHERE, split into what goes inside the first source's guarded read and the rest;
- * `implied` are the rest's conditions on the first source alone, whose implied time bounds
- * (timestampBoundsOfDay) go inside too while they themselves stay outside.
- */
-export interface GuardSplit {
-  inside: Expr[]
-  implied: Expr[]
-  where?: Expr
-}
-
-/**
- * Moves the WHERE conditions guardable() accepts into the first source's guarded read, when no
- * join can bring back rows of the first source that the condition removed.
- */
-export function splitForGuard(s: Select): GuardSplit {
-  const conjuncts = conjunctsOf(s.where)
-  const base = s.sources[0]
-  if (!base || !canPushBelowJoins(s)) return { inside: [], implied: [], where: s.where }
-  const inside = conjuncts.filter((c) => guardable(c, base))
-  const outside = conjuncts.filter((c) => !inside.includes(c))
-  const implied = base.kind === 'table' ? outside.filter((c) => pushable(c, base)) : []
-  return { inside, implied, where: andOf(outside) }
-}
-
-function conjunctsOf(e: Expr | undefined): Expr[] {
-  return !e ? [] : e.k === 'and' ? e.items : [e]
-}
-
-function canPushBelowJoins(s: Select): boolean {
-  return s.sources.slice(1).every((x) => SAFE_JOIN_FOR_PUSHDOWN.has(x.joinType!))
-}
-
-function andOf(items: Expr[]): Expr | undefined {
-  if (!items.length) return undefined
-  return items.length === 1 ? items[0] : { k: 'and', items, type: 'UInt8' }
-}
-
-function pushable(e: Expr, first: Source): boolean {
-  if (hasAggregate(e) || mentionsLevelNames(e)) return false
-  const srcs = sourcesOf(e)
-  return srcs.size > 0 && [...srcs].every((x) => x === first)
 }

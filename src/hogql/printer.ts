@@ -11,8 +11,8 @@ import {
   MATCHED,
   nestJoins,
   relation,
-  splitForGuard,
 } from './print-relations.ts'
+import { splitForGuard } from './print-pushdown.ts'
 
 // Prints the resolved IR as ClickHouse SQL that runs on 18.16 and on current releases. This file
 // holds statements and SELECT levels; tables, joins and the team guard are in print-relations.ts,

@@ -147,9 +147,13 @@ function readField(
         return { k: 'col', src, column: materialized, type: 'Nullable(String)', property: true }
       }
       if (table.name === 'events' && rest.length === 1) r.eventProperties.add(String(rest[0]))
+      // Nested object paths are stored with their keys joined by the unit separator.
+      if (table.relation.kind === 'latest') {
+        const column = latestPropColumn(src, def, rest.join('\x1F'))
+        return { k: 'col', src, column, type: 'Nullable(String)', property: true }
+      }
       src.used.add(def.keys)
       src.used.add(def.values)
-      // Nested object paths are stored with their keys joined by the unit separator.
       return {
         k: 'prop',
         src,
@@ -304,6 +308,21 @@ export function using(r: Resolution, expr: Node, right: Source, scope: Scope): E
     return coerceCompare('=', l, rr, r.opts.tz)
   })
   return parts.length === 1 ? parts[0]! : { k: 'and', items: parts, type: 'UInt8' }
+}
+
+// A property of a versioned table (persons, groups) as a column of its source, one per key: the
+// relation prints the newest value of that key alone, not the newest arrays of every key.
+function latestPropColumn(
+  src: Source,
+  def: Extract<FieldDef, { kind: 'properties' }>,
+  key: string,
+): string {
+  src.propColumns ??= new Map()
+  for (const [name, p] of src.propColumns) if (p.key === key && p.values === def.values) return name
+  const name = `_p${src.propColumns.size}_${def.values}`
+  src.propColumns.set(name, { keys: def.keys, values: def.values, key })
+  src.used.add(name)
+  return name
 }
 
 // `properties.list.1.id`, `properties.list[1]['id']`: the top-level property's stored JSON, read

@@ -1,8 +1,9 @@
 // Runs printed HogQL against the real ClickHouse (18.16 on dev machines) and checks the results
 // against rows inserted here by hand. Two teams hold look-alike data to prove isolation.
 import { beforeAll, describe, expect, it } from 'vitest'
-import { type CompileOptions, compileHogQL, HogQLError } from '../../../src/hogql/index.ts'
-import { clickhouse, uniqueTeamId } from '../../harness/index.ts'
+import { atLeast, parseVersion } from '../../../src/hogql/capabilities.ts'
+import { capabilitiesOf, type CompileOptions, compileHogQL, HogQLError } from '../../../src/hogql/index.ts'
+import { clickhouse, stack, uniqueTeamId } from '../../harness/index.ts'
 import { insertDistinctIds, insertEvents, insertGroups, insertOverrides, insertPersons } from './fixtures.ts'
 
 const ch = clickhouse()
@@ -529,5 +530,59 @@ describe('isolation', () => {
     await expect(run('select 1 settings readonly = 0')).rejects.toMatchObject({
       code: 'settings_not_allowed',
     })
+  })
+})
+
+// A versioned table's property is the newest version's value of that key (print-relations.ts reads
+// it as a column of its own): a key the newest version dropped reads NULL even though an older
+// version had it, alone or beside a read that needs the whole arrays (a property path).
+describe('properties of the newest person version', () => {
+  const C = uniqueTeamId() + 2
+  const PX = '00000000-0000-4000-8000-0000000000c1'
+  const PY = '00000000-0000-4000-8000-0000000000c2'
+  beforeAll(async () => {
+    await insertPersons(ch, [
+      {
+        team: C,
+        id: PX,
+        createdAt: '2024-01-01 00:00:00.000',
+        properties: { plan: 'pro', tier: 'a' },
+        version: 1,
+      },
+      { team: C, id: PX, createdAt: '2024-01-01 00:00:00.000', properties: { tier: 'b' }, version: 2 },
+      {
+        team: C,
+        id: PY,
+        createdAt: '2024-01-02 00:00:00.000',
+        properties: { plan: 'free', list: [7, 8] },
+        version: 1,
+      },
+    ])
+  })
+
+  it('reads each key from the newest version only', async () => {
+    expect(
+      await run('SELECT id, properties.plan, properties.tier FROM persons ORDER BY id', { teamId: C }),
+    ).toEqual([
+      [PX, null, 'b'],
+      [PY, 'free', null],
+    ])
+    expect(await run(`SELECT count() FROM persons WHERE properties.plan = 'pro'`, { teamId: C })).toEqual([
+      [0],
+    ])
+  })
+
+  // Property paths need JSON path functions (26.1 on): on 18.16 this is a clear refusal instead.
+  it('gives the same values beside a property path', async () => {
+    const text = 'SELECT id, properties.plan, properties.list.2 FROM persons ORDER BY id'
+    const capabilities = capabilitiesOf(stack().clickhouse.version)
+    if (!atLeast(parseVersion(capabilities.version), '26.1')) {
+      await expect(run(text, { teamId: C, capabilities })).rejects.toThrow(/26\.1 or later/)
+      return
+    }
+    expect(await run(text, { teamId: C, capabilities })).toEqual([
+      [PX, null, null],
+      [PY, 'free', '8'],
+    ])
   })
 })
