@@ -80,7 +80,8 @@ export const NEWER_FUNCTIONS: Record<string, FnDef> = {
   // PostHog's clickhouse/strings.py
   ...each(['leftPadUTF8', 'rightPadUTF8'], 2, 3, 'String'),
   ...each(['lpad', 'rpad'], 3, 3, 'String'),
-  repeat: n('repeat', 2, 2, 'String'),
+  // case-insensitive in PostHog's single-file mapping.py
+  repeat: { ...n('repeat', 2, 2, 'String'), ci: true },
   isValidUTF8: n('isValidUTF8', 1, 1, 'UInt8'),
   ascii: { ...n('ascii', 1, 1, 'Int32'), ci: true },
   ...each(

@@ -83,7 +83,8 @@ export const SCALAR_FUNCTIONS: Record<string, FnDef> = {
   greatest: { ...fixed('greatest', 2, 2, first), ci: true },
   isNaN: fixed('isNaN', 1, 1, 'UInt8'),
   isFinite: fixed('isFinite', 1, 1, 'UInt8'),
-  rand: fixed('rand', 0, 0, 'UInt32'),
+  // PostHog's test_mapping.py resolves RAND
+  rand: { ...fixed('rand', 0, 0, 'UInt32'), ci: true },
 
   // strings
   length: { ...fixed('length', 1, 1, 'UInt64'), ci: true },

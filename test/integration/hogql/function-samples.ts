@@ -291,6 +291,7 @@ export const CASE_INSENSITIVE_SAMPLES: [string, unknown][] = [
   ['CEIL(2.1)', 3],
   ['TRUNC(2.7)', 2],
   ['ROUND(2.7)', 3],
+  ['RAND() >= 0', 1],
   ["SORTABLESEMVER('1.2.3')", [1, 2, 3]],
 ]
 
@@ -303,6 +304,7 @@ export const CASE_INSENSITIVE_NEWER: [string, unknown][] = [
   ['DEGREES(0)', 0],
   ['RADIANS(0)', 0],
   ['FACTORIAL(3)', '6'],
+  ["REPEAT('ab', 2)", 'abab'],
 ]
 
 /** Case-insensitive aggregates over (select number ... from numbers(5)) = 0..4. */

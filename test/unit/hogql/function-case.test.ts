@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest'
 import { capabilitiesOf, compileHogQL } from '../../../src/hogql/index.ts'
 
-// PostHog's case-insensitive names (written from its function tables), each with arguments.
+// PostHog's case-insensitive names (written from its function tables and tests), each with arguments.
 const CASE_INSENSITIVE: [string, string][] = [
   ['not', '1 = 2'],
   ['if', "1, 'a', 'b'"],
@@ -60,6 +60,9 @@ const CASE_INSENSITIVE: [string, string][] = [
   ['sum', '1'],
   ['avg', '1'],
   ['sortableSemVer', "'1.2.3'"],
+  // case-insensitive in PostHog's test_mapping.py (RAND) and its single-file mapping.py (repeat)
+  ['rand', ''],
+  ['repeat', "'a', 2"],
 ]
 
 const CURRENT = capabilitiesOf('26.1.1')
