@@ -23,7 +23,7 @@ export interface FnDef {
   agg?: boolean
   // Parametric aggregates: quantile(0.5)(x).
   params?: [number, number]
-  // Names that SQL users habitually type in any case (COUNT, Sum, ...).
+  // PostHog resolves the name in any case (its case_sensitive=False: COUNT, Abs, LOG10, ...).
   ci?: boolean
   // The first release (of those Burrow is tested with) that has the function; older servers get a 400.
   since?: string

@@ -40,18 +40,16 @@ export const EVERYWHERE_FUNCTIONS: Record<string, FnDef> = {
   isEmpty: n('empty', 1, 1, 'UInt8'),
   isNotEmpty: n('notEmpty', 1, 1, 'UInt8'),
   // maths and bits
-  ...each(
-    ['exp2', 'exp10', 'sin', 'cos', 'tan', 'asin', 'acos', 'atan', 'cbrt', 'erf', 'erfc', 'lgamma', 'tgamma'],
-    1,
-    1,
-    'Float64',
+  ...each(['exp2', 'exp10', 'cbrt', 'erf', 'erfc', 'lgamma', 'tgamma'], 1, 1, 'Float64'),
+  ...Object.fromEntries(
+    ['sin', 'cos', 'tan', 'asin', 'acos', 'atan'].map((f) => [f, { ...n(f, 1, 1, 'Float64'), ci: true }]),
   ),
   e: n('e', 0, 0, 'Float64'),
   pi: n('pi', 0, 0, 'Float64'),
   ...each(['intExp2', 'intExp10', 'roundToExp2', 'roundDuration', 'roundAge'], 1, 1, 'UInt64'),
   gcd: n('gcd', 2, 2, first),
   lcm: n('lcm', 2, 2, first),
-  trunc: n('trunc', 1, 2, first),
+  trunc: { ...n('trunc', 1, 2, first), ci: true },
   truncate: n('truncate', 1, 2, first),
   ceiling: { ...n('ceil', 1, 2, first), ci: true },
   isInfinite: n('isInfinite', 1, 1, 'UInt8'),

@@ -66,8 +66,8 @@ export const NEWER_FUNCTIONS: Record<string, FnDef> = {
   width_bucket: n('width_bucket', 4, 4, 'UInt64'),
   roundBankers: n('roundBankers', 1, 2, first),
   roundDown: n('roundDown', 2, 2, first),
-  max2: n('max2', 2, 2, 'Float64'),
-  min2: n('min2', 2, 2, 'Float64'),
+  max2: { ...n('max2', 2, 2, 'Float64'), ci: true },
+  min2: { ...n('min2', 2, 2, 'Float64'), ci: true },
   base64Encode: n('base64Encode', 1, 1, 'String'),
   base64Decode: n('base64Decode', 1, 1, 'String'),
   tryBase64Decode: n('tryBase64Decode', 1, 1, 'String'),
@@ -80,7 +80,8 @@ export const NEWER_FUNCTIONS: Record<string, FnDef> = {
   // PostHog's clickhouse/strings.py
   ...each(['leftPadUTF8', 'rightPadUTF8'], 2, 3, 'String'),
   ...each(['lpad', 'rpad'], 3, 3, 'String'),
-  repeat: n('repeat', 2, 2, 'String'),
+  // case-insensitive in PostHog's single-file mapping.py
+  repeat: { ...n('repeat', 2, 2, 'String'), ci: true },
   isValidUTF8: n('isValidUTF8', 1, 1, 'UInt8'),
   ascii: { ...n('ascii', 1, 1, 'Int32'), ci: true },
   ...each(

@@ -35,12 +35,15 @@ export const FUNCTIONS: Record<string, FnDef> = {
   btrim: SCALAR_FUNCTIONS.trim!,
   current_timestamp: { ...TIME_FUNCTIONS.now!, max: 0 },
   current_date: TIME_FUNCTIONS.today!,
+  // PostgreSQL's name for toDate (PostHog's clickhouse/conversions.py)
+  to_date: TIME_FUNCTIONS.toDate!,
 }
 
+// Lower-cased name → the allow-list's spelling, for the names PostHog resolves in any case.
 const CI_INDEX = new Map(
   Object.entries(FUNCTIONS)
     .filter(([, d]) => d.ci)
-    .map(([name, d]) => [name.toLowerCase(), d]),
+    .map(([name]) => [name.toLowerCase(), name]),
 )
 
 // Aggregates printed under another name, or that are conditional already, take no -If here.
@@ -59,9 +62,8 @@ const NOT_IF_COMBINABLE = new Set([
  * release that runs the aggregate runs its -If form).
  */
 export function lookupFunction(name: string): FnDef | undefined {
-  if (Object.hasOwn(FUNCTIONS, name)) return FUNCTIONS[name]
-  const ci = CI_INDEX.get(name.toLowerCase())
-  if (ci) return ci
+  const key = functionKey(name)
+  if (Object.hasOwn(FUNCTIONS, key)) return FUNCTIONS[key]
   if (name.endsWith('If')) {
     const base = name.slice(0, -2)
     const def = Object.hasOwn(FUNCTIONS, base) ? FUNCTIONS[base]! : undefined
@@ -70,4 +72,14 @@ export function lookupFunction(name: string): FnDef | undefined {
     }
   }
   return undefined
+}
+
+/**
+ * The allow-list's own spelling of `name` when it is a case-insensitive one (`LENGTH` is `length`,
+ * `IfNull` is `ifNull`), else `name` unchanged: the resolver names calls by it, so checks by name
+ * (nullability, concat, count) see `LENGTH(x)` as they see `length(x)`.
+ */
+export function functionKey(name: string): string {
+  if (Object.hasOwn(FUNCTIONS, name)) return name
+  return CI_INDEX.get(name.toLowerCase()) ?? name
 }

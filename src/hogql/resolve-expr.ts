@@ -7,6 +7,7 @@ import {
   isDateType,
   isNumericType,
   isStringType,
+  functionKey,
   lookupFunction,
   withTimeZone,
 } from './functions.ts'
@@ -251,7 +252,7 @@ function call(r: Resolution, node: Node, scope: Scope): Expr {
     // 18.16's concat takes two arguments at least.
     if (args.length === 1) args.push({ k: 'const', value: '', type: 'String' })
   }
-  let fnName = name
+  let fnName = functionKey(name)
   if (node.distinct) {
     // count(DISTINCT x) counts distinct values; countIf(DISTINCT x, cond) those where cond holds.
     const lower = fnName.toLowerCase()

@@ -6,6 +6,9 @@ import { capabilitiesOf, compileHogQL, HogQLError } from '../../../src/hogql/ind
 import { clickhouse, stack, uniqueTeamId } from '../../harness/index.ts'
 import { insertEvents, insertOverrides, insertPersons } from './fixtures.ts'
 import {
+  CASE_INSENSITIVE_AGGREGATES,
+  CASE_INSENSITIVE_NEWER,
+  CASE_INSENSITIVE_SAMPLES,
   EVERYWHERE_AGGREGATES,
   EVERYWHERE_SAMPLES,
   NEWER_AGGREGATES,
@@ -266,6 +269,20 @@ describe("functions from PostHog's list", () => {
   it.each(NEWER_AGGREGATES)('select %s from numbers(5) (current releases; a 400 on 18.16)', (e, want) =>
     newer(`select ${e} from (select number as x from numbers(5))`, want),
   )
+
+  // PostHog's case_sensitive=False names, spelled as SQL users type them.
+  it.each(CASE_INSENSITIVE_SAMPLES)('select %s (a name PostHog reads in any case)', async (e, want) => {
+    expect(asText((await run(`select ${e}`))[0]![0])).toEqual(asText(want))
+  })
+
+  it.each(CASE_INSENSITIVE_NEWER)('select %s (in any case; current releases, a 400 on 18.16)', (e, want) =>
+    newer(`select ${e}`, want),
+  )
+
+  it.each(CASE_INSENSITIVE_AGGREGATES)('select %s from numbers(5) (in any case)', async (e, want) => {
+    const rows = await run(`select ${e} from (select number as x from numbers(5))`)
+    expect(asText(rows[0]![0])).toEqual(asText(want))
+  })
 
   it('refuses a scale of toDecimal that is no whole number', async () => {
     const q = "select toDecimal('1.2', 'a')"

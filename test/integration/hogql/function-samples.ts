@@ -35,6 +35,8 @@ export const EVERYWHERE_SAMPLES: [string, unknown][] = [
   ["toFloatOrZero('1.5')", 1.5],
   ["_toInt64('7')", '7'],
   ["_toDate('2024-01-02')", '2024-01-02'],
+  ["to_date('2024-01-02')", '2024-01-02'],
+  ["to_date('x')", null],
   ['toNullableString(5)', '5'],
   ["reinterpretAsUInt8('A')", 65],
   ["md5('a')", '0CC175B9C0F1B6A831C399E269772661'],
@@ -242,4 +244,75 @@ export const NEWER_AGGREGATES: [string, unknown][] = [
   ['json_agg(x)', '[0,1,2,3,4]'],
   ['every(x >= 0)', true],
   ['cramersV(x, x)', 1],
+]
+
+// PostHog resolves these names in any case (case_sensitive=False in posthog/hogql/functions/:
+// mapping.py, clickhouse/*.py, aggregations.py, posthog.py): each spelled in capitals or mixed
+// case, with its value by hand.
+/** Case-insensitive names every supported server runs. */
+export const CASE_INSENSITIVE_SAMPLES: [string, unknown][] = [
+  ['NOT(1 = 2)', 1],
+  ["IF(1 = 1, 'a', 'b')", 'a'],
+  ['LEAST(3, 1)', 1],
+  ['Greatest(3, 1)', 3],
+  ['ABS(-2)', 2],
+  ["LENGTH('abc')", '3'],
+  ["REVERSE('abc')", 'cba'],
+  ['Reverse([1, 2])', [2, 1]],
+  ['ISNULL(NULL)', 1],
+  ['COALESCE(NULL, 2)', 2],
+  ["IFNULL(NULL, 'x')", 'x'],
+  ['NULLIF(1, 1)', null],
+  ["NOW() > toDateTime('2020-01-01 00:00:00')", 1],
+  ["LOWER('AbC')", 'abc'],
+  ["Upper('AbC')", 'ABC'],
+  ["CONCAT('a', 'b')", 'ab'],
+  ["SUBSTRING('hello', 2, 3)", 'ell'],
+  ["POSITION('hello', 'l')", '3'],
+  ["EXTRACT('abc123', '[0-9]+')", '123'],
+  ["REPLACE('aXbX', 'X', '-')", 'a-b-'],
+  ["TRIM('  a  ')", 'a'],
+  ["BTRIM('xxaxx', 'x')", 'a'],
+  ['EXP(0)', 1],
+  ['LOG(1)', 0],
+  ['Ln(1)', 0],
+  ['LOG2(8)', 3],
+  ['LOG10(100)', 2],
+  ['SQRT(16)', 4],
+  ['SIN(0)', 0],
+  ['COS(0)', 1],
+  ['TAN(0)', 0],
+  ['ASIN(0)', 0],
+  ['ACOS(1)', 0],
+  ['ATAN(0)', 0],
+  ['POW(2, 3)', 8],
+  ['POWER(2, 3)', 8],
+  ['FLOOR(2.7)', 2],
+  ['CEIL(2.1)', 3],
+  ['TRUNC(2.7)', 2],
+  ['ROUND(2.7)', 3],
+  ['RAND() >= 0', 1],
+  ["SORTABLESEMVER('1.2.3')", [1, 2, 3]],
+]
+
+/** Case-insensitive names only current releases run (a 400 naming the release on 18.16). */
+export const CASE_INSENSITIVE_NEWER: [string, unknown][] = [
+  ['MAX2(1, 2)', 2],
+  ['Min2(1, 2)', 1],
+  ["ASCII('A')", 65],
+  ['SIGN(-5)', -1],
+  ['DEGREES(0)', 0],
+  ['RADIANS(0)', 0],
+  ['FACTORIAL(3)', '6'],
+  ["REPEAT('ab', 2)", 'abab'],
+]
+
+/** Case-insensitive aggregates over (select number ... from numbers(5)) = 0..4. */
+export const CASE_INSENSITIVE_AGGREGATES: [string, unknown][] = [
+  ['COUNT()', '5'],
+  ['Count(x)', '5'],
+  ['SUM(x)', '10'],
+  ['AVG(x)', 2],
+  ['MIN(x)', '0'],
+  ['Max(x)', '4'],
 ]

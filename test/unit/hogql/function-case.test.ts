@@ -1,0 +1,95 @@
+// Function names in any case, as PostHog resolves them: a name PostHog marks case_sensitive=False
+// (posthog/hogql/functions/mapping.py, clickhouse/*.py, aggregations.py, posthog.py) prints the same
+// ClickHouse SQL in capitals or mixed case as in its own spelling; other names are refused unless
+// spelled exactly. The values these print are checked on the servers in
+// test/integration/hogql/fidelity.test.ts.
+import { describe, expect, it } from 'vitest'
+import { capabilitiesOf, compileHogQL } from '../../../src/hogql/index.ts'
+
+// PostHog's case-insensitive names (written from its function tables and tests), each with arguments.
+const CASE_INSENSITIVE: [string, string][] = [
+  ['not', '1 = 2'],
+  ['if', "1, 'a', 'b'"],
+  ['least', '1, 2'],
+  ['greatest', '1, 2'],
+  ['abs', '-1'],
+  ['max2', '1, 2'],
+  ['min2', '1, 2'],
+  ['length', "'ab'"],
+  ['reverse', "'ab'"],
+  ['isNull', 'NULL'],
+  ['coalesce', 'NULL, 1'],
+  ['ifNull', 'NULL, 1'],
+  ['nullIf', '1, 1'],
+  ['now', ''],
+  ['lower', "'A'"],
+  ['upper', "'a'"],
+  ['concat', "'a', 'b'"],
+  ['substring', "'abc', 2, 1"],
+  ['ascii', "'a'"],
+  ['position', "'abc', 'b'"],
+  ['extract', "'a1', '[0-9]'"],
+  ['replace', "'ab', 'a', 'b'"],
+  ['trim', "' a '"],
+  ['btrim', "'xax', 'x'"],
+  ['exp', '1'],
+  ['log', '1'],
+  ['ln', '1'],
+  ['log2', '1'],
+  ['log10', '1'],
+  ['sqrt', '4'],
+  ['sin', '0'],
+  ['cos', '0'],
+  ['tan', '0'],
+  ['asin', '0'],
+  ['acos', '1'],
+  ['atan', '0'],
+  ['pow', '2, 3'],
+  ['power', '2, 3'],
+  ['sign', '-1'],
+  ['degrees', '1'],
+  ['radians', '1'],
+  ['factorial', '3'],
+  ['floor', '1.5'],
+  ['ceil', '1.5'],
+  ['trunc', '1.5'],
+  ['round', '1.5'],
+  ['count', ''],
+  ['min', '1'],
+  ['max', '1'],
+  ['sum', '1'],
+  ['avg', '1'],
+  ['sortableSemVer', "'1.2.3'"],
+  // case-insensitive in PostHog's test_mapping.py (RAND) and its single-file mapping.py (repeat)
+  ['rand', ''],
+  ['repeat', "'a', 2"],
+]
+
+const CURRENT = capabilitiesOf('26.1.1')
+const sql = async (hogql: string) =>
+  (await compileHogQL(hogql, { teamId: 1, capabilities: CURRENT })).clickhouse
+const mixed = (name: string) => name[0]!.toUpperCase() + name.slice(1).toLowerCase()
+
+describe('function names PostHog reads in any case', () => {
+  it.each(CASE_INSENSITIVE)('%s(%s) prints the same in capitals and mixed case', async (name, args) => {
+    const want = await sql(`select ${name}(${args})`)
+    await expect(sql(`select ${name.toUpperCase()}(${args})`)).resolves.toBe(want)
+    await expect(sql(`select ${mixed(name)}(${args})`)).resolves.toBe(want)
+  })
+
+  it('keeps what Burrow knows of the name it stands for (ISNULL(x) is never NULL)', async () => {
+    // A comparison needs its NULL-safe form only where a side can be NULL.
+    const want = await sql('select isNull(properties.x) = 1 from events')
+    await expect(sql('select ISNULL(properties.x) = 1 from events')).resolves.toBe(want)
+  })
+
+  it.each([
+    ["LENGTHUTF8('a')", 'LENGTHUTF8'],
+    ['TOSTRING(1)', 'TOSTRING'],
+    ['ArrayMap(x -> x, [1])', 'ArrayMap'],
+    ['SUMIF(1, 1)', 'SUMIF'],
+    ['COUNTIF(1)', 'COUNTIF'],
+  ])('refuses %s: PostHog reads that name only as spelled', async (q, name) => {
+    await expect(sql(`select ${q}`)).rejects.toThrow(`Function '${name}' is not available in HogQL`)
+  })
+})
