@@ -28,9 +28,9 @@ const RESTART_MS = 1000
  * 2 GiB or more (Node's default here is ~4 GiB), ~1.6 at 1 GiB. The projector makes ~20 MB/s of
  * short-lived old-generation garbage at 10K events/s (a batch's rows outlive two young-generation
  * passes) over ~40–60 MB live, so by default it swung between ~45 and ~190 MB of heap (RSS 280–500
- * MiB); with the 1 GiB limit 40–70 MB (RSS 170–215 MiB), for ~10 % more CPU (docs/performance.md,
- * "The projector's heap limit"). The limit stays ~15 times what the projector holds live at 10K
- * events/s; a projector run on its own (`--role projector`) keeps Node's defaults.
+ * MiB); with the 1 GiB limit 40–70 MB (RSS 170–215 MiB), for 13–23 % more CPU (docs/performance.md,
+ * "Compiled JavaScript and the projector's heap limit"). The limit stays ~15 times what the projector
+ * holds live at 10K events/s; a projector run on its own (`--role projector`) keeps Node's defaults.
  */
 export const PROJECTOR_NODE_FLAGS = ['--max-old-space-size=1024']
 
