@@ -33,8 +33,12 @@ interface Slot {
   current?: { pending: Pending; timer: NodeJS.Timeout }
 }
 
-/** The worker module runs TypeScript through tsx, as the main process does (bin/burrow.js). */
+/**
+ * The worker module: compiled JavaScript beside this one when this module is (bin/compile.js), else
+ * the TypeScript source through tsx (vitest, `npx tsx`).
+ */
 function workerUrl(): URL {
+  if (import.meta.url.endsWith('.js')) return new URL('./compile-worker.js', import.meta.url)
   const tsxApi = join(
     dirname(createRequire(import.meta.url).resolve('tsx/package.json')),
     'dist/esm/api/index.mjs',

@@ -22,6 +22,31 @@ const METRICS_TIMEOUT_MS = 2000
 const BIN = join(import.meta.dirname, '..', '..', 'bin', 'burrow.js')
 const RESTART_MS = 1000
 
+/**
+ * V8 flags of the projector process. V8 lets the old generation grow to a multiple of what is live
+ * before a full collection, and that multiple follows the heap's hard limit: 4 when the limit is
+ * 2 GiB or more (Node's default here is ~4 GiB), ~1.6 at 1 GiB. The projector makes ~20 MB/s of
+ * short-lived old-generation garbage at 10K events/s (a batch's rows outlive two young-generation
+ * passes) over ~40–60 MB live, so by default it swung between ~45 and ~190 MB of heap (RSS 280–500
+ * MiB); with the 1 GiB limit 40–70 MB (RSS 170–215 MiB), for 13–23 % more CPU (docs/performance.md,
+ * "Compiled JavaScript and the projector's heap limit"). The limit stays ~15 times what the projector
+ * holds live at 10K events/s; a projector run on its own (`--role projector`) keeps Node's defaults.
+ */
+export const PROJECTOR_NODE_FLAGS = ['--max-old-space-size=1024']
+
+/** The name of a node flag (`--max-old-space-size=1024` → `--max-old-space-size`; `_` read as `-`). */
+const flagName = (flag: string) => flag.split('=')[0]!.replaceAll('_', '-')
+
+/**
+ * The node flags of the projector process: the parent's own (as fork passes them: profiling flags such
+ * as `--cpu-prof` apply to the projectors too), after PROJECTOR_NODE_FLAGS less those the parent was
+ * given itself, on its command line or in NODE_OPTIONS (the user's choice wins).
+ */
+export function projectorNodeFlags(execArgv: readonly string[], nodeOptions = ''): string[] {
+  const given = new Set([...execArgv, ...nodeOptions.split(/\s+/).filter(Boolean)].map(flagName))
+  return [...PROJECTOR_NODE_FLAGS.filter((f) => !given.has(flagName(f))), ...execArgv]
+}
+
 /** Set in the child: its parent supervises it (see exitWithParent). */
 export const SUPERVISED_ENV = 'BURROW_SUPERVISED'
 
@@ -51,9 +76,8 @@ export class ProjectorProcess {
 
   start(): void {
     this.isReady = false
-    // The parent's node flags too (as fork passes them): memory limits and profiling flags
-    // (`--cpu-prof`) apply to the projectors as well.
-    const child = spawn(process.execPath, [...process.execArgv, BIN, 'start', '--role', 'projector'], {
+    const flags = projectorNodeFlags(process.execArgv, process.env.NODE_OPTIONS)
+    const child = spawn(process.execPath, [...flags, BIN, 'start', '--role', 'projector'], {
       env: {
         ...process.env,
         ...this.o.env,

@@ -6,7 +6,8 @@ import { runBurrow, sharedServersEnv, spawnBurrow } from '../harness/cli.ts'
 import { stack, tempDir } from '../harness/index.ts'
 
 describe('burrow start on the shared servers', () => {
-  // Each CLI run boots tsx: on a loaded machine the runs below take minutes together.
+  // Each CLI run boots a whole Burrow (the first after a source change also builds it, bin/compile.js):
+  // on a loaded machine the runs below take minutes together.
   it(
     'creates the default credentials once, serves /_health, reuses them and exits 0 on SIGTERM',
     { timeout: 240_000 },
