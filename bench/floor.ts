@@ -88,16 +88,12 @@ interface Result {
   generatorUs: number
 }
 
-/** `SINGLES` requests, 32 in flight; CPU per event of the server (and NATS when it publishes) and of the generator. */
-async function drive(url: string, serverPids: number[]): Promise<Result> {
-  await httpPost(`${url}/i/v0/e/`, JSON.stringify(event(0)))
-  const serverCpu = cpuOf(serverPids)
+/** `SINGLES` sends of `send(i)`, 32 in flight; CPU per event of `pids` and of this generator. */
+async function measure(pids: number[], send: (i: number) => Promise<void>): Promise<Result> {
+  const serverCpu = cpuOf(pids)
   const gen0 = process.cpuUsage()
   const t0 = performance.now()
-  const lat = await runPool(SINGLES, IN_FLIGHT, async (i) => {
-    const res = await httpPost(`${url}/i/v0/e/`, JSON.stringify(event(i)))
-    if (res.status !== 200) throw new Error(`${url}: ${res.status} ${res.text}`)
-  })
+  const lat = await runPool(SINGLES, IN_FLIGHT, send)
   const ms = performance.now() - t0
   const gen = process.cpuUsage(gen0)
   return {
@@ -108,16 +104,23 @@ async function drive(url: string, serverPids: number[]): Promise<Result> {
   }
 }
 
+/** One event per POST to `url`'s /i/v0/e/ (after one to warm the connection). */
+async function drive(url: string, serverPids: number[]): Promise<Result> {
+  await httpPost(`${url}/i/v0/e/`, JSON.stringify(event(0)))
+  return measure(serverPids, async (i) => {
+    const res = await httpPost(`${url}/i/v0/e/`, JSON.stringify(event(i)))
+    if (res.status !== 200) throw new Error(`${url}: ${res.status} ${res.text}`)
+  })
+}
+
 const nc = await connectNats(burrow.natsUrl)
 const js = jetstream(nc)
 const enc = new TextEncoder()
 const natsPid = processTree(burrow.pid).find((p) => procStats(p)?.name === 'nats-server')
 
-async function direct(): Promise<Result> {
-  const natsCpu = cpuOf(natsPid ? [natsPid] : [])
-  const gen0 = process.cpuUsage()
-  const t0 = performance.now()
-  const lat = await runPool(SINGLES, IN_FLIGHT, async (i) => {
+/** One JetStream publish per event from this process, awaited (bench/capture.ts's baseline). */
+function direct(): Promise<Result> {
+  return measure(natsPid ? [natsPid] : [], async (i) => {
     const e = event(i)
     const body = {
       v: 1,
@@ -127,14 +130,6 @@ async function direct(): Promise<Result> {
     }
     await js.publish('events.live.0', enc.encode(JSON.stringify(body)), { msgID: e.uuid })
   })
-  const ms = performance.now() - t0
-  const gen = process.cpuUsage(gen0)
-  return {
-    rate: rate(SINGLES, ms),
-    latency: latencyLine(lat),
-    serverUs: (natsCpu() / SINGLES) * 1e6,
-    generatorUs: ((gen.user + gen.system) / 1e6 / SINGLES) * 1e6,
-  }
 }
 
 const servers: Record<string, Server> = {}

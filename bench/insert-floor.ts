@@ -12,10 +12,18 @@
 // Run: npx tsx bench/insert-floor.ts   (env CHUNKS (300 chunks of 1,000 events), INFLIGHT (2), ROUNDS (3))
 import { request, Agent } from 'node:http'
 import { tsvBody } from '../src/projectors/clickhouse-io.ts'
-import { eventLine } from '../src/projectors/rows.ts'
 import { EVENT_COLUMNS } from '../src/projectors/tables.ts'
 import { clickhouseClient } from '../src/clickhouse/client.ts'
-import { type BenchEvent, benchBurrow, benchChunks, procStats, processTree, rate, runPool } from './lib.ts'
+import {
+  type BenchEvent,
+  benchBurrow,
+  benchChunks,
+  benchEventLine,
+  procStats,
+  processTree,
+  rate,
+  runPool,
+} from './lib.ts'
 
 const CHUNKS = Number(process.env.CHUNKS ?? 300)
 const INFLIGHT = Number(process.env.INFLIGHT ?? 2)
@@ -41,28 +49,8 @@ function encodeAll(): Buffer[] {
   let lines: string[] = []
   for (let c = 0; c < chunkTexts.length; c++) {
     const chunk = JSON.parse(chunkTexts[c]!) as { events: BenchEvent[] }
-    for (let offset = 0; offset < chunk.events.length; offset++) {
-      const e = chunk.events[offset]!
-      const ts = Date.parse(e.timestamp)
-      lines.push(
-        eventLine({
-          teamId: team,
-          uuid: e.uuid,
-          event: e.event,
-          distinctId: e.distinct_id,
-          personId: '00000000-0000-0000-0000-000000000000',
-          timestampMs: ts,
-          properties: e.properties,
-          personProperties: {},
-          elementsChain: '',
-          sessionId: String(e.properties.$session_id),
-          groups: ['', '', '', '', ''],
-          createdAtMs: ts,
-          seq: c + 1,
-          offset,
-        }),
-      )
-    }
+    for (let offset = 0; offset < chunk.events.length; offset++)
+      lines.push(benchEventLine(team, chunk.events[offset]!, c + 1, offset))
     if ((c + 1) % PER_INSERT === 0 || c === chunkTexts.length - 1) {
       bodies.push(tsvBody(lines))
       lines = []

@@ -169,6 +169,27 @@ export async function publishChunks(
   }
 }
 
+/** The `events` line of a bench event as the projector writes it, without person work (no person). */
+export function benchEventLine(team: number, e: BenchEvent, seq: number, offset: number): string {
+  const ts = Date.parse(e.timestamp)
+  return eventLine({
+    teamId: team,
+    uuid: e.uuid,
+    event: e.event,
+    distinctId: e.distinct_id,
+    personId: '00000000-0000-0000-0000-000000000000',
+    timestampMs: ts,
+    properties: e.properties,
+    personProperties: {},
+    elementsChain: '',
+    sessionId: String(e.properties.$session_id),
+    groups: ['', '', '', '', ''],
+    createdAtMs: ts,
+    seq,
+    offset,
+  })
+}
+
 /**
  * The baseline of the ingestion benches: the same rows, serialized as the projector serializes them,
  * inserted straight into a fresh copy of `events`, `perInsert` chunks per INSERT. Returns the
@@ -187,27 +208,7 @@ export async function directInsertMs(
   let pending: string[] = []
   for (const chunk of chunks) {
     seq++
-    for (const [offset, e] of chunk.entries()) {
-      const ts = Date.parse(e.timestamp)
-      pending.push(
-        eventLine({
-          teamId: team,
-          uuid: e.uuid,
-          event: e.event,
-          distinctId: e.distinct_id,
-          personId: '00000000-0000-0000-0000-000000000000',
-          timestampMs: ts,
-          properties: e.properties,
-          personProperties: {},
-          elementsChain: '',
-          sessionId: String(e.properties.$session_id),
-          groups: ['', '', '', '', ''],
-          createdAtMs: ts,
-          seq,
-          offset,
-        }),
-      )
-    }
+    for (const [offset, e] of chunk.entries()) pending.push(benchEventLine(team, e, seq, offset))
     if (seq % perInsert === 0 || seq === chunks.length) {
       await insertTsv(ch, 'events_bench_direct', EVENT_COLUMNS, pending)
       pending = []
