@@ -7,6 +7,7 @@ import type { PluginEvent } from '../plugins/types.ts'
 import type { DeadLetterList } from './dead-letters.ts'
 import type { IdentityOverlay } from './identity-store/overlay.ts'
 import type { KvIdentityStore } from './identity-store/store.ts'
+import type { EventRow as EventFields } from './rows.ts'
 import type { ProjectionTables } from './tables.ts'
 
 // The shapes one batch of log messages takes on its way to ClickHouse: prepared (prepare.ts), written
@@ -37,6 +38,11 @@ export interface ProjectionContext {
   log: Logger
   /** the projects' plugin pipelines; absent: events are written as captured */
   plugins?: ProjectionPlugins
+  /**
+   * Team spread (docs/scaling.md): the event rows are left to the row writers, so each event keeps
+   * its row's fields (EventRow.fields) instead of its TabSeparated line.
+   */
+  resolveOnly?: boolean
 }
 
 /**
@@ -81,8 +87,10 @@ export interface BatchOutcome {
 
 /** One event row, serialized, with where it came from (for its dead letter should ClickHouse refuse it). */
 export interface EventRow {
-  /** the TabSeparated line, '\n' included */
+  /** the TabSeparated line, '\n' included; empty when `fields` is set (resolveOnly) */
   line: string
+  /** the row's fields, for the row writers (resolveOnly) */
+  fields?: EventFields
   timestampMs: number
   subject: string
   seq: number
@@ -105,6 +113,8 @@ export interface BatchRows {
   events: EventRow[]
   /** what the person change feed announces once the rows are written (src/persons/change-feed.ts) */
   personChanges?: PersonChanges[]
+  /** sequences of the messages that may have been projected before (reconciled; resolveOnly) */
+  mayRepeat?: ReadonlySet<number>
 }
 
 /** A row ClickHouse refused for its content, with the server's reason. */

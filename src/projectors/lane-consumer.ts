@@ -1,12 +1,4 @@
-import {
-  AckPolicy,
-  type ConsumerMessages,
-  DeliverPolicy,
-  type JetStreamClient,
-  type JetStreamManager,
-  type JsMsg,
-} from '@nats-io/jetstream'
-import { nanos } from '@nats-io/transport-node'
+import type { ConsumerMessages, JetStreamClient, JetStreamManager, JsMsg } from '@nats-io/jetstream'
 import type { NatsConnection } from '../jetstream/connection.ts'
 import type { Logger } from '../observability/logger.ts'
 import { type BackoffPolicy, retry } from '../retry/backoff.ts'
@@ -14,7 +6,8 @@ import type { BatchOutcome, LogMessage, PreparedBatch, ProjectionContext } from 
 import type { ProjectorControl } from './control.ts'
 import { TransientError } from './errors.ts'
 import type { Mutex } from './mutex.ts'
-import { batchCut, maxAckPending } from './batch-cut.ts'
+import { batchCut } from './batch-cut.ts'
+import { ensureDurable } from './durable.ts'
 import { prepareBatch } from './prepare.ts'
 import { commitBatch, writeRows } from './projection.ts'
 
@@ -129,48 +122,19 @@ export class LaneConsumer {
     for (const m of this.queue.splice(0)) this.reply(m, 'nak')
   }
 
-  // A consumer whose previous owner died holds delivered-but-unacked messages that JetStream would
-  // only redeliver after ack_wait, behind newer ones: order would break. Recreating it at the ack
-  // floor delivers them again first; the projection reconciles them against ClickHouse. A consumer
-  // has one owner process at a time (docs/projectors.md); a live owner is left alone.
   private async ensureConsumer(): Promise<void> {
-    const { jsm, stream, durable, filterSubject, ackWaitMs, batchSize } = this.o
-    const config = {
-      durable_name: durable,
-      ack_policy: AckPolicy.Explicit,
-      filter_subject: filterSubject,
-      ack_wait: nanos(ackWaitMs),
-      // bounds what the process holds (batch-cut.ts)
-      max_ack_pending: maxAckPending(batchSize),
-    }
-    const info = await jsm.consumers.info(stream, durable).catch(() => undefined)
-    if (!info) {
-      await jsm.consumers.add(stream, { ...config, deliver_policy: DeliverPolicy.All })
-      return
-    }
-    // No waiting pull request means no live owner (the server drops those of closed connections).
-    const orphaned = info.num_ack_pending > 0 && (info.num_waiting === 0 || this.o.takeOver === true)
-    if (orphaned || info.config.filter_subject !== filterSubject) {
-      this.recoverUpTo = info.delivered.stream_seq
-      await jsm.consumers.delete(stream, durable)
-      await jsm.consumers.add(stream, {
-        ...config,
-        deliver_policy: DeliverPolicy.StartSequence,
-        opt_start_seq: info.ack_floor.stream_seq + 1,
-      })
-      this.o.log.info(
-        { durable, from: info.ack_floor.stream_seq + 1, recoverUpTo: this.recoverUpTo },
-        'projector: resuming after unacknowledged messages',
-      )
-    } else if (
-      info.config.ack_wait !== config.ack_wait ||
-      info.config.max_ack_pending !== config.max_ack_pending
-    ) {
-      await jsm.consumers.update(stream, durable, {
-        ack_wait: config.ack_wait,
-        max_ack_pending: config.max_ack_pending,
-      })
-    }
+    const { jsm, stream, durable, filterSubject, ackWaitMs, batchSize, takeOver, log } = this.o
+    const upTo = await ensureDurable({
+      jsm,
+      stream,
+      durable,
+      filterSubject,
+      ackWaitMs,
+      batchSize,
+      takeOver,
+      log,
+    })
+    this.recoverUpTo = Math.max(this.recoverUpTo, upTo)
   }
 
   private paused(): boolean {

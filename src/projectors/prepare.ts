@@ -115,13 +115,28 @@ export async function prepareBatch(
         d.offset,
         d.event,
       )
-      if (!person || !b.settle(skipWritten(d, written, w.msg.seq, d.offset), w.msg, d.offset)) continue
-      const row = b.settle(encodeEventRow(w.msg, w.teamId, d, person), w.msg, d.offset, d.event)
+      if (!person) continue
+      // Team spread: every event goes to the row writers, which reconcile (a resolved piece must hold
+      // the same events each time it is published: resolved.ts).
+      if (!ctx.resolveOnly && !b.settle(skipWritten(d, written, w.msg.seq, d.offset), w.msg, d.offset))
+        continue
+      const row = b.settle(
+        encodeEventRow(w.msg, w.teamId, d, person, ctx.resolveOnly === true),
+        w.msg,
+        d.offset,
+        d.event,
+      )
       if (row) events.push(row)
     }
   }
   timings.rules = now() - t
-  const rows = { batch: id, identity: identity.tables(), events, personChanges: identity.personChanges() }
+  const rows = {
+    batch: id,
+    identity: identity.tables(),
+    events,
+    personChanges: identity.personChanges(),
+    mayRepeat: ctx.resolveOnly ? new Set(suspects.map((w) => w.msg.seq)) : undefined,
+  }
   const lastMsg = msgs.at(-1)
   const last = { subject: lastMsg?.subject ?? '', seq: lastMsg?.seq ?? 0 }
   return { id, out: b.out, rows, overlay, deadLetters: b.dead, seqs, last }

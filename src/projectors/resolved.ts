@@ -1,0 +1,115 @@
+import type { JetStreamClient } from '@nats-io/jetstream'
+import { headers, type MsgHdrs } from '@nats-io/transport-node'
+import type { BatchRows, BatchWriter, RefusedRow } from './batch.ts'
+import type { EventRow as EventFields } from './rows.ts'
+
+// Team spread (PROJECTOR_TEAM_SPREAD, docs/scaling.md): the identity stage decides every event's
+// person in log order and, instead of inserting the event rows, publishes each event's row fields to
+// the `RESOLVED` stream, where parallel row writers (row-writer.ts) insert them.
+//
+// The stream's messages: one per source message (chunk) and piece (events whose offset in the chunk
+// divided by PIECE_EVENTS is the same), on `<prefix>.<seq % partitions>`, message id
+// `<source stream>:<seq>:<piece>`. A republished batch decides the same content (the identity commit
+// protocol), and a piece's members depend on nothing but offsets, so JetStream's duplicate window
+// drops the copy. A message whose source may have been projected before
+// carries RECONCILE_HEADER: a copy older than the duplicate window then still never makes a row twice,
+// because the row writer reconciles it against ClickHouse by (_seq, _offset).
+//
+// Versions (`v`), a reader must understand every version still in the stream:
+// - 1: `{v: 1, events: [row fields + subject]}`.
+
+/** The version the identity stage writes. */
+export const RESOLVED_FORMAT_VERSION = 1
+
+/** Header of a resolved message whose rows may already be in ClickHouse. */
+export const RECONCILE_HEADER = 'Burrow-Reconcile'
+
+/** One event as the row writers receive it: its row's fields and the log subject it came from. */
+export type ResolvedEvent = EventFields & { subject: string }
+
+/** Where resolved events go: `<prefix>.<partition>`. */
+export interface ResolvedTarget {
+  prefix: string
+  partitions: number
+}
+
+/** The row partition of a source message: its events stay together, messages spread round robin. */
+export const resolvedPartition = (seq: number, partitions: number) => seq % partitions
+
+/** Events per piece, by offset (NATS refuses messages over 1 MB by default). */
+const PIECE_EVENTS = 200
+
+// Person properties are identity state: immutable, shared by a person's events (rows.ts), so their
+// JSON text is made once per object.
+const personText = new WeakMap<object, string>()
+
+function eventJson(e: ResolvedEvent): string {
+  let pp = personText.get(e.personProperties)
+  if (pp === undefined) {
+    pp = JSON.stringify(e.personProperties)
+    personText.set(e.personProperties, pp)
+  }
+  const rest = JSON.stringify({ ...e, personProperties: undefined, personPropertiesShared: undefined })
+  return `{"personProperties":${pp},${rest.slice(1)}`
+}
+
+/** A resolved message read back; `undefined` for one this release cannot read. */
+export function parseResolved(data: Uint8Array): ResolvedEvent[] | undefined {
+  let body: unknown
+  try {
+    body = JSON.parse(Buffer.from(data).toString('utf8'))
+  } catch {
+    return undefined
+  }
+  // Written by the identity stage of this release or an earlier one: the version is checked, the
+  // rows are what that version wrote (checking each field would cost as much as encoding the row).
+  if (typeof body !== 'object' || body === null) return undefined
+  const { v, events } = body as { v?: unknown; events?: unknown }
+  if (v !== RESOLVED_FORMAT_VERSION || !Array.isArray(events) || events.length === 0) return undefined
+  return events as ResolvedEvent[]
+}
+
+/**
+ * The identity stage's BatchWriter: person and group rows through `inner` (ClickHouse), then the
+ * batch's events to the resolved stream. Resolves once JetStream stored every piece, so the caller's
+ * identity commit and ack come after (a crash before them republishes the same pieces).
+ */
+export class ResolvedPublisher implements BatchWriter {
+  constructor(
+    private readonly js: JetStreamClient,
+    private readonly inner: BatchWriter,
+    private readonly target: ResolvedTarget,
+    /** names the source stream in message ids */
+    private readonly source: string,
+  ) {}
+
+  async write(rows: BatchRows): Promise<RefusedRow[]> {
+    const refused = await this.inner.write({ ...rows, events: [] })
+    const pending: Promise<unknown>[] = []
+    let seq = -1
+    let piece = -1
+    let parts: string[] = []
+    const flush = () => {
+      if (parts.length === 0) return
+      const h: MsgHdrs | undefined = rows.mayRepeat?.has(seq) ? headers() : undefined
+      h?.set(RECONCILE_HEADER, '1')
+      const data = `{"v":${RESOLVED_FORMAT_VERSION},"events":[${parts.join(',')}]}`
+      const subject = `${this.target.prefix}.${resolvedPartition(seq, this.target.partitions)}`
+      pending.push(this.js.publish(subject, data, { msgID: `${this.source}:${seq}:${piece}`, headers: h }))
+      parts = []
+    }
+    for (const r of rows.events) {
+      if (!r.fields) throw new Error('ResolvedPublisher needs the rows’ fields (resolveOnly)')
+      const p = Math.floor(r.offset / PIECE_EVENTS)
+      if (r.seq !== seq || p !== piece) {
+        flush()
+        seq = r.seq
+        piece = p
+      }
+      parts.push(eventJson({ ...r.fields, subject: r.subject }))
+    }
+    flush()
+    await Promise.all(pending)
+    return refused
+  }
+}

@@ -1,0 +1,197 @@
+import type { ConsumerMessages, JetStreamClient, JetStreamManager, JsMsg } from '@nats-io/jetstream'
+import type { ClickHouseClient } from '../clickhouse/client.ts'
+import type { NatsConnection } from '../jetstream/connection.ts'
+import type { Logger } from '../observability/logger.ts'
+import { type BackoffPolicy, retry } from '../retry/backoff.ts'
+import { batchCut } from './batch-cut.ts'
+import type { ProjectorControl } from './control.ts'
+import { DeadLetterList, publishDeadLetter } from './dead-letters.ts'
+import { ensureDurable } from './durable.ts'
+import { insertTsv } from './clickhouse-io.ts'
+import { io } from './errors.ts'
+import { parseResolved, RECONCILE_HEADER, type ResolvedEvent } from './resolved.ts'
+import { eventLine } from './rows.ts'
+import { findWrittenRows, positionKey } from './steps/skip-written.ts'
+import { EVENT_COLUMNS } from './tables.ts'
+import { insertIsolating, partitionGroups } from './writer.ts'
+
+// Team spread (docs/scaling.md): a row writer owns one partition of the resolved stream
+// (resolved.ts) and inserts its events' rows, in parallel with the other partitions' writers. Rows
+// are independent of each other once the identity stage stamped them, so order does not matter here;
+// exactly once does: a message that may have been written before (redelivered, taken over from a dead
+// owner, retried, or marked by the identity stage) is reconciled against ClickHouse by the rows'
+// (_seq, _offset), the source log's positions, as the lane consumer does.
+
+/** What a row writer needs. */
+export interface RowWriterOptions {
+  nc: NatsConnection
+  js: JetStreamClient
+  jsm: JetStreamManager
+  ch: ClickHouseClient
+  /** the stream holding the resolved subjects */
+  stream: string
+  durable: string
+  filterSubject: string
+  /** the events table */
+  table: string
+  batchSize: number
+  batchBytes?: number
+  maxWaitMs: number
+  ackWaitMs: number
+  dlqSubject?: string
+  control?: ProjectorControl
+  retry: BackoffPolicy
+  takeOver?: boolean
+  log: Logger
+}
+
+export class RowWriter {
+  private messages?: ConsumerMessages
+  private readonly queue: JsMsg[] = []
+  private wake?: () => void
+  private stopping = false
+  private readonly stopped = new AbortController()
+  private loop?: Promise<void>
+  private recoverUpTo = 0
+  /** event rows inserted so far */
+  written = 0
+
+  constructor(private readonly o: RowWriterOptions) {}
+
+  /** Creates or recovers the durable consumer and starts writing. */
+  async start(): Promise<void> {
+    const { jsm, stream, durable, filterSubject, ackWaitMs, batchSize, takeOver, log } = this.o
+    this.recoverUpTo = await ensureDurable({
+      jsm,
+      stream,
+      durable,
+      filterSubject,
+      ackWaitMs,
+      batchSize,
+      takeOver,
+      log,
+    })
+    const consumer = await this.o.js.consumers.get(stream, durable)
+    this.messages = await consumer.consume({ max_messages: Math.max(batchSize * 2, 16) })
+    void (async () => {
+      for await (const m of this.messages!) {
+        this.queue.push(m)
+        this.wake?.()
+      }
+    })().catch((err) => this.o.log.error({ err }, 'row writer: message feed failed'))
+    this.loop = this.run()
+  }
+
+  /** Finishes the batch in flight, then stops; what was fetched but not started is nacked. */
+  async stop(): Promise<void> {
+    this.stopping = true
+    this.stopped.abort(new Error('row writer stopping'))
+    this.wake?.()
+    await this.loop
+    await this.messages?.close().catch(() => undefined)
+    for (const m of this.queue.splice(0)) this.reply(m, 'nak')
+  }
+
+  private async run(): Promise<void> {
+    while (!this.stopping) {
+      await this.o.control?.gate(this.o.durable, () => this.stopping)
+      const batch = await this.nextBatch()
+      if (batch.length === 0) continue
+      const alive = setInterval(
+        () => batch.forEach((m) => this.reply(m, 'working')),
+        Math.max(this.o.ackWaitMs / 3, 100),
+      )
+      try {
+        await retry((attempt) => this.write(batch, attempt > 1), {
+          ...this.o.retry,
+          maxAttempts: Number.POSITIVE_INFINITY,
+          retryable: () => !this.stopping && !this.o.nc.isClosed(),
+          signal: this.stopped.signal,
+          onRetry: ({ attempt, waitMs, err }) =>
+            this.o.log.warn({ err, attempt, wait: waitMs, durable: this.o.durable }, 'row writer: retrying'),
+        })
+      } catch (err) {
+        // stopping, or the connection is gone: nothing is acknowledged, the next owner redelivers
+        if (!this.o.nc.isClosed()) for (const m of batch) this.reply(m, 'nak')
+        else this.o.log.error({ err }, 'row writer: connection closed, stops')
+        this.stopping = true
+        return
+      } finally {
+        clearInterval(alive)
+      }
+    }
+  }
+
+  private async nextBatch(): Promise<JsMsg[]> {
+    while (this.queue.length === 0 && !this.stopping) {
+      await new Promise<void>((r) => {
+        this.wake = r
+      })
+    }
+    const deadline = Date.now() + this.o.maxWaitMs
+    while (!batchCut(this.queue, this.o.batchSize, this.o.batchBytes).full && !this.stopping) {
+      const left = deadline - Date.now()
+      if (left <= 0) break
+      await new Promise<void>((r) => {
+        const t = setTimeout(r, left)
+        this.wake = () => {
+          clearTimeout(t)
+          r()
+        }
+      })
+    }
+    return this.queue.splice(0, batchCut(this.queue, this.o.batchSize, this.o.batchBytes).n)
+  }
+
+  /** Inserts the batch's rows that ClickHouse does not hold yet, dead-letters refused ones, acks. */
+  private async write(batch: JsMsg[], retried: boolean): Promise<void> {
+    const dead = new DeadLetterList()
+    const poison = new Set<JsMsg>()
+    const pieces: { events: ResolvedEvent[]; suspect: boolean }[] = []
+    for (const m of batch) {
+      const events = parseResolved(m.data)
+      if (!events) {
+        poison.add(m)
+        dead.message({ subject: m.subject, seq: m.seq, data: m.data }, 'not a resolved message')
+        continue
+      }
+      const suspect =
+        retried || m.redelivered || m.seq <= this.recoverUpTo || m.headers?.get(RECONCILE_HEADER) === '1'
+      pieces.push({ events, suspect })
+    }
+    // a piece's events all come from one source message: one team, one sequence
+    const suspects = pieces
+      .filter((p) => p.suspect)
+      .map((p) => ({ msg: { seq: p.events[0]!.seq }, teamId: p.events[0]!.teamId, events: p.events }))
+    const written = await io(() => findWrittenRows(this.o.ch, this.o.table, suspects))
+    const rows = pieces
+      .flatMap((p) => p.events)
+      .filter((e) => !written.has(positionKey(e.seq, e.offset)))
+      .map((e) => ({ e, line: eventLine(e) }))
+    const insert = (lines: string[]) => insertTsv(this.o.ch, this.o.table, EVENT_COLUMNS, lines)
+    for (const group of partitionGroups(rows, (r) => r.e.timestampMs)) {
+      await io(() =>
+        insertIsolating(
+          insert,
+          group,
+          (r) => r.line,
+          (r, reason) => dead.event(r.e, r.e.offset, reason, r.e, 'refused'),
+        ),
+      )
+    }
+    const dlq = this.o.dlqSubject
+    if (dlq) for (const d of dead.items) await io(() => publishDeadLetter(this.o.js, dlq, d))
+    for (const m of batch) this.reply(m, poison.has(m) ? 'term' : 'ack')
+    this.written += rows.length
+  }
+
+  // A reply on a closed connection throws; there is nobody to tell then.
+  private reply(m: JsMsg, how: 'ack' | 'nak' | 'term' | 'working'): void {
+    if (this.o.nc.isClosed()) return
+    try {
+      m[how]()
+    } catch (err) {
+      this.o.log.warn({ err, seq: m.seq }, `row writer: ${how} failed`)
+    }
+  }
+}

@@ -1,0 +1,179 @@
+// Team spread (PROJECTOR_TEAM_SPREAD, docs/scaling.md): one big project's events, projected by an
+// ordered identity stage and parallel row writers over several processes, reach exactly the state
+// one projector process reaches in the default mode: the same persons (as sets of distinct ids, with
+// their properties and is_identified), the same distinct-id mappings and overrides, and every event
+// resolved to the same person, for a generated history full of merges ($identify, $create_alias,
+// $merge_dangerously) whose events go to every row partition, with 1, 2 and 4 processes and, in the
+// run of 4, the process holding the project's identity stage killed mid-run (its NATS connection
+// closed, as a crash). Each "process" is a PartitionLeases with a NATS connection of its own.
+import { randomBytes } from 'node:crypto'
+import { jetstream, jetstreamManager } from '@nats-io/jetstream'
+import { Kvm } from '@nats-io/kv'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { selectRows } from '../../../src/clickhouse/client.ts'
+import {
+  chunkMessageId,
+  type EventChunk,
+  LOG_FORMAT_VERSION,
+  partitionOf,
+} from '../../../src/jetstream/messages.ts'
+import { connectNats, type NatsConnection } from '../../../src/jetstream/connection.ts'
+import { createLogger } from '../../../src/observability/logger.ts'
+import { startProjector, startSpreadUnit, spreadUnits } from '../../../src/projectors/index.ts'
+import { PartitionLeases } from '../../../src/projectors/partition-leases.ts'
+import { clickhouse, nats, stack } from '../../harness/index.ts'
+import { sleep } from '../../../src/retry/backoff.ts'
+import { eventsStored as stored, history, outcome } from '../../harness/identity-history.ts'
+
+const PARTITIONS = 4
+const id = randomBytes(4).toString('hex')
+const STREAM = `SPREAD_${id}`
+const PREFIX = `spread_${id}`
+const RESOLVED = `${PREFIX}.resolved`
+const log = createLogger(process.env.TEST_LOG_LEVEL ?? 'silent')
+const ch = clickhouse()
+// one big project: 1,200 events over 60 anonymous and 20 identified distinct ids
+const HISTORY = history(7, { events: 1200, anon: 60, users: 20 })
+const CHUNK = 20
+let nc: NatsConnection
+
+beforeAll(async () => {
+  nc = await nats()
+  const jsm = await jetstreamManager(nc)
+  await jsm.streams.add({ name: STREAM, subjects: [`${PREFIX}.>`], duplicate_window: 120 * 1e9 })
+})
+
+afterAll(async () => {
+  await jetstreamManager(nc)
+    .then((jsm) => jsm.streams.delete(STREAM))
+    .catch(() => undefined)
+})
+
+/** Publishes the history's events [from, to) for `team` in chunks, as capture does. */
+async function publish(team: number, from: number, to: number): Promise<void> {
+  const js = jetstream(nc)
+  for (let start = from; start < to; start += CHUNK) {
+    const events = HISTORY.slice(start, Math.min(start + CHUNK, to)).map((e) => ({ ...e, team_id: team }))
+    const chunk: EventChunk = { v: LOG_FORMAT_VERSION, team_id: team, lane: 'live', events }
+    await js.publish(`${PREFIX}.live.${partitionOf(team, PARTITIONS)}`, JSON.stringify(chunk), {
+      msgID: chunkMessageId(chunk),
+    })
+  }
+}
+
+const common = (conn: NatsConnection) => ({
+  nc: conn,
+  ch,
+  log,
+  batchSize: 5,
+  maxWaitMs: 20,
+  stream: STREAM,
+  subjectPrefix: PREFIX,
+  dlqSubject: `dlq.${PREFIX}`,
+  plugins: false as const,
+})
+
+interface Process {
+  conn: NatsConnection
+  leases: PartitionLeases
+}
+
+async function startProcess(bucketName: string, n: number): Promise<Process> {
+  const conn = await connectNats(stack().natsUrl, `spread-projector-${n}`)
+  const leases = new PartitionLeases({
+    kv: await new Kvm(conn).open(bucketName),
+    partitions: spreadUnits(PARTITIONS),
+    log,
+    renewMs: 500,
+    start: (unit) =>
+      startSpreadUnit(
+        {
+          ...common(conn),
+          partitions: PARTITIONS,
+          resolvedStream: STREAM,
+          resolvedPrefix: RESOLVED,
+          durablePrefix: `${PREFIX}-${bucketName}`,
+          takeOver: true,
+        },
+        unit,
+      ),
+  })
+  await leases.start()
+  return { conn, leases }
+}
+
+async function settle(team: number) {
+  for (let i = 0; i < 600 && (await stored(ch, [team])) < HISTORY.length; i++) await sleep(200)
+  expect(await stored(ch, [team])).toBe(HISTORY.length)
+  // never a row twice (read without FINAL: a merge could only hide a duplicate, never make one)
+  const [rows] = await selectRows<{ n: string }>(
+    ch,
+    `SELECT count() AS n FROM events WHERE team_id = ${team}`,
+  )
+  expect(Number(rows!.n)).toBe(HISTORY.length)
+  return outcome(ch, team, HISTORY)
+}
+
+const freshTeam = () => 7_000_000 + Math.floor(Math.random() * 1_000_000_000)
+
+/** The reference: one projector in the default mode (no spread). */
+async function single() {
+  const team = freshTeam()
+  const p = await startProjector({
+    ...common(nc),
+    partition: partitionOf(team, PARTITIONS),
+    durablePrefix: `${PREFIX}-single-${team}`,
+  })
+  await publish(team, 0, HISTORY.length)
+  const result = await settle(team)
+  await p.stop()
+  return result
+}
+
+/** The history for a fresh team with `processes` spread processes; kills the identity stage's mid-run. */
+async function spread(processes: number, kill: boolean) {
+  const team = freshTeam()
+  const identityUnit = partitionOf(team, PARTITIONS)
+  const bucketName = `spread_leases_${id}_${processes}`
+  await new Kvm(nc).create(bucketName, { history: 1, ttl: 3000 })
+  const procs: Process[] = []
+  for (let n = 0; n < processes; n++) procs.push(await startProcess(bucketName, n))
+  // every process holds a share of the units once the leases settle
+  for (let i = 0; i < 50 && !procs.every((p) => p.leases.owned.length > 0); i++) await sleep(200)
+  expect(procs.every((p) => p.leases.owned.length > 0)).toBe(true)
+  const half = HISTORY.length / 2
+  await publish(team, 0, half)
+  let killed: number[] = []
+  if (kill) {
+    const victim = procs.find((p) => p.leases.owned.includes(identityUnit))!
+    for (let i = 0; i < 100 && (await stored(ch, [team])) < HISTORY.length / 8; i++) await sleep(50)
+    killed = victim.leases.owned
+    await victim.conn.close()
+  }
+  await publish(team, half, HISTORY.length)
+  const result = await settle(team)
+  await Promise.all(procs.map((p) => Promise.race([p.leases.stop().catch(() => undefined), sleep(5000)])))
+  for (const p of procs) await p.conn.close().catch(() => undefined)
+  return { result, killed, identityUnit }
+}
+
+describe('team spread', () => {
+  it('reaches one projector’s persons, mappings, overrides and event persons with 1, 2 and 4 processes (one killed)', async () => {
+    const reference = await single()
+    // the history really merges: persons with several distinct ids, overrides written
+    expect(reference.overrides.length).toBeGreaterThan(0)
+    expect(reference.persons.some((p) => (JSON.parse(p) as string[][])[0]!.length > 2)).toBe(true)
+    expect(reference.events).toHaveLength(HISTORY.length)
+
+    expect((await spread(1, false)).result).toEqual(reference)
+    // the project's events went through every row partition
+    const info = await (await jetstreamManager(nc)).streams.info(STREAM, { subjects_filter: `${RESOLVED}.>` })
+    expect(Object.keys(info.state.subjects ?? {}).sort()).toEqual(
+      Array.from({ length: PARTITIONS }, (_, q) => `${RESOLVED}.${q}`),
+    )
+    expect((await spread(2, false)).result).toEqual(reference)
+    const four = await spread(4, true)
+    expect(four.killed).toContain(four.identityUnit) // the victim held the project's identity stage
+    expect(four.result).toEqual(reference)
+  })
+})
