@@ -53,6 +53,11 @@ export interface ProjectorOptions {
   teams?: ReadonlySet<number>
   /** where rows go; default ClickHouse (`ch`, `tables`); tests wrap it to inject faults */
   writer?: BatchWriter
+  /**
+   * wraps the writer a lane's batches go through (with `resolved`, after the resolved events are
+   * published: a test crashes there to leave a batch published and not committed)
+   */
+  wrapWriter?: (w: BatchWriter) => BatchWriter
   /** the projects' plugin pipelines; default: the configs in KV (false: none) */
   plugins?: ProjectionPlugins | false
   /** batches decided ahead while the previous one is written (default 1; 0 = none) */
@@ -95,7 +100,8 @@ export async function startProjector(o: ProjectorOptions): Promise<RunningProjec
   const tables = o.tables ?? LIVE_TABLES
   const js = jetstream(o.nc)
   const rows = o.writer ?? new ClickHouseWriter(o.ch, tables)
-  const inner = o.resolved ? new ResolvedPublisher(js, rows, o.resolved, stream) : rows
+  const published = o.resolved ? new ResolvedPublisher(js, rows, o.resolved, stream) : rows
+  const inner = o.wrapWriter ? o.wrapWriter(published) : published
   const writer = (o.personFeed ?? tables === LIVE_TABLES) ? withPersonFeed(inner, o.nc, o.log) : inner
   const prefix = o.subjectPrefix ?? 'events'
   const durablePrefix = o.durablePrefix ?? 'projector'
@@ -199,6 +205,7 @@ export async function startSpreadUnit(o: TeamSpreadOptions, unit: number): Promi
     durable: `${prefix}-rows-p${q}`,
     filterSubject: `${resolved.prefix}.${q}`,
     table: (o.tables ?? LIVE_TABLES).events,
+    writer: o.writer ?? new ClickHouseWriter(o.ch, o.tables ?? LIVE_TABLES),
     batchSize: o.batchSize,
     batchBytes: o.batchBytes,
     maxWaitMs: o.maxWaitMs,

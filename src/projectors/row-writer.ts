@@ -1,19 +1,18 @@
 import type { ConsumerMessages, JetStreamClient, JetStreamManager, JsMsg } from '@nats-io/jetstream'
 import type { ClickHouseClient } from '../clickhouse/client.ts'
 import type { NatsConnection } from '../jetstream/connection.ts'
+import type { CapturedEvent } from '../jetstream/messages.ts'
 import type { Logger } from '../observability/logger.ts'
 import { type BackoffPolicy, retry } from '../retry/backoff.ts'
 import { batchCut } from './batch-cut.ts'
 import type { ProjectorControl } from './control.ts'
 import { DeadLetterList, publishDeadLetter } from './dead-letters.ts'
 import { ensureDurable } from './durable.ts'
-import { insertTsv } from './clickhouse-io.ts'
 import { io } from './errors.ts'
 import { parseResolved, RECONCILE_HEADER, type ResolvedEvent } from './resolved.ts'
 import { eventLine } from './rows.ts'
 import { findWrittenRows, positionKey } from './steps/skip-written.ts'
-import { EVENT_COLUMNS } from './tables.ts'
-import { insertIsolating, partitionGroups } from './writer.ts'
+import type { BatchWriter, EventRow } from './batch.ts'
 
 // Team spread (docs/scaling.md): a row writer owns one partition of the resolved stream
 // (resolved.ts) and inserts its events' rows, in parallel with the other partitions' writers. Rows
@@ -32,8 +31,10 @@ export interface RowWriterOptions {
   stream: string
   durable: string
   filterSubject: string
-  /** the events table */
+  /** the events table (reconciliation reads it) */
   table: string
+  /** where the rows go (ClickHouse; tests wrap it to inject faults) */
+  writer: BatchWriter
   batchSize: number
   batchBytes?: number
   maxWaitMs: number
@@ -44,6 +45,19 @@ export interface RowWriterOptions {
   takeOver?: boolean
   log: Logger
 }
+
+/** A resolved event as its dead letter shows it, should ClickHouse refuse its row: as projected. */
+const asCaptured = (e: ResolvedEvent): CapturedEvent => ({
+  uuid: e.uuid,
+  event: e.event,
+  distinct_id: e.distinctId,
+  properties: e.properties,
+  timestamp: new Date(e.timestampMs).toISOString(),
+  now: new Date(e.createdAtMs).toISOString(),
+  sent_at: null,
+  ip: null,
+  team_id: e.teamId,
+})
 
 export class RowWriter {
   private messages?: ConsumerMessages
@@ -164,25 +178,31 @@ export class RowWriter {
       .filter((p) => p.suspect)
       .map((p) => ({ msg: { seq: p.events[0]!.seq }, teamId: p.events[0]!.teamId, events: p.events }))
     const written = await io(() => findWrittenRows(this.o.ch, this.o.table, suspects))
-    const rows = pieces
-      .flatMap((p) => p.events)
-      .filter((e) => !written.has(positionKey(e.seq, e.offset)))
-      .map((e) => ({ e, line: eventLine(e) }))
-    const insert = (lines: string[]) => insertTsv(this.o.ch, this.o.table, EVENT_COLUMNS, lines)
-    for (const group of partitionGroups(rows, (r) => r.e.timestampMs)) {
-      await io(() =>
-        insertIsolating(
-          insert,
-          group,
-          (r) => r.line,
-          (r, reason) => dead.event(r.e, r.e.offset, reason, r.e, 'refused'),
-        ),
-      )
+    const events: EventRow[] = []
+    for (const p of pieces) {
+      for (const e of p.events) {
+        if (written.has(positionKey(e.seq, e.offset))) continue
+        const { subject, seq, offset, timestampMs } = e
+        // made only for a refused row's dead letter
+        events.push({
+          line: eventLine(e),
+          timestampMs,
+          subject,
+          seq,
+          offset,
+          get event() {
+            return asCaptured(e)
+          },
+        })
+      }
     }
+    const refused = await io(() => this.o.writer.write({ batch: 0, identity: [], events }))
+    for (const r of refused)
+      if (r.event) dead.event(r.event, r.event.offset, r.reason, r.event.event, 'refused')
     const dlq = this.o.dlqSubject
     if (dlq) for (const d of dead.items) await io(() => publishDeadLetter(this.o.js, dlq, d))
     for (const m of batch) this.reply(m, poison.has(m) ? 'term' : 'ack')
-    this.written += rows.length
+    this.written += events.length - refused.length
   }
 
   // A reply on a closed connection throws; there is nobody to tell then.

@@ -3,9 +3,11 @@
 // one projector process reaches in the default mode: the same persons (as sets of distinct ids, with
 // their properties and is_identified), the same distinct-id mappings and overrides, and every event
 // resolved to the same person, for a generated history full of merges ($identify, $create_alias,
-// $merge_dangerously) whose events go to every row partition, with 1, 2 and 4 processes and, in the
-// run of 4, the process holding the project's identity stage killed mid-run (its NATS connection
-// closed, as a crash). Each "process" is a PartitionLeases with a NATS connection of its own.
+// $merge_dangerously) whose events go to every row partition, with 1, 2 and 4 processes; in the run
+// of 2 a process holding row writers is killed (its NATS connection closed, as a crash) after an
+// insert and before its ack, in the run of 4 the one holding the project's identity stage after a
+// publish and before its identity commit. Each "process" is a PartitionLeases with a NATS connection
+// of its own.
 import { randomBytes } from 'node:crypto'
 import { jetstream, jetstreamManager } from '@nats-io/jetstream'
 import { Kvm } from '@nats-io/kv'
@@ -19,7 +21,10 @@ import {
 } from '../../../src/jetstream/messages.ts'
 import { connectNats, type NatsConnection } from '../../../src/jetstream/connection.ts'
 import { createLogger } from '../../../src/observability/logger.ts'
+import type { BatchWriter } from '../../../src/projectors/batch.ts'
 import { startProjector, startSpreadUnit, spreadUnits } from '../../../src/projectors/index.ts'
+import { LIVE_TABLES } from '../../../src/projectors/tables.ts'
+import { ClickHouseWriter } from '../../../src/projectors/writer.ts'
 import { PartitionLeases } from '../../../src/projectors/partition-leases.ts'
 import { clickhouse, nats, stack } from '../../harness/index.ts'
 import { sleep } from '../../../src/retry/backoff.ts'
@@ -49,16 +54,23 @@ afterAll(async () => {
     .catch(() => undefined)
 })
 
-/** Publishes the history's events [from, to) for `team` in chunks, as capture does. */
+/**
+ * Publishes the history's events [from, to) for `team` in chunks, as capture does, all at once (one
+ * connection keeps their order): the identity stage finds a queue and pipelines its batches.
+ */
 async function publish(team: number, from: number, to: number): Promise<void> {
   const js = jetstream(nc)
+  const acks = []
   for (let start = from; start < to; start += CHUNK) {
     const events = HISTORY.slice(start, Math.min(start + CHUNK, to)).map((e) => ({ ...e, team_id: team }))
     const chunk: EventChunk = { v: LOG_FORMAT_VERSION, team_id: team, lane: 'live', events }
-    await js.publish(`${PREFIX}.live.${partitionOf(team, PARTITIONS)}`, JSON.stringify(chunk), {
-      msgID: chunkMessageId(chunk),
-    })
+    acks.push(
+      js.publish(`${PREFIX}.live.${partitionOf(team, PARTITIONS)}`, JSON.stringify(chunk), {
+        msgID: chunkMessageId(chunk),
+      }),
+    )
   }
+  await Promise.all(acks)
 }
 
 const common = (conn: NatsConnection) => ({
@@ -76,10 +88,33 @@ const common = (conn: NatsConnection) => ({
 interface Process {
   conn: NatsConnection
   leases: PartitionLeases
+  /** armed: the process crashes after its `at`-th batch of that stage is written */
+  crash?: { stage: 'identity' | 'rows'; at: number }
+}
+
+/**
+ * Crashes the process (closes its NATS connection, as a kill, and fails the batch) once the armed
+ * stage has written `at` batches: an identity stage's batch is then published to the row writers
+ * and not committed, a row writer's batch inserted and not acknowledged. Everything else the process
+ * had in flight dies with it.
+ */
+function crashAfter(proc: Process, stage: 'identity' | 'rows', inner: BatchWriter): BatchWriter {
+  let writes = 0
+  return {
+    async write(rows) {
+      const refused = await inner.write(rows)
+      if (proc.crash?.stage === stage && ++writes >= proc.crash.at) {
+        await proc.conn.close()
+        throw new Error('killed')
+      }
+      return refused
+    },
+  }
 }
 
 async function startProcess(bucketName: string, n: number): Promise<Process> {
   const conn = await connectNats(stack().natsUrl, `spread-projector-${n}`)
+  const proc: Partial<Process> = { conn }
   const leases = new PartitionLeases({
     kv: await new Kvm(conn).open(bucketName),
     partitions: spreadUnits(PARTITIONS),
@@ -94,12 +129,15 @@ async function startProcess(bucketName: string, n: number): Promise<Process> {
           resolvedPrefix: RESOLVED,
           durablePrefix: `${PREFIX}-${bucketName}`,
           takeOver: true,
+          writer: crashAfter(proc as Process, 'rows', new ClickHouseWriter(ch, LIVE_TABLES)),
+          wrapWriter: (w) => crashAfter(proc as Process, 'identity', w),
         },
         unit,
       ),
   })
+  proc.leases = leases
   await leases.start()
-  return { conn, leases }
+  return proc as Process
 }
 
 async function settle(team: number) {
@@ -130,8 +168,11 @@ async function single() {
   return result
 }
 
-/** The history for a fresh team with `processes` spread processes; kills the identity stage's mid-run. */
-async function spread(processes: number, kill: boolean) {
+/**
+ * The history for a fresh team with `processes` spread processes; `kill`: the process holding the
+ * project's identity stage, or one holding a row writer, crashes mid-run.
+ */
+async function spread(processes: number, kill?: 'identity' | 'rows') {
   const team = freshTeam()
   const identityUnit = partitionOf(team, PARTITIONS)
   const bucketName = `spread_leases_${id}_${processes}`
@@ -142,13 +183,19 @@ async function spread(processes: number, kill: boolean) {
   for (let i = 0; i < 50 && !procs.every((p) => p.leases.owned.length > 0); i++) await sleep(200)
   expect(procs.every((p) => p.leases.owned.length > 0)).toBe(true)
   const half = HISTORY.length / 2
-  await publish(team, 0, half)
   let killed: number[] = []
+  const victim =
+    kill === 'identity'
+      ? procs.find((p) => p.leases.owned.includes(identityUnit))
+      : procs.find((p) => p.leases.owned.some((u) => u >= PARTITIONS))
   if (kill) {
-    const victim = procs.find((p) => p.leases.owned.includes(identityUnit))!
-    for (let i = 0; i < 100 && (await stored(ch, [team])) < HISTORY.length / 8; i++) await sleep(50)
-    killed = victim.leases.owned
-    await victim.conn.close()
+    killed = victim!.leases.owned
+    victim!.crash = { stage: kill, at: kill === 'identity' ? 4 : 3 }
+  }
+  await publish(team, 0, half)
+  if (kill) {
+    for (let i = 0; i < 200 && !victim!.conn.isClosed(); i++) await sleep(50)
+    expect(victim!.conn.isClosed()).toBe(true)
   }
   await publish(team, half, HISTORY.length)
   const result = await settle(team)
@@ -165,15 +212,19 @@ describe('team spread', () => {
     expect(reference.persons.some((p) => (JSON.parse(p) as string[][])[0]!.length > 2)).toBe(true)
     expect(reference.events).toHaveLength(HISTORY.length)
 
-    expect((await spread(1, false)).result).toEqual(reference)
+    expect((await spread(1)).result).toEqual(reference)
     // the project's events went through every row partition
     const info = await (await jetstreamManager(nc)).streams.info(STREAM, { subjects_filter: `${RESOLVED}.>` })
     expect(Object.keys(info.state.subjects ?? {}).sort()).toEqual(
       Array.from({ length: PARTITIONS }, (_, q) => `${RESOLVED}.${q}`),
     )
-    expect((await spread(2, false)).result).toEqual(reference)
-    const four = await spread(4, true)
-    expect(four.killed).toContain(four.identityUnit) // the victim held the project's identity stage
+    // 2 processes, one holding row writers killed after an insert, before its ack
+    const two = await spread(2, 'rows')
+    expect(two.killed.some((u) => u >= PARTITIONS)).toBe(true)
+    expect(two.result).toEqual(reference)
+    // 4 processes, the one holding the project's identity stage killed after a publish, before its commit
+    const four = await spread(4, 'identity')
+    expect(four.killed).toContain(four.identityUnit)
     expect(four.result).toEqual(reference)
   })
 })
