@@ -74,6 +74,48 @@ export function parseResolved(data: Uint8Array): ResolvedEvent[] | undefined {
  * batch's events to the resolved stream. Resolves once JetStream stored every piece, so the caller's
  * identity commit and ack come after (a crash before them republishes the same pieces).
  */
+/** One message of the resolved stream, ready to publish. */
+export interface ResolvedPiece {
+  subject: string
+  data: string
+  msgID: string
+  /** its source message may have been projected before (RECONCILE_HEADER) */
+  reconcile: boolean
+}
+
+/**
+ * The resolved messages of a batch's events (each with its row's fields): per source message and
+ * piece of PIECE_EVENTS offsets, in the events' order. `source` names the source stream in the ids.
+ */
+export function resolvedPieces(rows: BatchRows, target: ResolvedTarget, source: string): ResolvedPiece[] {
+  const out: ResolvedPiece[] = []
+  let seq = -1
+  let piece = -1
+  let parts: string[] = []
+  const flush = () => {
+    if (parts.length === 0) return
+    out.push({
+      subject: `${target.prefix}.${resolvedPartition(seq, target.partitions)}`,
+      data: `{"v":${RESOLVED_FORMAT_VERSION},"events":[${parts.join(',')}]}`,
+      msgID: `${source}:${seq}:${piece}`,
+      reconcile: rows.mayRepeat?.has(seq) === true,
+    })
+    parts = []
+  }
+  for (const r of rows.events) {
+    if (!r.fields) throw new Error('resolved events need the rows’ fields (resolveOnly)')
+    const p = Math.floor(r.offset / PIECE_EVENTS)
+    if (r.seq !== seq || p !== piece) {
+      flush()
+      seq = r.seq
+      piece = p
+    }
+    parts.push(eventJson({ ...r.fields, subject: r.subject }))
+  }
+  flush()
+  return out
+}
+
 export class ResolvedPublisher implements BatchWriter {
   constructor(
     private readonly js: JetStreamClient,
@@ -85,31 +127,16 @@ export class ResolvedPublisher implements BatchWriter {
 
   async write(rows: BatchRows): Promise<RefusedRow[]> {
     const refused = await this.inner.write({ ...rows, events: [] })
-    const pending: Promise<unknown>[] = []
-    let seq = -1
-    let piece = -1
-    let parts: string[] = []
-    const flush = () => {
-      if (parts.length === 0) return
-      const h: MsgHdrs | undefined = rows.mayRepeat?.has(seq) ? headers() : undefined
-      h?.set(RECONCILE_HEADER, '1')
-      const data = `{"v":${RESOLVED_FORMAT_VERSION},"events":[${parts.join(',')}]}`
-      const subject = `${this.target.prefix}.${resolvedPartition(seq, this.target.partitions)}`
-      pending.push(this.js.publish(subject, data, { msgID: `${this.source}:${seq}:${piece}`, headers: h }))
-      parts = []
-    }
-    for (const r of rows.events) {
-      if (!r.fields) throw new Error('ResolvedPublisher needs the rows’ fields (resolveOnly)')
-      const p = Math.floor(r.offset / PIECE_EVENTS)
-      if (r.seq !== seq || p !== piece) {
-        flush()
-        seq = r.seq
-        piece = p
-      }
-      parts.push(eventJson({ ...r.fields, subject: r.subject }))
-    }
-    flush()
-    await Promise.all(pending)
+    await Promise.all(
+      resolvedPieces(rows, this.target, this.source).map((p) => {
+        let h: MsgHdrs | undefined
+        if (p.reconcile) {
+          h = headers()
+          h.set(RECONCILE_HEADER, '1')
+        }
+        return this.js.publish(p.subject, p.data, { msgID: p.msgID, headers: h })
+      }),
+    )
     return refused
   }
 }
