@@ -1,10 +1,10 @@
-import type { ConsumerMessages, JetStreamClient, JetStreamManager, JsMsg } from '@nats-io/jetstream'
+import type { JetStreamClient, JetStreamManager, JsMsg } from '@nats-io/jetstream'
 import type { ClickHouseClient } from '../clickhouse/client.ts'
 import type { NatsConnection } from '../jetstream/connection.ts'
 import type { CapturedEvent } from '../jetstream/messages.ts'
 import type { Logger } from '../observability/logger.ts'
 import { type BackoffPolicy, retry } from '../retry/backoff.ts'
-import { batchCut } from './batch-cut.ts'
+import { MessageFeed } from './feed.ts'
 import type { ProjectorControl } from './control.ts'
 import { DeadLetterList, publishDeadLetter } from './dead-letters.ts'
 import { ensureDurable } from './durable.ts'
@@ -60,9 +60,7 @@ const asCaptured = (e: ResolvedEvent): CapturedEvent => ({
 })
 
 export class RowWriter {
-  private messages?: ConsumerMessages
-  private readonly queue: JsMsg[] = []
-  private wake?: () => void
+  private readonly feed: MessageFeed
   private stopping = false
   private readonly stopped = new AbortController()
   private loop?: Promise<void>
@@ -70,29 +68,14 @@ export class RowWriter {
   /** event rows inserted so far */
   written = 0
 
-  constructor(private readonly o: RowWriterOptions) {}
+  constructor(private readonly o: RowWriterOptions) {
+    this.feed = new MessageFeed({ ...o, reply: (m, how) => this.reply(m, how), refusing: () => false })
+  }
 
   /** Creates or recovers the durable consumer and starts writing. */
   async start(): Promise<void> {
-    const { jsm, stream, durable, filterSubject, ackWaitMs, batchSize, takeOver, log } = this.o
-    this.recoverUpTo = await ensureDurable({
-      jsm,
-      stream,
-      durable,
-      filterSubject,
-      ackWaitMs,
-      batchSize,
-      takeOver,
-      log,
-    })
-    const consumer = await this.o.js.consumers.get(stream, durable)
-    this.messages = await consumer.consume({ max_messages: Math.max(batchSize * 2, 16) })
-    void (async () => {
-      for await (const m of this.messages!) {
-        this.queue.push(m)
-        this.wake?.()
-      }
-    })().catch((err) => this.o.log.error({ err }, 'row writer: message feed failed'))
+    this.recoverUpTo = await ensureDurable(this.o)
+    await this.feed.open(this.o.js, this.o.stream, this.o.durable)
     this.loop = this.run()
   }
 
@@ -100,16 +83,15 @@ export class RowWriter {
   async stop(): Promise<void> {
     this.stopping = true
     this.stopped.abort(new Error('row writer stopping'))
-    this.wake?.()
+    this.feed.poke()
     await this.loop
-    await this.messages?.close().catch(() => undefined)
-    for (const m of this.queue.splice(0)) this.reply(m, 'nak')
+    await this.feed.close()
   }
 
   private async run(): Promise<void> {
     while (!this.stopping) {
       await this.o.control?.gate(this.o.durable, () => this.stopping)
-      const batch = await this.nextBatch()
+      const batch = await this.feed.next(() => this.stopping)
       if (batch.length === 0) continue
       const alive = setInterval(
         () => batch.forEach((m) => this.reply(m, 'working')),
@@ -134,27 +116,6 @@ export class RowWriter {
         clearInterval(alive)
       }
     }
-  }
-
-  private async nextBatch(): Promise<JsMsg[]> {
-    while (this.queue.length === 0 && !this.stopping) {
-      await new Promise<void>((r) => {
-        this.wake = r
-      })
-    }
-    const deadline = Date.now() + this.o.maxWaitMs
-    while (!batchCut(this.queue, this.o.batchSize, this.o.batchBytes).full && !this.stopping) {
-      const left = deadline - Date.now()
-      if (left <= 0) break
-      await new Promise<void>((r) => {
-        const t = setTimeout(r, left)
-        this.wake = () => {
-          clearTimeout(t)
-          r()
-        }
-      })
-    }
-    return this.queue.splice(0, batchCut(this.queue, this.o.batchSize, this.o.batchBytes).n)
   }
 
   /** Inserts the batch's rows that ClickHouse does not hold yet, dead-letters refused ones, acks. */
