@@ -7,11 +7,11 @@ import type { EventRow as EventFields } from './rows.ts'
 // person in log order and, instead of inserting the event rows, publishes each event's row fields to
 // the `RESOLVED` stream, where parallel row writers (row-writer.ts) insert them.
 //
-// The stream's messages: one per source message (chunk) and piece (events whose offset in the chunk
-// divided by PIECE_EVENTS is the same), on `<prefix>.<seq % partitions>`, message id
-// `<source stream>:<seq>:<piece>`. A republished batch decides the same content (the identity commit
-// protocol), and a piece's members depend on nothing but offsets, so JetStream's duplicate window
-// drops the copy. A message whose source may have been projected before
+// The stream's messages: one per source message (chunk) and piece (a range of offsets in the chunk:
+// PIECE_EVENTS, halved while the message is too large), on `<prefix>.<seq % partitions>`, message
+// id `<source stream>:<seq>:<first offset>-<last offset>`. A republished batch decides the same
+// content (the identity commit protocol), and an id names the same offsets every time, so
+// JetStream's duplicate window drops the copy. A message whose source may have been projected before
 // carries RECONCILE_HEADER: a copy older than the duplicate window then still never makes a row twice,
 // because the row writer reconciles it against ClickHouse by (_seq, _offset).
 //
@@ -83,23 +83,54 @@ export interface ResolvedPiece {
   reconcile: boolean
 }
 
+/** Bytes of a resolved message above which its offset range is halved (NATS' default max_payload is 1 MiB). */
+export const PIECE_BYTES = 900 * 1024
+
 /**
- * The resolved messages of a batch's events (each with its row's fields): per source message and
- * piece of PIECE_EVENTS offsets, in the events' order. `source` names the source stream in the ids.
+ * The resolved messages of a batch's events (each with its row's fields), in the events' order: per
+ * source message, the events of each range of PIECE_EVENTS offsets; a range whose message would
+ * exceed `maxBytes` is halved until it fits (or holds one event). A message is named by its source
+ * sequence and offset range, so one id always stands for the same events. `source` names the source
+ * stream in the ids.
  */
-export function resolvedPieces(rows: BatchRows, target: ResolvedTarget, source: string): ResolvedPiece[] {
+export function resolvedPieces(
+  rows: BatchRows,
+  target: ResolvedTarget,
+  source: string,
+  maxBytes = PIECE_BYTES,
+): ResolvedPiece[] {
   const out: ResolvedPiece[] = []
-  let seq = -1
-  let piece = -1
-  let parts: string[] = []
-  const flush = () => {
+  const emit = (seq: number, lo: number, hi: number, parts: { offset: number; json: string }[]) => {
+    const data = `{"v":${RESOLVED_FORMAT_VERSION},"events":[${parts.map((p) => p.json).join(',')}]}`
+    if (Buffer.byteLength(data) > maxBytes && parts.length > 1) {
+      const mid = Math.floor((lo + hi) / 2)
+      emit(
+        seq,
+        lo,
+        mid,
+        parts.filter((p) => p.offset <= mid),
+      )
+      emit(
+        seq,
+        mid + 1,
+        hi,
+        parts.filter((p) => p.offset > mid),
+      )
+      return
+    }
     if (parts.length === 0) return
     out.push({
       subject: `${target.prefix}.${resolvedPartition(seq, target.partitions)}`,
-      data: `{"v":${RESOLVED_FORMAT_VERSION},"events":[${parts.join(',')}]}`,
-      msgID: `${source}:${seq}:${piece}`,
+      data,
+      msgID: `${source}:${seq}:${lo}-${hi}`,
       reconcile: rows.mayRepeat?.has(seq) === true,
     })
+  }
+  let seq = -1
+  let piece = -1
+  let parts: { offset: number; json: string }[] = []
+  const flush = () => {
+    emit(seq, piece * PIECE_EVENTS, (piece + 1) * PIECE_EVENTS - 1, parts)
     parts = []
   }
   for (const r of rows.events) {
@@ -110,7 +141,7 @@ export function resolvedPieces(rows: BatchRows, target: ResolvedTarget, source: 
       seq = r.seq
       piece = p
     }
-    parts.push(eventJson({ ...r.fields, subject: r.subject }))
+    parts.push({ offset: r.offset, json: eventJson({ ...r.fields, subject: r.subject }) })
   }
   flush()
   return out

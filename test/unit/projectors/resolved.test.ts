@@ -57,13 +57,24 @@ describe('resolved events', () => {
       'EVENTS',
     )
     expect(pieces.map(({ subject, msgID, reconcile }) => ({ subject, msgID, reconcile }))).toEqual([
-      { subject: 'resolved.2', msgID: 'EVENTS:10:0', reconcile: false },
-      { subject: 'resolved.2', msgID: 'EVENTS:10:1', reconcile: false },
-      { subject: 'resolved.3', msgID: 'EVENTS:11:0', reconcile: true },
+      { subject: 'resolved.2', msgID: 'EVENTS:10:0-199', reconcile: false },
+      { subject: 'resolved.2', msgID: 'EVENTS:10:200-399', reconcile: false },
+      { subject: 'resolved.3', msgID: 'EVENTS:11:0-199', reconcile: true },
     ])
     expect(pieces.map((p) => parseResolved(Buffer.from(p.data))!.map((e) => `${e.seq}:${e.offset}`))).toEqual(
       [['10:0', '10:1'], ['10:250'], ['11:0']],
     )
+  })
+
+  it('too large for one message are halved by offset range, each half named by its range', () => {
+    const events = [row(10, 0), row(10, 1), row(10, 120), row(10, 199)]
+    const one = resolvedPieces(rows(events.slice(0, 1)), { prefix: 'r', partitions: 1 }, 'EVENTS')[0]!
+    // room for two events per message, not three
+    const pieces = resolvedPieces(rows(events), { prefix: 'r', partitions: 1 }, 'EVENTS', one.data.length * 2)
+    expect(pieces.map((p) => [p.msgID, parseResolved(Buffer.from(p.data))!.map((e) => e.offset)])).toEqual([
+      ['EVENTS:10:0-99', [0, 1]],
+      ['EVENTS:10:100-199', [120, 199]],
+    ])
   })
 
   it('read back, make the same events rows as the identity stage would have, and keep their subject', () => {
