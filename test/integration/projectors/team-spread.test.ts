@@ -182,9 +182,11 @@ async function spread(processes: number, kill?: 'identity' | 'rows') {
   const procs: Process[] = []
   inserted = 0
   for (let n = 0; n < processes; n++) procs.push(await startProcess(bucketName, n, team))
-  // every process holds a share of the units once the leases settle
-  for (let i = 0; i < 50 && !procs.every((p) => p.leases.owned.length > 0); i++) await sleep(200)
-  expect(procs.every((p) => p.leases.owned.length > 0)).toBe(true)
+  // the leases settle: every process holds its fair share, so no unit moves any more (the victim
+  // chosen below keeps what it holds until it is killed)
+  const settled = () => procs.every((p) => p.leases.owned.length === spreadUnits(PARTITIONS) / processes)
+  for (let i = 0; i < 100 && !settled(); i++) await sleep(100)
+  expect(settled()).toBe(true)
   const half = HISTORY.length / 2
   let killed: number[] = []
   const victim =
