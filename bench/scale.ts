@@ -18,7 +18,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { jetstream, jetstreamManager } from '@nats-io/jetstream'
 import { v7 as uuidv7 } from 'uuid'
-import { EVENTS_STREAM, eventsSubject } from '../schema/jetstream.ts'
+import { EVENTS_STREAM, eventsSubject, RESOLVED_STREAM } from '../schema/jetstream.ts'
 import { clickhouseClient, selectRows } from '../src/clickhouse/client.ts'
 import { migrateClickHouse } from '../src/clickhouse/migrate.ts'
 import { connectNats, migrateJetStream } from '../src/jetstream/connection.ts'
@@ -187,6 +187,10 @@ console.log(
 console.log(
   `clickhouse events: ${(Number(disk!.bytes) / Number(disk!.rows)).toFixed(1)} bytes per event on disk (compressed)`,
 )
+if (MODE === 'spread') {
+  const resolved = (await jsm.streams.info(RESOLVED_STREAM)).state
+  console.log(`resolved stream: ${(resolved.bytes / Number(disk!.rows)).toFixed(0)} bytes per event`)
+}
 
 await db.close()
 await nc.close()

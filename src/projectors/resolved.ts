@@ -16,7 +16,8 @@ import type { EventRow as EventFields } from './rows.ts'
 // because the row writer reconciles it against ClickHouse by (_seq, _offset).
 //
 // Versions (`v`), a reader must understand every version still in the stream:
-// - 1: `{v: 1, events: [row fields + subject]}`.
+// - 1: `{v: 1, pp: [person properties], events: [row fields + subject, person properties as index
+//   `pi` into pp]}`.
 
 /** The version the identity stage writes. */
 export const RESOLVED_FORMAT_VERSION = 1
@@ -40,17 +41,43 @@ export const resolvedPartition = (seq: number, partitions: number) => seq % part
 const PIECE_EVENTS = 200
 
 // Person properties are identity state: immutable, shared by a person's events (rows.ts), so their
-// JSON text is made once per object.
+// JSON text is made once per object, and a message holds each person's once (`pp`, events point to
+// it with `pi`): the row writer then parses it once and encodes its TSV field once.
 const personText = new WeakMap<object, string>()
 
-function eventJson(e: ResolvedEvent): string {
-  let pp = personText.get(e.personProperties)
-  if (pp === undefined) {
-    pp = JSON.stringify(e.personProperties)
-    personText.set(e.personProperties, pp)
+function personJson(properties: object): string {
+  let text = personText.get(properties)
+  if (text === undefined) {
+    text = JSON.stringify(properties)
+    personText.set(properties, text)
   }
-  const rest = JSON.stringify({ ...e, personProperties: undefined, personPropertiesShared: undefined })
-  return `{"personProperties":${pp},${rest.slice(1)}`
+  return text
+}
+
+/** An event of a message being made: its JSON without the person properties, and those. */
+interface Part {
+  offset: number
+  json: string
+  person: Record<string, unknown>
+}
+
+function part(e: ResolvedEvent): Part {
+  const json = JSON.stringify({ ...e, personProperties: undefined, personPropertiesShared: undefined })
+  return { offset: e.offset, json, person: e.personProperties }
+}
+
+function messageJson(parts: Part[]): string {
+  const index = new Map<object, number>()
+  const texts: string[] = []
+  const events = parts.map((p) => {
+    let i = index.get(p.person)
+    if (i === undefined) {
+      i = texts.push(personJson(p.person)) - 1
+      index.set(p.person, i)
+    }
+    return `{"pi":${i},${p.json.slice(1)}`
+  })
+  return `{"v":${RESOLVED_FORMAT_VERSION},"pp":[${texts.join(',')}],"events":[${events.join(',')}]}`
 }
 
 /** A resolved message read back; `undefined` for one this release cannot read. */
@@ -64,8 +91,16 @@ export function parseResolved(data: Uint8Array): ResolvedEvent[] | undefined {
   // Written by the identity stage of this release or an earlier one: the version is checked, the
   // rows are what that version wrote (checking each field would cost as much as encoding the row).
   if (typeof body !== 'object' || body === null) return undefined
-  const { v, events } = body as { v?: unknown; events?: unknown }
-  if (v !== RESOLVED_FORMAT_VERSION || !Array.isArray(events) || events.length === 0) return undefined
+  const { v, pp, events } = body as { v?: unknown; pp?: unknown; events?: unknown }
+  if (v !== RESOLVED_FORMAT_VERSION || !Array.isArray(pp) || !Array.isArray(events) || events.length === 0)
+    return undefined
+  for (const e of events as (ResolvedEvent & { pi: number })[]) {
+    const person: unknown = pp[e.pi]
+    if (typeof person !== 'object' || person === null) return undefined
+    e.personProperties = person as Record<string, unknown>
+    // one object per person in the message: its TSV field is made once (rows.ts)
+    e.personPropertiesShared = true
+  }
   return events as ResolvedEvent[]
 }
 
@@ -100,8 +135,8 @@ export function resolvedPieces(
   maxBytes = PIECE_BYTES,
 ): ResolvedPiece[] {
   const out: ResolvedPiece[] = []
-  const emit = (seq: number, lo: number, hi: number, parts: { offset: number; json: string }[]) => {
-    const data = `{"v":${RESOLVED_FORMAT_VERSION},"events":[${parts.map((p) => p.json).join(',')}]}`
+  const emit = (seq: number, lo: number, hi: number, parts: Part[]) => {
+    const data = messageJson(parts)
     if (Buffer.byteLength(data) > maxBytes && parts.length > 1) {
       const mid = Math.floor((lo + hi) / 2)
       emit(
@@ -128,7 +163,7 @@ export function resolvedPieces(
   }
   let seq = -1
   let piece = -1
-  let parts: { offset: number; json: string }[] = []
+  let parts: Part[] = []
   const flush = () => {
     emit(seq, piece * PIECE_EVENTS, (piece + 1) * PIECE_EVENTS - 1, parts)
     parts = []
@@ -141,7 +176,7 @@ export function resolvedPieces(
       seq = r.seq
       piece = p
     }
-    parts.push({ offset: r.offset, json: eventJson({ ...r.fields, subject: r.subject }) })
+    parts.push(part({ ...r.fields, subject: r.subject }))
   }
   flush()
   return out

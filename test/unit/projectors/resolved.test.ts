@@ -79,6 +79,8 @@ describe('resolved events', () => {
 
   it('read back, make the same events rows as the identity stage would have, and keep their subject', () => {
     const [piece] = resolvedPieces(rows([row(10, 0), row(10, 7)]), { prefix: 'r', partitions: 1 }, 'EVENTS')
+    // the person's properties are in the message once
+    expect((JSON.parse(piece!.data) as { pp: unknown[] }).pp).toEqual([person])
     const back = parseResolved(Buffer.from(piece!.data))!
     expect(back.map((e) => eventLine(e))).toEqual([eventLine(fields(10, 0)), eventLine(fields(10, 7))])
     expect(back.map((e) => e.subject)).toEqual(['events.live.1', 'events.live.1'])
