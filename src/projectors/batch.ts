@@ -91,6 +91,11 @@ export interface EventRow {
   line: string
   /** the row's fields, for the row writers (resolveOnly) */
   fields?: EventFields
+  /**
+   * set when a row writer can rebuild the row from the logged event and the person decision (no
+   * plugin ran on the event): the group type indexes its $groups got (resolved.ts)
+   */
+  recompute?: { groupIndexes?: Record<string, number | null> }
   timestampMs: number
   subject: string
   seq: number

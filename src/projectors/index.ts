@@ -202,6 +202,7 @@ export async function startSpreadUnit(o: TeamSpreadOptions, unit: number): Promi
     jsm: await jetstreamManager(o.nc),
     ch: o.ch,
     stream: o.resolvedStream ?? RESOLVED_STREAM,
+    sourceStream: o.stream ?? EVENTS_STREAM,
     durable: `${prefix}-rows-p${q}`,
     filterSubject: `${resolved.prefix}.${q}`,
     table: (o.tables ?? LIVE_TABLES).events,

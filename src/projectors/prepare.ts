@@ -26,6 +26,8 @@ interface Work {
   teamId: number
   ns: string
   events: DecodedEvent[]
+  /** a plugin pipeline ran on the events (their rows cannot be rebuilt from the log: resolved.ts) */
+  plugged?: boolean
 }
 
 let batchCounter = 0
@@ -121,7 +123,7 @@ export async function prepareBatch(
       if (!ctx.resolveOnly && !b.settle(skipWritten(d, written, w.msg.seq, d.offset), w.msg, d.offset))
         continue
       const row = b.settle(
-        encodeEventRow(w.msg, w.teamId, d, person, ctx.resolveOnly === true),
+        encodeEventRow(w.msg, w.teamId, d, person, ctx.resolveOnly === true, w.plugged !== true),
         w.msg,
         d.offset,
         d.event,
@@ -178,5 +180,6 @@ async function beforeRules(b: Decision, work: Work[], written: WrittenRows): Pro
       if (event) kept.push(event === d.event ? d : { ...d, event })
     }
     w.events = kept
+    w.plugged = pipeline !== undefined
   }
 }

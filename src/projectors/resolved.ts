@@ -1,7 +1,12 @@
 import type { JetStreamClient } from '@nats-io/jetstream'
 import { headers, type MsgHdrs } from '@nats-io/transport-node'
-import type { BatchRows, BatchWriter, RefusedRow } from './batch.ts'
+import type { BatchRows, BatchWriter, EventRow, RefusedRow } from './batch.ts'
+import { groupColumns } from './identity/groups.ts'
+import { storedEventProperties } from './identity/index.ts'
 import type { EventRow as EventFields } from './rows.ts'
+import { decodeMessage } from './steps/decode-message.ts'
+import { eventFields } from './steps/encode-event-row.ts'
+import { mergePersonUpdates } from './steps/merge-person-updates.ts'
 
 // Team spread (PROJECTOR_TEAM_SPREAD, docs/scaling.md): the identity stage decides every event's
 // person in log order and, instead of inserting the event rows, publishes each event's row fields to
@@ -15,12 +20,19 @@ import type { EventRow as EventFields } from './rows.ts'
 // carries RECONCILE_HEADER: a copy older than the duplicate window then still never makes a row twice,
 // because the row writer reconciles it against ClickHouse by (_seq, _offset).
 //
-// Versions (`v`), a reader must understand every version still in the stream:
-// - 1: `{v: 1, pp: [person properties], events: [row fields + subject, person properties as index
-//   `pi` into pp]}`.
+// Versions (`v`), a reader must understand every version still in the stream; the identity stage
+// writes both, by event:
+// - 1 (whole rows, for events a plugin ran on: the plugin's output is in no log): `{v: 1, pp: [person
+//   properties], events: [row fields + subject, person properties as index `pi` into pp]}`.
+// - 2 (decisions only, for the rest): `{v: 2, seq, pp: [...], events: [{o: offset, p: person id,
+//   pi, gi?: group type indexes}]}`; the row writer reads the source message `seq` of the log and
+//   rebuilds each row with the projector's own steps (decode, top-level person updates,
+//   storedEventProperties, eventFields). Its JSON is a fraction of the rows' (no properties).
 
-/** The version the identity stage writes. */
+/** The whole-rows version. */
 export const RESOLVED_FORMAT_VERSION = 1
+/** The decisions-only version. */
+export const RESOLVED_DECISIONS_VERSION = 2
 
 /** Header of a resolved message whose rows may already be in ClickHouse. */
 export const RECONCILE_HEADER = 'Burrow-Reconcile'
@@ -59,14 +71,24 @@ interface Part {
   offset: number
   json: string
   person: Record<string, unknown>
+  /** decisions only (version 2) */
+  decision: boolean
 }
 
-function part(e: ResolvedEvent): Part {
-  const json = JSON.stringify({ ...e, personProperties: undefined, personPropertiesShared: undefined })
-  return { offset: e.offset, json, person: e.personProperties }
+function part(r: EventRow & { fields: EventFields }): Part {
+  const f = r.fields
+  const json = r.recompute
+    ? JSON.stringify({ o: f.offset, p: f.personId, gi: r.recompute.groupIndexes })
+    : JSON.stringify({
+        ...f,
+        subject: r.subject,
+        personProperties: undefined,
+        personPropertiesShared: undefined,
+      })
+  return { offset: f.offset, json, person: f.personProperties, decision: r.recompute !== undefined }
 }
 
-function messageJson(parts: Part[]): string {
+function messageJson(seq: number, parts: Part[]): string {
   const index = new Map<object, number>()
   const texts: string[] = []
   const events = parts.map((p) => {
@@ -77,11 +99,27 @@ function messageJson(parts: Part[]): string {
     }
     return `{"pi":${i},${p.json.slice(1)}`
   })
-  return `{"v":${RESOLVED_FORMAT_VERSION},"pp":[${texts.join(',')}],"events":[${events.join(',')}]}`
+  // a source message's events are one team's: all decisions or all whole rows
+  const head = parts.every((p) => p.decision)
+    ? `"v":${RESOLVED_DECISIONS_VERSION},"seq":${seq}`
+    : `"v":${RESOLVED_FORMAT_VERSION}`
+  return `{${head},"pp":[${texts.join(',')}],"events":[${events.join(',')}]}`
 }
 
+/** One event of a decisions-only message, its person properties resolved. */
+export interface ResolvedDecision {
+  o: number
+  p: string
+  gi?: Record<string, number | null>
+  personProperties: Record<string, unknown>
+}
+
+/** A resolved message read back: whole rows, or decisions on the events of source message `seq`. */
+export type ResolvedMessage =
+  { kind: 'rows'; events: ResolvedEvent[] } | { kind: 'decisions'; seq: number; events: ResolvedDecision[] }
+
 /** A resolved message read back; `undefined` for one this release cannot read. */
-export function parseResolved(data: Uint8Array): ResolvedEvent[] | undefined {
+export function parseResolved(data: Uint8Array): ResolvedMessage | undefined {
   let body: unknown
   try {
     body = JSON.parse(Buffer.from(data).toString('utf8'))
@@ -91,17 +129,65 @@ export function parseResolved(data: Uint8Array): ResolvedEvent[] | undefined {
   // Written by the identity stage of this release or an earlier one: the version is checked, the
   // rows are what that version wrote (checking each field would cost as much as encoding the row).
   if (typeof body !== 'object' || body === null) return undefined
-  const { v, pp, events } = body as { v?: unknown; pp?: unknown; events?: unknown }
-  if (v !== RESOLVED_FORMAT_VERSION || !Array.isArray(pp) || !Array.isArray(events) || events.length === 0)
-    return undefined
-  for (const e of events as (ResolvedEvent & { pi: number })[]) {
+  const { v, seq, pp, events } = body as { v?: unknown; seq?: unknown; pp?: unknown; events?: unknown }
+  const known = v === RESOLVED_FORMAT_VERSION || (v === RESOLVED_DECISIONS_VERSION && typeof seq === 'number')
+  if (!known || !Array.isArray(pp) || !Array.isArray(events) || events.length === 0) return undefined
+  for (const e of events as { pi: number; personProperties: unknown; personPropertiesShared?: boolean }[]) {
     const person: unknown = pp[e.pi]
     if (typeof person !== 'object' || person === null) return undefined
-    e.personProperties = person as Record<string, unknown>
+    e.personProperties = person
     // one object per person in the message: its TSV field is made once (rows.ts)
     e.personPropertiesShared = true
   }
-  return events as ResolvedEvent[]
+  return v === RESOLVED_FORMAT_VERSION
+    ? { kind: 'rows', events: events as ResolvedEvent[] }
+    : { kind: 'decisions', seq: seq as number, events: events as ResolvedDecision[] }
+}
+
+/**
+ * The rows of a decisions-only message, rebuilt from its source message (`source`, read from the log)
+ * with the projector's own steps; a string says why they cannot be (the source is not what the
+ * identity stage read).
+ */
+export function rebuildRows(
+  decisions: ResolvedDecision[],
+  source: { seq: number; subject: string; data: Uint8Array },
+): ResolvedEvent[] | string {
+  const chunk = decodeMessage({ ...source, redelivered: false })
+  if (chunk.type !== 'ok') return `source message ${source.seq} unreadable`
+  const byOffset = new Map(chunk.value.events.map((d) => [d.offset, d]))
+  const out: ResolvedEvent[] = []
+  for (const r of decisions) {
+    const decoded = byOffset.get(r.o)
+    const merged = decoded && mergePersonUpdates(decoded.event)
+    if (!decoded || merged?.type !== 'ok') return `source message ${source.seq} has no event ${r.o}`
+    const e = merged.value
+    const eventProperties = storedEventProperties(
+      {
+        uuid: e.uuid,
+        event: e.event,
+        distinct_id: e.distinct_id,
+        properties: e.properties,
+        timestamp_ms: decoded.timestampMs,
+      },
+      r.gi,
+    )
+    if (!eventProperties) return `the person rules drop event ${r.o} of source message ${source.seq}`
+    const fields = eventFields(
+      source.seq,
+      chunk.value.teamId,
+      { ...decoded, event: e },
+      {
+        personId: r.p,
+        personProperties: r.personProperties,
+        personPropertiesShared: true,
+        groupColumns: groupColumns(eventProperties),
+        eventProperties,
+      },
+    )
+    out.push({ ...fields, subject: source.subject })
+  }
+  return out
 }
 
 /**
@@ -136,7 +222,7 @@ export function resolvedPieces(
 ): ResolvedPiece[] {
   const out: ResolvedPiece[] = []
   const emit = (seq: number, lo: number, hi: number, parts: Part[]) => {
-    const data = messageJson(parts)
+    const data = messageJson(seq, parts)
     if (Buffer.byteLength(data) > maxBytes && parts.length > 1) {
       const mid = Math.floor((lo + hi) / 2)
       emit(
@@ -176,7 +262,7 @@ export function resolvedPieces(
       seq = r.seq
       piece = p
     }
-    parts.push(part({ ...r.fields, subject: r.subject }))
+    parts.push(part(r as EventRow & { fields: EventFields }))
   }
   flush()
   return out

@@ -9,7 +9,7 @@ import type { ProjectorControl } from './control.ts'
 import { DeadLetterList, publishDeadLetter } from './dead-letters.ts'
 import { ensureDurable } from './durable.ts'
 import { io } from './errors.ts'
-import { parseResolved, RECONCILE_HEADER, type ResolvedEvent } from './resolved.ts'
+import { parseResolved, RECONCILE_HEADER, rebuildRows, type ResolvedEvent } from './resolved.ts'
 import { eventLine } from './rows.ts'
 import { findWrittenRows, positionKey } from './steps/skip-written.ts'
 import type { BatchWriter, EventRow } from './batch.ts'
@@ -29,6 +29,8 @@ export interface RowWriterOptions {
   ch: ClickHouseClient
   /** the stream holding the resolved subjects */
   stream: string
+  /** the log the identity stages read (decisions-only messages name their source message in it) */
+  sourceStream: string
   durable: string
   filterSubject: string
   /** the events table (reconciliation reads it) */
@@ -123,11 +125,28 @@ export class RowWriter {
     const dead = new DeadLetterList()
     const poison = new Set<JsMsg>()
     const pieces: { events: ResolvedEvent[]; suspect: boolean }[] = []
+    const sources = new Map<number, { seq: number; subject: string; data: Uint8Array }>()
     for (const m of batch) {
-      const events = parseResolved(m.data)
-      if (!events) {
+      const parsed = parseResolved(m.data)
+      let events: ResolvedEvent[] | string =
+        parsed?.kind === 'rows' ? parsed.events : 'not a resolved message'
+      if (parsed?.kind === 'decisions') {
+        // the source message, read once per batch (a chunk's pieces tend to come together)
+        let source = sources.get(parsed.seq)
+        if (!source) {
+          const stored = await io(() =>
+            this.o.jsm.streams.getMessage(this.o.sourceStream, { seq: parsed.seq }),
+          )
+          if (stored) source = { seq: parsed.seq, subject: stored.subject, data: stored.data }
+          if (source) sources.set(parsed.seq, source)
+        }
+        events = source
+          ? rebuildRows(parsed.events, source)
+          : `source message ${parsed.seq} is not in the log`
+      }
+      if (typeof events === 'string') {
         poison.add(m)
-        dead.message({ subject: m.subject, seq: m.seq, data: m.data }, 'not a resolved message')
+        dead.message({ subject: m.subject, seq: m.seq, data: m.data }, events)
         continue
       }
       const suspect =

@@ -12,6 +12,7 @@ import { randomBytes } from 'node:crypto'
 import { jetstream, jetstreamManager } from '@nats-io/jetstream'
 import { Kvm } from '@nats-io/kv'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { selectRows } from '../../../src/clickhouse/client.ts'
 import {
   chunkMessageId,
   type EventChunk,
@@ -37,7 +38,26 @@ const RESOLVED = `${PREFIX}.resolved`
 const log = createLogger(process.env.TEST_LOG_LEVEL ?? 'silent')
 const ch = clickhouse()
 // one big project: 1,200 events over 60 anonymous and 20 identified distinct ids
-const HISTORY = history(7, { events: 1200, anon: 60, users: 20 })
+// Besides merges, what the identity stage decides beyond persons and a row writer must rebuild
+// exactly (decisions-only resolved messages): groups ($groups, $groupidentify), personless events,
+// campaign and initial properties, top-level $set, elements.
+const HISTORY = history(7, { events: 1200, anon: 60, users: 20 }).map((e, i) => {
+  const properties = { ...e.properties }
+  const extra: Partial<typeof e> = {}
+  if (i % 7 === 0) properties.$groups = { company: `c${i % 3}`, project: `p${i % 4}` }
+  if (i % 13 === 0) Object.assign(properties, { utm_source: `s${i % 2}`, $current_url: `https://x.y/${i}` })
+  if (i % 17 === 0) extra.$set = { top: i }
+  if (i % 19 === 0) properties.$elements_chain = `a:href="/${i}"nth-child="1"`
+  if (e.event !== '$pageview') return { ...e, properties, ...extra }
+  if (i % 23 === 0)
+    return {
+      ...e,
+      event: '$groupidentify',
+      properties: { ...properties, $group_type: 'company', $group_key: `c${i % 3}`, $group_set: { n: i } },
+    }
+  if (i % 11 === 0) properties.$process_person_profile = false
+  return { ...e, properties, ...extra }
+})
 const CHUNK = 20
 let nc: NatsConnection
 
@@ -151,7 +171,16 @@ async function startProcess(bucketName: string, n: number, team: number): Promis
 async function settle(team: number) {
   for (let i = 0; i < 600 && (await stored(ch, [team])) < HISTORY.length; i++) await sleep(200)
   expect(await stored(ch, [team])).toBe(HISTORY.length)
-  return outcome(ch, team, HISTORY)
+  // every column of every event row but the ones a run's team and log position make differ (the
+  // person id is compared through the outcome's names)
+  const rows = await selectRows<Record<string, unknown>>(
+    ch,
+    `SELECT uuid, event, distinct_id, timestamp, timestamp_ms, properties, prop_keys, prop_values,
+            person_properties, elements_chain, session_id, "$group_0", "$group_1", "$group_2", "$group_3",
+            "$group_4", created_at, _offset
+     FROM events FINAL WHERE team_id = ${team} ORDER BY uuid`,
+  )
+  return { ...(await outcome(ch, team, HISTORY)), rows: rows.map((r) => JSON.stringify(r)) }
 }
 
 const freshTeam = () => 7_000_000 + Math.floor(Math.random() * 1_000_000_000)
@@ -219,6 +248,15 @@ describe('team spread', () => {
     expect(reference.overrides.length).toBeGreaterThan(0)
     expect(reference.persons.some((p) => (JSON.parse(p) as string[][])[0]!.length > 2)).toBe(true)
     expect(reference.events).toHaveLength(HISTORY.length)
+    // and the extras are there: groups, personless events, initial properties, elements
+    const joined = reference.rows.join('\n')
+    for (const part of [
+      '"$group_0":"c',
+      '$process_person_profile\\":false',
+      '$initial_utm_source',
+      'nth-child',
+    ])
+      expect(joined).toContain(part)
 
     expect((await spread(1)).result).toEqual(reference)
     // the project's events went through every row partition
