@@ -68,9 +68,11 @@ describe('resolved events', () => {
       { subject: 'resolved.2', msgID: 'EVENTS:10:200-399', reconcile: false },
       { subject: 'resolved.3', msgID: 'EVENTS:11:0-199', reconcile: true },
     ])
-    expect(pieces.map((p) => rowsOf(p.data).map((e) => `${e.seq}:${e.offset}`))).toEqual(
-      [['10:0', '10:1'], ['10:250'], ['11:0']],
-    )
+    expect(pieces.map((p) => rowsOf(p.data).map((e) => `${e.seq}:${e.offset}`))).toEqual([
+      ['10:0', '10:1'],
+      ['10:250'],
+      ['11:0'],
+    ])
   })
 
   it('too large for one message are halved by offset range, each half named by its range', () => {
