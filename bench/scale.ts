@@ -156,9 +156,9 @@ for (const projects of PROJECTS) {
     const cpu = pids.reduce((s, p) => s + cpuSeconds(p), 0) - cpu0
     const chCpu = cpuSeconds(ch.pid) - ch0
     // per process: with spread and 2 processes, the first holds the identity stages, the second the row writers
-    const each = pids.map((p, i) => (((cpuSeconds(p) - each0[i]!) / total) * 1000).toFixed(2)).join(' / ')
+    const each = pids.map((p, i) => (((cpuSeconds(p) - each0[i]!) / total) * 1000).toFixed(3)).join(' / ')
     rows.push(
-      `| ${MODE} | ${projects} | ${processes} | ${total} | ${(total / secs).toFixed(0)} | ${((cpu / total) * 1000).toFixed(2)} | ${each} | ${((chCpu / total) * 1000).toFixed(2)} |`,
+      `| ${MODE} | ${projects} | ${processes} | ${total} | ${(total / secs).toFixed(0)} | ${((cpu / total) * 1000).toFixed(3)} | ${each} | ${((chCpu / total) * 1000).toFixed(2)} |`,
     )
     console.error(rows.at(-1))
     for (const p of procs) p.kill('SIGTERM')
