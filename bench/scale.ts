@@ -8,13 +8,17 @@
 // processes and clickhouse-server spent in that window.
 // Baseline in the same run: 1 process; the figure that matters is how throughput grows with
 // processes. Run: npx tsx bench/scale.ts   (env EVENTS=10000 per run, PARTITIONS=8)
+// MODE=spread runs the processes with PROJECTOR_TEAM_SPREAD=true (identity stages and row writers,
+// docs/scaling.md); PROJECTS=1 only the one big project. One mode per invocation: each mode's
+// durables start at the beginning of the log, so a second mode in the same log would first project
+// every earlier run's events again; compare modes by alternating invocations.
 import { spawn } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { jetstream, jetstreamManager } from '@nats-io/jetstream'
 import { v7 as uuidv7 } from 'uuid'
-import { EVENTS_STREAM, eventsSubject } from '../schema/jetstream.ts'
+import { EVENTS_STREAM, eventsSubject, RESOLVED_STREAM } from '../schema/jetstream.ts'
 import { clickhouseClient, selectRows } from '../src/clickhouse/client.ts'
 import { migrateClickHouse } from '../src/clickhouse/migrate.ts'
 import { connectNats, migrateJetStream } from '../src/jetstream/connection.ts'
@@ -34,6 +38,8 @@ import { benchProperties, untilListening } from './lib.ts'
 
 const EVENTS = Number(process.env.EVENTS ?? 10_000)
 const PARTITIONS = Number(process.env.PARTITIONS ?? 8)
+const MODE = process.env.MODE === 'spread' ? 'spread' : 'leases'
+const PROJECTS = (process.env.PROJECTS ?? '1,8').split(',').map(Number)
 const DATABASE = 'burrow'
 const BIN = join(import.meta.dirname, '..', 'bin', 'burrow.js')
 const TICK = 100 // clock ticks per second (USER_HZ) on Linux
@@ -72,6 +78,7 @@ async function startProjectors(n: number) {
         LOG_LEVEL: 'warn',
         LOG_PARTITIONS: String(PARTITIONS),
         PROJECTOR_PARTITION_LEASES: 'true',
+        PROJECTOR_TEAM_SPREAD: String(MODE === 'spread'),
       },
       stdio: ['ignore', 'pipe', 'inherit'],
     })
@@ -134,11 +141,12 @@ async function stored(teams: number[]): Promise<number> {
 }
 
 const rows: string[] = []
-for (const projects of [1, 8]) {
+for (const projects of PROJECTS) {
   for (const processes of [1, 2, 4]) {
     const procs = await startProjectors(processes)
     const pids = procs.map((p) => p.pid!)
-    const cpu0 = pids.reduce((s, p) => s + cpuSeconds(p), 0)
+    const each0 = pids.map(cpuSeconds)
+    const cpu0 = each0.reduce((a, b) => a + b, 0)
     const ch0 = cpuSeconds(ch.pid)
     const t0 = performance.now()
     const teams = await publish(projects)
@@ -147,8 +155,10 @@ for (const projects of [1, 8]) {
     const secs = (performance.now() - t0) / 1000
     const cpu = pids.reduce((s, p) => s + cpuSeconds(p), 0) - cpu0
     const chCpu = cpuSeconds(ch.pid) - ch0
+    // per process: with spread and 2 processes, the first holds the identity stages, the second the row writers
+    const each = pids.map((p, i) => (((cpuSeconds(p) - each0[i]!) / total) * 1000).toFixed(3)).join(' / ')
     rows.push(
-      `| ${projects} | ${processes} | ${total} | ${(total / secs).toFixed(0)} | ${((cpu / total) * 1000).toFixed(2)} | ${((chCpu / total) * 1000).toFixed(2)} |`,
+      `| ${MODE} | ${projects} | ${processes} | ${total} | ${(total / secs).toFixed(0)} | ${((cpu / total) * 1000).toFixed(3)} | ${each} | ${((chCpu / total) * 1000).toFixed(2)} |`,
     )
     console.error(rows.at(-1))
     for (const p of procs) p.kill('SIGTERM')
@@ -166,9 +176,9 @@ const [disk] = await selectRows<{ bytes: string; rows: string }>(
 )
 console.log(`load before: see uptime; events per run ${EVENTS}, partitions ${PARTITIONS}`)
 console.log(
-  '| projects | projector processes | events | events/s (wall) | projector CPU-s per 1K | clickhouse CPU-s per 1K |',
+  '| mode | projects | projector processes | events | events/s (wall) | projector CPU-s per 1K | per process | clickhouse CPU-s per 1K |',
 )
-console.log('| --- | --- | --- | --- | --- | --- |')
+console.log('| --- | --- | --- | --- | --- | --- | --- | --- |')
 for (const r of rows) console.log(r)
 console.log(
   `log: ${(logState.bytes / logState.messages).toFixed(0)} bytes per message (chunk of up to 1,000 events), ` +
@@ -177,6 +187,10 @@ console.log(
 console.log(
   `clickhouse events: ${(Number(disk!.bytes) / Number(disk!.rows)).toFixed(1)} bytes per event on disk (compressed)`,
 )
+if (MODE === 'spread') {
+  const resolved = (await jsm.streams.info(RESOLVED_STREAM)).state
+  console.log(`resolved stream: ${(resolved.bytes / Number(disk!.rows)).toFixed(0)} bytes per event`)
+}
 
 await db.close()
 await nc.close()

@@ -16,6 +16,7 @@ interface UpOptions {
   clickhouseShards: number
   projectors: number
   capture: number
+  teamSpread?: boolean
 }
 
 /** Adds `cluster up` to the CLI; `config` reads the environment (DATA_DIR, CLICKHOUSE_DATABASE, …). */
@@ -31,6 +32,10 @@ export function registerClusterCommand(program: Command, config: () => Config): 
     .option('--clickhouse-shards <n>', 'clickhouse-servers, one shard each', count(16), 1)
     .option('--projectors <n>', 'projector processes', count(32), 2)
     .option('--capture <n>', 'capture processes', count(32), 2)
+    .option(
+      '--team-spread',
+      "one project's events projected by several processes (PROJECTOR_TEAM_SPREAD=true, docs/scaling.md)",
+    )
     .action(async (opts: UpOptions) => {
       const cfg = config()
       // stdout carries the one description line only; logs go to stderr
@@ -56,6 +61,7 @@ export function registerClusterCommand(program: Command, config: () => Config): 
         capture: opts.capture,
         database: cfg.CLICKHOUSE_DATABASE,
         partitions: cfg.LOG_PARTITIONS,
+        env: opts.teamSpread ? { PROJECTOR_TEAM_SPREAD: 'true' } : undefined,
         log,
       })
       state.running = running

@@ -4,6 +4,13 @@
 
 export const EVENTS_STREAM = 'EVENTS'
 export const DLQ_STREAM = 'DEAD_LETTERS'
+/**
+ * Team spread (PROJECTOR_TEAM_SPREAD): events whose person the identity stage decided, for the row
+ * writers; `resolved.<partition>` (src/projectors/resolved.ts). Kept a week: only what the row writers
+ * have not written yet matters, and a rebuild reads EVENTS, never this.
+ */
+export const RESOLVED_STREAM = 'RESOLVED'
+export const RESOLVED_PREFIX = 'resolved'
 export const LANES = ['live', 'historical', 'overflow'] as const
 export type Lane = (typeof LANES)[number]
 
@@ -31,6 +38,12 @@ export const streams = (opts: { eventsMaxAgeSeconds: number; eventsMaxBytes?: nu
     duplicateWindowSeconds: EVENTS_DUPLICATE_WINDOW_SECONDS,
   },
   { name: DLQ_STREAM, subjects: ['dlq.>'], maxAgeSeconds: 30 * 24 * 3600, duplicateWindowSeconds: 120 },
+  {
+    name: RESOLVED_STREAM,
+    subjects: [`${RESOLVED_PREFIX}.>`],
+    maxAgeSeconds: 7 * 24 * 3600,
+    duplicateWindowSeconds: 120,
+  },
 ]
 
 export interface BucketDef {

@@ -71,6 +71,9 @@ export const EnvSchema = z.object({
   PROJECTOR_PROCESS: bool.default(true),
   // several projector processes share the partitions through leases (src/projectors/partition-leases.ts)
   PROJECTOR_PARTITION_LEASES: bool.default(false),
+  // one project's events projected by several processes: an ordered identity stage per partition and
+  // parallel row writers (docs/scaling.md, "One project's events over many partitions"); implies leases
+  PROJECTOR_TEAM_SPREAD: bool.default(false),
   API_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(1200),
   FLAGS_QUOTA_PER_MINUTE: z.coerce.number().int().min(0).default(0),
   QUERY_MAX_EXECUTION_SECONDS: z.coerce.number().int().positive().default(60),

@@ -1,12 +1,13 @@
 import type { PersonChanges } from '../persons/change-feed.ts'
 import type { JetStreamClient } from '@nats-io/jetstream'
 import type { ClickHouseClient } from '../clickhouse/client.ts'
-import type { CapturedEvent } from '../jetstream/messages.ts'
 import type { Logger } from '../observability/logger.ts'
 import type { PluginEvent } from '../plugins/types.ts'
+import type { CapturedEvent } from '../jetstream/messages.ts'
 import type { DeadLetterList } from './dead-letters.ts'
 import type { IdentityOverlay } from './identity-store/overlay.ts'
 import type { KvIdentityStore } from './identity-store/store.ts'
+import type { EventRow as EventFields } from './rows.ts'
 import type { ProjectionTables } from './tables.ts'
 
 // The shapes one batch of log messages takes on its way to ClickHouse: prepared (prepare.ts), written
@@ -37,6 +38,11 @@ export interface ProjectionContext {
   log: Logger
   /** the projects' plugin pipelines; absent: events are written as captured */
   plugins?: ProjectionPlugins
+  /**
+   * Team spread (docs/scaling.md): the event rows are left to the row writers, so each event keeps
+   * its row's fields (EventRow.fields) instead of its TabSeparated line.
+   */
+  resolveOnly?: boolean
 }
 
 /**
@@ -81,8 +87,15 @@ export interface BatchOutcome {
 
 /** One event row, serialized, with where it came from (for its dead letter should ClickHouse refuse it). */
 export interface EventRow {
-  /** the TabSeparated line, '\n' included */
+  /** the TabSeparated line, '\n' included; empty when `fields` is set (resolveOnly) */
   line: string
+  /** the row's fields, for the row writers (resolveOnly) */
+  fields?: EventFields
+  /**
+   * set when a row writer can rebuild the row from the logged event and the person decision (no
+   * plugin ran on the event): the group type indexes its $groups got (resolved.ts)
+   */
+  recompute?: { groupIndexes?: Record<string, number | null> }
   timestampMs: number
   subject: string
   seq: number
@@ -105,6 +118,8 @@ export interface BatchRows {
   events: EventRow[]
   /** what the person change feed announces once the rows are written (src/persons/change-feed.ts) */
   personChanges?: PersonChanges[]
+  /** sequences of the messages that may have been projected before (reconciled; resolveOnly) */
+  mayRepeat?: ReadonlySet<number>
 }
 
 /** A row ClickHouse refused for its content, with the server's reason. */

@@ -1,5 +1,12 @@
 import { jetstream, jetstreamManager } from '@nats-io/jetstream'
-import { BUCKETS, EVENTS_STREAM, LANES, type Lane } from '../../schema/jetstream.ts'
+import {
+  BUCKETS,
+  EVENTS_STREAM,
+  LANES,
+  type Lane,
+  RESOLVED_PREFIX,
+  RESOLVED_STREAM,
+} from '../../schema/jetstream.ts'
 import { bucket, type NatsConnection } from '../jetstream/connection.ts'
 import type { Logger } from '../observability/logger.ts'
 import type { BackoffPolicy } from '../retry/backoff.ts'
@@ -12,10 +19,13 @@ import type { BatchWriter, ProjectionPlugins } from './batch.ts'
 import { KvIdentityStore, type KvIdentityStoreOptions } from './identity-store/store.ts'
 import { LaneConsumer } from './lane-consumer.ts'
 import { Mutex } from './mutex.ts'
-import { PartitionLeases } from './partition-leases.ts'
+import { PartitionLeases, type PartitionWorker } from './partition-leases.ts'
 import { ProjectorPlugins } from './plugins.ts'
 import { LIVE_TABLES, type ProjectionTables } from './tables.ts'
 import { ClickHouseWriter } from './writer.ts'
+import { ResolvedPublisher, type ResolvedTarget } from './resolved.ts'
+import { BATCH_RETRY } from './lane-consumer.ts'
+import { RowWriter } from './row-writer.ts'
 import { personChangesSubject, splitChanges } from '../persons/change-feed.ts'
 
 /** How to run the projectors of a process. */
@@ -43,6 +53,11 @@ export interface ProjectorOptions {
   teams?: ReadonlySet<number>
   /** where rows go; default ClickHouse (`ch`, `tables`); tests wrap it to inject faults */
   writer?: BatchWriter
+  /**
+   * wraps the writer a lane's batches go through (with `resolved`, after the resolved events are
+   * published: a test crashes there to leave a batch published and not committed)
+   */
+  wrapWriter?: (w: BatchWriter) => BatchWriter
   /** the projects' plugin pipelines; default: the configs in KV (false: none) */
   plugins?: ProjectionPlugins | false
   /** batches decided ahead while the previous one is written (default 1; 0 = none) */
@@ -56,6 +71,11 @@ export interface ProjectorOptions {
    * writing the live tables (a replay builds tables nobody reads until it swaps them in)
    */
   personFeed?: boolean
+  /**
+   * Team spread: this projector is an identity stage; its events go to these resolved subjects (in
+   * the stream's own namespace of subjects) for the row writers instead of into ClickHouse
+   */
+  resolved?: ResolvedTarget
 }
 
 /** The projectors of a process, running. */
@@ -78,11 +98,13 @@ export const laneSource = (stream: string, durable: string) => sourceName(stream
 export async function startProjector(o: ProjectorOptions): Promise<RunningProjector> {
   const stream = o.stream ?? EVENTS_STREAM
   const tables = o.tables ?? LIVE_TABLES
-  const inner = o.writer ?? new ClickHouseWriter(o.ch, tables)
+  const js = jetstream(o.nc)
+  const rows = o.writer ?? new ClickHouseWriter(o.ch, tables)
+  const published = o.resolved ? new ResolvedPublisher(js, rows, o.resolved, stream) : rows
+  const inner = o.wrapWriter ? o.wrapWriter(published) : published
   const writer = (o.personFeed ?? tables === LIVE_TABLES) ? withPersonFeed(inner, o.nc, o.log) : inner
   const prefix = o.subjectPrefix ?? 'events'
   const durablePrefix = o.durablePrefix ?? 'projector'
-  const js = jetstream(o.nc)
   const jsm = await jetstreamManager(o.nc)
   const kv = await bucket(o.nc, BUCKETS.identity)
   const store = new KvIdentityStore(kv, o.identity)
@@ -134,6 +156,7 @@ export async function startProjector(o: ProjectorOptions): Promise<RunningProjec
           teams: o.teams,
           log,
           plugins,
+          resolveOnly: o.resolved !== undefined,
         },
       })
       await c.start()
@@ -144,6 +167,68 @@ export async function startProjector(o: ProjectorOptions): Promise<RunningProjec
     throw err
   }
   return { store, consumers, stop: closeAll }
+}
+
+/** Team spread: where the identity stages publish and the row writers read (docs/scaling.md). */
+export interface TeamSpreadOptions extends Omit<ProjectorOptions, 'partition' | 'resolved'> {
+  /** partitions of the log (one identity stage each) and of the resolved subjects (one row writer each) */
+  partitions: number
+  /** the stream of the resolved subjects (default RESOLVED) */
+  resolvedStream?: string
+  /** resolved subjects are `<resolvedPrefix>.<partition>` (default `resolved`) */
+  resolvedPrefix?: string
+}
+
+/** The lease units of team spread: one identity stage per log partition, one row writer per resolved partition. */
+export const spreadUnits = (partitions: number) => 2 * partitions
+
+/**
+ * Starts lease unit `unit` of team spread: below `partitions`, the identity stage of log partition
+ * `unit` (the lane consumers, deciding persons in log order and publishing resolved events); from
+ * `partitions` on, the row writer of resolved partition `unit - partitions`.
+ */
+export async function startSpreadUnit(o: TeamSpreadOptions, unit: number): Promise<PartitionWorker> {
+  const prefix = o.durablePrefix ?? 'spread'
+  const resolved = { prefix: o.resolvedPrefix ?? RESOLVED_PREFIX, partitions: o.partitions }
+  if (unit < o.partitions) {
+    return startProjector({ ...o, partition: unit, durablePrefix: `${prefix}-identity-p${unit}`, resolved })
+  }
+  const q = unit - o.partitions
+  const kv = await bucket(o.nc, BUCKETS.identity)
+  const control = await ProjectorControl.open(kv, () => undefined)
+  const w = new RowWriter({
+    nc: o.nc,
+    js: jetstream(o.nc),
+    jsm: await jetstreamManager(o.nc),
+    ch: o.ch,
+    stream: o.resolvedStream ?? RESOLVED_STREAM,
+    sourceStream: o.stream ?? EVENTS_STREAM,
+    durable: `${prefix}-rows-p${q}`,
+    filterSubject: `${resolved.prefix}.${q}`,
+    table: (o.tables ?? LIVE_TABLES).events,
+    writer: o.writer ?? new ClickHouseWriter(o.ch, o.tables ?? LIVE_TABLES),
+    batchSize: o.batchSize,
+    batchBytes: o.batchBytes,
+    maxWaitMs: o.maxWaitMs,
+    ackWaitMs: o.ackWaitMs ?? 30_000,
+    dlqSubject: o.dlqSubject ?? DLQ_EVENTS_SUBJECT,
+    control,
+    retry: o.retry ?? BATCH_RETRY,
+    takeOver: o.takeOver,
+    log: o.log.child({ component: 'row-writer', partition: q }),
+  })
+  try {
+    await w.start()
+  } catch (err) {
+    control.close()
+    throw err
+  }
+  return {
+    async stop() {
+      await w.stop()
+      control.close()
+    },
+  }
 }
 
 /**
@@ -179,6 +264,19 @@ export const projectorComponent: Component = {
       log: rt.log,
       batchSize: rt.config.PROJECTOR_BATCH_SIZE,
       maxWaitMs: rt.config.PROJECTOR_MAX_WAIT_MS,
+    }
+    if (rt.config.PROJECTOR_TEAM_SPREAD) {
+      // Identity stages and row writers are lease units: any process may hold any of them.
+      const partitions = rt.config.LOG_PARTITIONS
+      const leases = new PartitionLeases({
+        kv: await bucket(rt.nc, BUCKETS.projectorLeases),
+        partitions: spreadUnits(partitions),
+        log: rt.log,
+        start: (unit) => startSpreadUnit({ ...base, partitions, takeOver: true }, unit),
+      })
+      await leases.start()
+      rt.log.info({ owner: leases.owner, units: leases.owned }, 'projector started (team spread)')
+      return { stop: () => leases.stop() }
     }
     if (rt.config.PROJECTOR_PARTITION_LEASES) {
       // One projector (three lane consumers, one identity store) per partition this process

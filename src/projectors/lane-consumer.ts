@@ -1,12 +1,4 @@
-import {
-  AckPolicy,
-  type ConsumerMessages,
-  DeliverPolicy,
-  type JetStreamClient,
-  type JetStreamManager,
-  type JsMsg,
-} from '@nats-io/jetstream'
-import { nanos } from '@nats-io/transport-node'
+import type { JetStreamClient, JetStreamManager, JsMsg } from '@nats-io/jetstream'
 import type { NatsConnection } from '../jetstream/connection.ts'
 import type { Logger } from '../observability/logger.ts'
 import { type BackoffPolicy, retry } from '../retry/backoff.ts'
@@ -14,7 +6,8 @@ import type { BatchOutcome, LogMessage, PreparedBatch, ProjectionContext } from 
 import type { ProjectorControl } from './control.ts'
 import { TransientError } from './errors.ts'
 import type { Mutex } from './mutex.ts'
-import { batchCut, maxAckPending } from './batch-cut.ts'
+import { MessageFeed } from './feed.ts'
+import { ensureDurable } from './durable.ts'
 import { prepareBatch } from './prepare.ts'
 import { commitBatch, writeRows } from './projection.ts'
 
@@ -83,9 +76,7 @@ const toLogMessages = (batch: JsMsg[]): LogMessage[] =>
  * letting the other lanes of the process go between attempts.
  */
 export class LaneConsumer {
-  private messages?: ConsumerMessages
-  private readonly queue: JsMsg[] = []
-  private wake?: () => void
+  private readonly feed: MessageFeed
   private stopping = false
   private readonly stopped = new AbortController()
   private loop?: Promise<void>
@@ -97,24 +88,19 @@ export class LaneConsumer {
   /** batches decided while the one before them was being written (the pipeline at work) */
   decidedAhead = 0
 
-  constructor(private readonly o: LaneConsumerOptions) {}
+  constructor(private readonly o: LaneConsumerOptions) {
+    this.feed = new MessageFeed({
+      ...o,
+      reply: (m, how) => this.reply(m, how),
+      refusing: () => this.stopping,
+    })
+  }
 
   /** Creates or recovers the durable consumer and starts projecting. */
   async start(): Promise<void> {
-    await this.ensureConsumer()
-    const consumer = await this.o.js.consumers.get(this.o.stream, this.o.durable)
-    this.messages = await consumer.consume({ max_messages: Math.max(this.o.batchSize * 2, 16) })
-    void (async () => {
-      for await (const m of this.messages!) {
-        if (this.stopping) {
-          this.reply(m, 'nak')
-          continue
-        }
-        this.queue.push(m)
-        this.wake?.()
-      }
-    })().catch((err) => this.o.log.error({ err }, 'projector: message feed failed'))
-    this.offControl = this.o.control?.onChange(() => this.wake?.())
+    this.recoverUpTo = Math.max(this.recoverUpTo, await ensureDurable(this.o))
+    await this.feed.open(this.o.js, this.o.stream, this.o.durable)
+    this.offControl = this.o.control?.onChange(() => this.feed.poke())
     this.loop = this.run()
   }
 
@@ -122,88 +108,18 @@ export class LaneConsumer {
   async stop(): Promise<void> {
     this.stopping = true
     this.stopped.abort(new Error('lane stopping'))
-    this.wake?.()
+    this.feed.poke()
     await this.loop
     this.offControl?.()
-    await this.messages?.close().catch(() => undefined)
-    for (const m of this.queue.splice(0)) this.reply(m, 'nak')
-  }
-
-  // A consumer whose previous owner died holds delivered-but-unacked messages that JetStream would
-  // only redeliver after ack_wait, behind newer ones: order would break. Recreating it at the ack
-  // floor delivers them again first; the projection reconciles them against ClickHouse. A consumer
-  // has one owner process at a time (docs/projectors.md); a live owner is left alone.
-  private async ensureConsumer(): Promise<void> {
-    const { jsm, stream, durable, filterSubject, ackWaitMs, batchSize } = this.o
-    const config = {
-      durable_name: durable,
-      ack_policy: AckPolicy.Explicit,
-      filter_subject: filterSubject,
-      ack_wait: nanos(ackWaitMs),
-      // bounds what the process holds (batch-cut.ts)
-      max_ack_pending: maxAckPending(batchSize),
-    }
-    const info = await jsm.consumers.info(stream, durable).catch(() => undefined)
-    if (!info) {
-      await jsm.consumers.add(stream, { ...config, deliver_policy: DeliverPolicy.All })
-      return
-    }
-    // No waiting pull request means no live owner (the server drops those of closed connections).
-    const orphaned = info.num_ack_pending > 0 && (info.num_waiting === 0 || this.o.takeOver === true)
-    if (orphaned || info.config.filter_subject !== filterSubject) {
-      this.recoverUpTo = info.delivered.stream_seq
-      await jsm.consumers.delete(stream, durable)
-      await jsm.consumers.add(stream, {
-        ...config,
-        deliver_policy: DeliverPolicy.StartSequence,
-        opt_start_seq: info.ack_floor.stream_seq + 1,
-      })
-      this.o.log.info(
-        { durable, from: info.ack_floor.stream_seq + 1, recoverUpTo: this.recoverUpTo },
-        'projector: resuming after unacknowledged messages',
-      )
-    } else if (
-      info.config.ack_wait !== config.ack_wait ||
-      info.config.max_ack_pending !== config.max_ack_pending
-    ) {
-      await jsm.consumers.update(stream, durable, {
-        ack_wait: config.ack_wait,
-        max_ack_pending: config.max_ack_pending,
-      })
-    }
+    await this.feed.close()
   }
 
   private paused(): boolean {
     return (this.o.control?.token ?? null) !== null
   }
 
-  private async nextBatch(): Promise<JsMsg[]> {
-    while (this.queue.length === 0 && !this.stopping && !this.paused()) {
-      await new Promise<void>((r) => {
-        this.wake = r
-      })
-    }
-    const deadline = Date.now() + this.o.maxWaitMs
-    while (
-      !batchCut(this.queue, this.o.batchSize, this.o.batchBytes).full &&
-      !this.stopping &&
-      !this.paused()
-    ) {
-      const left = deadline - Date.now()
-      if (left <= 0) break
-      await new Promise<void>((r) => {
-        const t = setTimeout(r, left)
-        this.wake = () => {
-          clearTimeout(t)
-          r()
-        }
-      })
-    }
-    return this.takeBatch()
-  }
-
-  private takeBatch(): JsMsg[] {
-    return this.queue.splice(0, batchCut(this.queue, this.o.batchSize, this.o.batchBytes).n)
+  private nextBatch(): Promise<JsMsg[]> {
+    return this.feed.next(() => this.stopping || this.paused())
   }
 
   private async run(): Promise<void> {
@@ -213,7 +129,7 @@ export class LaneConsumer {
       if (batch.length === 0) continue
       if (this.paused()) {
         // paused while the batch was being gathered: it goes first after the resume
-        this.queue.unshift(...batch)
+        this.feed.queue.unshift(...batch)
         continue
       }
       if (!(await this.project(batch))) return
@@ -290,7 +206,7 @@ export class LaneConsumer {
       let next: Stage | undefined
       let nextPrepared: Promise<Settled<PreparedBatch>> | undefined
       if (this.mayDecideAhead(n, depth)) {
-        const msgs = this.takeBatch()
+        const msgs = this.feed.take()
         next = { msgs, alive: this.keepAlive(msgs) }
         this.decidedAhead++
         nextPrepared = settle(this.prepare(msgs, prepared))
@@ -322,7 +238,7 @@ export class LaneConsumer {
       !this.stopping &&
       !this.paused() &&
       !this.o.mutex.contended &&
-      this.queue.length > 0
+      this.feed.queue.length > 0
     )
   }
 
@@ -353,7 +269,7 @@ export class LaneConsumer {
       for (const m of s.msgs) this.recoverUpTo = Math.max(this.recoverUpTo, m.seq)
     }
     const [failed, ...rest] = inFlight
-    this.queue.unshift(...rest.flatMap((s) => s.msgs))
+    this.feed.queue.unshift(...rest.flatMap((s) => s.msgs))
     return { msgs: failed!.msgs, err: failure }
   }
 

@@ -26,6 +26,8 @@ interface Work {
   teamId: number
   ns: string
   events: DecodedEvent[]
+  /** a plugin pipeline ran on the events (their rows cannot be rebuilt from the log: resolved.ts) */
+  plugged?: boolean
 }
 
 let batchCounter = 0
@@ -115,13 +117,28 @@ export async function prepareBatch(
         d.offset,
         d.event,
       )
-      if (!person || !b.settle(skipWritten(d, written, w.msg.seq, d.offset), w.msg, d.offset)) continue
-      const row = b.settle(encodeEventRow(w.msg, w.teamId, d, person), w.msg, d.offset, d.event)
+      if (!person) continue
+      // Team spread: every event goes to the row writers, which reconcile (a resolved piece must hold
+      // the same events each time it is published: resolved.ts).
+      if (!ctx.resolveOnly && !b.settle(skipWritten(d, written, w.msg.seq, d.offset), w.msg, d.offset))
+        continue
+      const row = b.settle(
+        encodeEventRow(w.msg, w.teamId, d, person, ctx.resolveOnly === true, w.plugged !== true),
+        w.msg,
+        d.offset,
+        d.event,
+      )
       if (row) events.push(row)
     }
   }
   timings.rules = now() - t
-  const rows = { batch: id, identity: identity.tables(), events, personChanges: identity.personChanges() }
+  const rows = {
+    batch: id,
+    identity: identity.tables(),
+    events,
+    personChanges: identity.personChanges(),
+    mayRepeat: ctx.resolveOnly ? new Set(suspects.map((w) => w.msg.seq)) : undefined,
+  }
   const lastMsg = msgs.at(-1)
   const last = { subject: lastMsg?.subject ?? '', seq: lastMsg?.seq ?? 0 }
   return { id, out: b.out, rows, overlay, deadLetters: b.dead, seqs, last }
@@ -163,5 +180,6 @@ async function beforeRules(b: Decision, work: Work[], written: WrittenRows): Pro
       if (event) kept.push(event === d.event ? d : { ...d, event })
     }
     w.events = kept
+    w.plugged = pipeline !== undefined
   }
 }

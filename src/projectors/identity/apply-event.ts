@@ -1,6 +1,8 @@
 import {
-  addGroupProperties,
+  applyGroupIndexes,
+  type GroupIndexes,
   groupColumns,
+  groupIndexesOf,
   groupTypeIndex,
   upsertGroupFromIdentify,
   validateGroupIdentify,
@@ -17,6 +19,31 @@ import type { ApplyEventResult, IdentityEvent, IdentityStore, PersonMode, Proper
 const FORCE_UPGRADE_GRACE_MS = 60_000
 
 const GROUP_PROPERTY_KEYS = [0, 1, 2, 3, 4].map((index) => `$group_${index}`)
+
+// A personless event keeps no $group_N (PostHog strips them).
+function withoutGroupKeys(properties: Properties): Properties {
+  const out = { ...properties }
+  for (const key of GROUP_PROPERTY_KEYS) delete out[key]
+  return out
+}
+
+/**
+ * The properties applyEvent stores for an event it keeps (StampedEvent.eventProperties), from the event
+ * and the group type indexes it found (StampedEvent.groupIndexes): a row writer recomputes them without
+ * the identity state (team spread, docs/scaling.md). Undefined for an event the rules drop.
+ */
+export function storedEventProperties(
+  event: IdentityEvent,
+  groupIndexes: GroupIndexes | undefined,
+): Properties | undefined {
+  const normalized = normalizeEvent(event)
+  const drop =
+    normalized.drop ??
+    (event.event === '$groupidentify' ? validateGroupIdentify(normalized.properties) : undefined)
+  if (drop) return undefined
+  if (!normalized.processPerson) return withoutGroupKeys(normalized.properties)
+  return applyGroupIndexes(normalized.properties, groupIndexes)
+}
 
 // Decides the person (and groups) an event belongs to, in log order. The store is only read; everything the
 // event changes comes back in `changes`, which the caller must apply before the next event of the team.
@@ -36,8 +63,7 @@ export async function applyEvent(
 
   if (!normalized.processPerson) {
     const stamped = await personlessPerson(session, teamId, event)
-    properties = { ...properties }
-    for (const key of GROUP_PROPERTY_KEYS) delete properties[key]
+    properties = withoutGroupKeys(properties)
     return {
       dropped: false,
       ...stamped,
@@ -65,7 +91,8 @@ export async function applyEvent(
   if (event.event === '$groupidentify' && properties.$group_type != null && properties.$group_set != null) {
     await groupTypeIndex(session, String(properties.$group_type))
   }
-  properties = await addGroupProperties(session, properties)
+  const groupIndexes = await groupIndexesOf(session, properties)
+  properties = applyGroupIndexes(properties, groupIndexes)
   if (event.event === '$groupidentify') await upsertGroupFromIdentify(session, properties, event.timestamp_ms)
 
   const shown = shownProperties(person.properties, asPlainObject(properties.$set))
@@ -78,6 +105,7 @@ export async function applyEvent(
     personMode: 'full',
     groupColumns: groupColumns(properties),
     eventProperties: properties,
+    groupIndexes,
     warnings,
     changes: session.toChanges(),
   }

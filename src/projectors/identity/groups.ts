@@ -32,17 +32,33 @@ export async function groupTypeIndex(session: IdentitySession, groupType: string
   return index
 }
 
-// Maps $groups {type: key} onto $group_<index> properties; it registers new types but never creates a group.
-export async function addGroupProperties(
+/** The group type index of each type an event's $groups names (null: no room for the type). */
+export type GroupIndexes = Record<string, number | null>
+
+// The indexes of the types $groups names, registering new types (never creating a group).
+export async function groupIndexesOf(
   session: IdentitySession,
   properties: Properties,
-): Promise<Properties> {
+): Promise<GroupIndexes | undefined> {
   const groups = asPlainObject(properties.$groups)
-  if (!groups) return properties
+  if (!groups) return undefined
+  // no prototype: a group type may be any string, `__proto__` included
+  const indexes = Object.create(null) as GroupIndexes
+  for (const groupType of Object.keys(groups)) indexes[groupType] = await groupTypeIndex(session, groupType)
+  return indexes
+}
+
+/**
+ * Maps $groups {type: key} onto $group_<index> properties with the indexes groupIndexesOf found. Pure:
+ * a row writer applies it again to the event without the identity state (team spread).
+ */
+export function applyGroupIndexes(properties: Properties, indexes: GroupIndexes | undefined): Properties {
+  const groups = asPlainObject(properties.$groups)
+  if (!groups || !indexes) return properties
   const next = { ...properties }
   for (const [groupType, groupKey] of Object.entries(groups)) {
-    const index = await groupTypeIndex(session, groupType)
-    if (index !== null) next[`$group_${index}`] = groupKey
+    const index = indexes[groupType]
+    if (index !== null && index !== undefined) next[`$group_${index}`] = groupKey
   }
   return next
 }

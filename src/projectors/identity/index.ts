@@ -1,4 +1,4 @@
-export { applyEvent } from './apply-event.ts'
+export { applyEvent, storedEventProperties } from './apply-event.ts'
 export { MAX_GROUP_KEY_LENGTH, MAX_GROUP_TYPES_PER_TEAM } from './groups.ts'
 export { isDistinctIdIllegal } from './illegal-ids.ts'
 export { MemoryIdentityStore } from './memory-store.ts'

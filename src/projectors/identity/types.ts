@@ -143,6 +143,8 @@ export interface StampedEvent {
   // The event's properties as they should be stored: person-only keys stripped where PostHog strips them,
   // $group_N added, $process_person_profile normalised. The input object is never mutated.
   eventProperties: Properties
+  /** the group type index of each type its $groups names (see storedEventProperties) */
+  groupIndexes?: Record<string, number | null>
   warnings: IngestionWarning[]
   changes: IdentityChanges
 }

@@ -21,7 +21,7 @@ export const positionKey = (seq: number, offset: number) => `${seq}:${offset}`
 export async function findWrittenRows(
   ch: ClickHouseClient,
   table: string,
-  suspects: { msg: LogMessage; teamId: number; events: DecodedEvent[] }[],
+  suspects: { msg: Pick<LogMessage, 'seq'>; teamId: number; events: Pick<DecodedEvent, 'timestampMs'>[] }[],
 ): Promise<WrittenRows> {
   if (suspects.length === 0) return new Set()
   const teams = new Set<number>()

@@ -1,0 +1,197 @@
+import type { JetStreamClient, JetStreamManager, JsMsg } from '@nats-io/jetstream'
+import type { ClickHouseClient } from '../clickhouse/client.ts'
+import type { NatsConnection } from '../jetstream/connection.ts'
+import type { CapturedEvent } from '../jetstream/messages.ts'
+import type { Logger } from '../observability/logger.ts'
+import { type BackoffPolicy, retry } from '../retry/backoff.ts'
+import { MessageFeed } from './feed.ts'
+import type { ProjectorControl } from './control.ts'
+import { DeadLetterList, publishDeadLetter } from './dead-letters.ts'
+import { ensureDurable } from './durable.ts'
+import { io } from './errors.ts'
+import { parseResolved, RECONCILE_HEADER, rebuildRows, type ResolvedEvent } from './resolved.ts'
+import { eventLine } from './rows.ts'
+import { findWrittenRows, positionKey } from './steps/skip-written.ts'
+import type { BatchWriter, EventRow } from './batch.ts'
+
+// Team spread (docs/scaling.md): a row writer owns one partition of the resolved stream
+// (resolved.ts) and inserts its events' rows, in parallel with the other partitions' writers. Rows
+// are independent of each other once the identity stage stamped them, so order does not matter here;
+// exactly once does: a message that may have been written before (redelivered, taken over from a dead
+// owner, retried, or marked by the identity stage) is reconciled against ClickHouse by the rows'
+// (_seq, _offset), the source log's positions, as the lane consumer does.
+
+/** What a row writer needs. */
+export interface RowWriterOptions {
+  nc: NatsConnection
+  js: JetStreamClient
+  jsm: JetStreamManager
+  ch: ClickHouseClient
+  /** the stream holding the resolved subjects */
+  stream: string
+  /** the log the identity stages read (decisions-only messages name their source message in it) */
+  sourceStream: string
+  durable: string
+  filterSubject: string
+  /** the events table (reconciliation reads it) */
+  table: string
+  /** where the rows go (ClickHouse; tests wrap it to inject faults) */
+  writer: BatchWriter
+  batchSize: number
+  batchBytes?: number
+  maxWaitMs: number
+  ackWaitMs: number
+  dlqSubject?: string
+  control?: ProjectorControl
+  retry: BackoffPolicy
+  takeOver?: boolean
+  log: Logger
+}
+
+/** A resolved event as its dead letter shows it, should ClickHouse refuse its row: as projected. */
+const asCaptured = (e: ResolvedEvent): CapturedEvent => ({
+  uuid: e.uuid,
+  event: e.event,
+  distinct_id: e.distinctId,
+  properties: e.properties,
+  timestamp: new Date(e.timestampMs).toISOString(),
+  now: new Date(e.createdAtMs).toISOString(),
+  sent_at: null,
+  ip: null,
+  team_id: e.teamId,
+})
+
+export class RowWriter {
+  private readonly feed: MessageFeed
+  private stopping = false
+  private readonly stopped = new AbortController()
+  private loop?: Promise<void>
+  private recoverUpTo = 0
+  /** event rows inserted so far */
+  written = 0
+
+  constructor(private readonly o: RowWriterOptions) {
+    this.feed = new MessageFeed({ ...o, reply: (m, how) => this.reply(m, how), refusing: () => false })
+  }
+
+  /** Creates or recovers the durable consumer and starts writing. */
+  async start(): Promise<void> {
+    this.recoverUpTo = await ensureDurable(this.o)
+    await this.feed.open(this.o.js, this.o.stream, this.o.durable)
+    this.loop = this.run()
+  }
+
+  /** Finishes the batch in flight, then stops; what was fetched but not started is nacked. */
+  async stop(): Promise<void> {
+    this.stopping = true
+    this.stopped.abort(new Error('row writer stopping'))
+    this.feed.poke()
+    await this.loop
+    await this.feed.close()
+  }
+
+  private async run(): Promise<void> {
+    while (!this.stopping) {
+      await this.o.control?.gate(this.o.durable, () => this.stopping)
+      const batch = await this.feed.next(() => this.stopping)
+      if (batch.length === 0) continue
+      const alive = setInterval(
+        () => batch.forEach((m) => this.reply(m, 'working')),
+        Math.max(this.o.ackWaitMs / 3, 100),
+      )
+      try {
+        await retry((attempt) => this.write(batch, attempt > 1), {
+          ...this.o.retry,
+          maxAttempts: Number.POSITIVE_INFINITY,
+          retryable: () => !this.stopping && !this.o.nc.isClosed(),
+          signal: this.stopped.signal,
+          onRetry: ({ attempt, waitMs, err }) =>
+            this.o.log.warn({ err, attempt, wait: waitMs, durable: this.o.durable }, 'row writer: retrying'),
+        })
+      } catch (err) {
+        // stopping, or the connection is gone: nothing is acknowledged, the next owner redelivers
+        if (!this.o.nc.isClosed()) for (const m of batch) this.reply(m, 'nak')
+        else this.o.log.error({ err }, 'row writer: connection closed, stops')
+        this.stopping = true
+        return
+      } finally {
+        clearInterval(alive)
+      }
+    }
+  }
+
+  /** Inserts the batch's rows that ClickHouse does not hold yet, dead-letters refused ones, acks. */
+  private async write(batch: JsMsg[], retried: boolean): Promise<void> {
+    const dead = new DeadLetterList()
+    const poison = new Set<JsMsg>()
+    const pieces: { events: ResolvedEvent[]; suspect: boolean }[] = []
+    const sources = new Map<number, { seq: number; subject: string; data: Uint8Array }>()
+    for (const m of batch) {
+      const parsed = parseResolved(m.data)
+      let events: ResolvedEvent[] | string =
+        parsed?.kind === 'rows' ? parsed.events : 'not a resolved message'
+      if (parsed?.kind === 'decisions') {
+        // the source message, read once per batch (a chunk's pieces tend to come together)
+        let source = sources.get(parsed.seq)
+        if (!source) {
+          const stored = await io(() =>
+            this.o.jsm.streams.getMessage(this.o.sourceStream, { seq: parsed.seq }),
+          )
+          if (stored) source = { seq: parsed.seq, subject: stored.subject, data: stored.data }
+          if (source) sources.set(parsed.seq, source)
+        }
+        events = source
+          ? rebuildRows(parsed.events, source)
+          : `source message ${parsed.seq} is not in the log`
+      }
+      if (typeof events === 'string') {
+        poison.add(m)
+        dead.message({ subject: m.subject, seq: m.seq, data: m.data }, events)
+        continue
+      }
+      const suspect =
+        retried || m.redelivered || m.seq <= this.recoverUpTo || m.headers?.get(RECONCILE_HEADER) === '1'
+      pieces.push({ events, suspect })
+    }
+    // a piece's events all come from one source message: one team, one sequence
+    const suspects = pieces
+      .filter((p) => p.suspect)
+      .map((p) => ({ msg: { seq: p.events[0]!.seq }, teamId: p.events[0]!.teamId, events: p.events }))
+    const written = await io(() => findWrittenRows(this.o.ch, this.o.table, suspects))
+    const events: EventRow[] = []
+    for (const p of pieces) {
+      for (const e of p.events) {
+        if (written.has(positionKey(e.seq, e.offset))) continue
+        const { subject, seq, offset, timestampMs } = e
+        // made only for a refused row's dead letter
+        events.push({
+          line: eventLine(e),
+          timestampMs,
+          subject,
+          seq,
+          offset,
+          get event() {
+            return asCaptured(e)
+          },
+        })
+      }
+    }
+    const refused = await io(() => this.o.writer.write({ batch: 0, identity: [], events }))
+    for (const r of refused)
+      if (r.event) dead.event(r.event, r.event.offset, r.reason, r.event.event, 'refused')
+    const dlq = this.o.dlqSubject
+    if (dlq) for (const d of dead.items) await io(() => publishDeadLetter(this.o.js, dlq, d))
+    for (const m of batch) this.reply(m, poison.has(m) ? 'term' : 'ack')
+    this.written += events.length - refused.length
+  }
+
+  // A reply on a closed connection throws; there is nobody to tell then.
+  private reply(m: JsMsg, how: 'ack' | 'nak' | 'term' | 'working'): void {
+    if (this.o.nc.isClosed()) return
+    try {
+      m[how]()
+    } catch (err) {
+      this.o.log.warn({ err, seq: m.seq }, `row writer: ${how} failed`)
+    }
+  }
+}
