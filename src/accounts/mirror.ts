@@ -69,7 +69,8 @@ export class AccountMirror {
     if (!e) return undefined
     if (e.value === null) return { doc: undefined }
     e.decoded ??= decodeDoc({ operation: 'PUT', value: e.value }, schema)
-    return { doc: e.decoded as z.infer<S> }
+    // a copy, as a read of the bucket gives: a caller changing its document changes no other's
+    return { doc: structuredClone(e.decoded) as z.infer<S> }
   }
 
   /**
@@ -80,7 +81,8 @@ export class AccountMirror {
     if (!KEPT.some((p) => key.startsWith(p))) return
     this.refreshing.set(key, (this.refreshing.get(key) ?? 0) + 1)
     try {
-      const e = await this.kv.get(key)
+      const e = await this.kv.get(key).catch(() => null)
+      // unreadable now: forgotten, so that lookups read the bucket until the watch brings it
       if (e) this.apply(e)
       else this.entries.delete(key)
     } finally {
