@@ -8,7 +8,8 @@ import { sleep } from '../retry/backoff.ts'
 // The documents every authenticated request reads (its personal key, the key's user, the project
 // it names) held in memory and kept current by a watch on the accounts bucket, so that a request
 // is authenticated without the two KV round trips in series (key, then user) it took before
-// (docs/performance.md, "Fixed cost under 10 ms").
+// (docs/performance.md, "What grows with the data, and auth from memory"). Only authentication
+// reads it (AccountStore.authKey/authUser/authProject); other readers read the bucket.
 //
 // What keeps an answer from memory as good as a read of the bucket:
 // - the watch delivers every write in order within milliseconds, to every process; a document

@@ -43,17 +43,38 @@ export class AccountStore {
   }
 
   /**
-   * Answers reads of personal keys, users and projects from `mirror` where it can; writes made
-   * through this store re-read their key into it before they return.
+   * Answers authentication's reads (authKey, authUser, authProject) from `mirror` where it can;
+   * writes made through this store re-read their key into it before they return. Every other read
+   * goes to the bucket: a cache that rebuilds after its own watch saw a change (remote config)
+   * must not read a mirror that has not seen it yet.
    */
   useMirror(mirror: AccountMirror): void {
     this.mirror = mirror
   }
 
   private async read<T extends z.ZodTypeAny>(key: string, schema: T): Promise<z.infer<T> | undefined> {
-    const known = this.mirror?.lookup(key, schema)
-    if (known) return known.doc
     return (await readDoc(this.kv, key, schema))?.doc
+  }
+
+  /** `read`, from the mirror when it knows the key (authentication only; see useMirror). */
+  private async readForAuth<T extends z.ZodTypeAny>(key: string, schema: T): Promise<z.infer<T> | undefined> {
+    const known = this.mirror?.lookup(key, schema)
+    return known ? known.doc : this.read(key, schema)
+  }
+
+  /** The key's document, as authentication reads it (from memory where the mirror knows it). */
+  authKey(raw: string) {
+    return this.readForAuth(`pak.${hashKey(raw)}`, PersonalKeyDoc)
+  }
+
+  /** A user, as authentication reads it. */
+  authUser(id: number) {
+    return this.readForAuth(`user.${id}`, UserDoc)
+  }
+
+  /** A project, as authentication reads it (the project a project route then serves). */
+  authProject(id: number) {
+    return this.readForAuth(`project.${id}`, ProjectDoc)
   }
 
   private async write(key: string, doc: unknown): Promise<void> {
