@@ -22,6 +22,7 @@ import {
   type User,
   UserDoc,
 } from './documents.ts'
+import type { AccountMirror } from './mirror.ts'
 
 export const hashKey = (raw: string) => createHash('sha256').update(raw).digest('hex')
 const TokenRef = z.object({ project_id: z.number().int() })
@@ -32,18 +33,53 @@ const token = (prefix: string) => `${prefix}${randomBytes(24).toString('base64ur
  * Personal API keys are stored only as their sha256; project API tokens are public by design.
  */
 export class AccountStore {
+  /** keys, users and projects in memory (mirror.ts): set by processes that authenticate requests */
+  private mirror: AccountMirror | undefined
+
   private constructor(readonly kv: KV) {}
 
   static async open(nc: NatsConnection): Promise<AccountStore> {
     return new AccountStore(await bucket(nc, BUCKETS.config))
   }
 
+  /**
+   * Answers authentication's reads (authKey, authUser, authProject) from `mirror` where it can;
+   * writes made through this store re-read their key into it before they return. Every other read
+   * goes to the bucket: a cache that rebuilds after its own watch saw a change (remote config)
+   * must not read a mirror that has not seen it yet.
+   */
+  useMirror(mirror: AccountMirror): void {
+    this.mirror = mirror
+  }
+
   private async read<T extends z.ZodTypeAny>(key: string, schema: T): Promise<z.infer<T> | undefined> {
     return (await readDoc(this.kv, key, schema))?.doc
   }
 
+  /** `read`, from the mirror when it knows the key (authentication only; see useMirror). */
+  private async readForAuth<T extends z.ZodTypeAny>(key: string, schema: T): Promise<z.infer<T> | undefined> {
+    const known = this.mirror?.lookup(key, schema)
+    return known ? known.doc : this.read(key, schema)
+  }
+
+  /** The key's document, as authentication reads it (from memory where the mirror knows it). */
+  authKey(raw: string) {
+    return this.readForAuth(`pak.${hashKey(raw)}`, PersonalKeyDoc)
+  }
+
+  /** A user, as authentication reads it. */
+  authUser(id: number) {
+    return this.readForAuth(`user.${id}`, UserDoc)
+  }
+
+  /** A project, as authentication reads it (the project a project route then serves). */
+  authProject(id: number) {
+    return this.readForAuth(`project.${id}`, ProjectDoc)
+  }
+
   private async write(key: string, doc: unknown): Promise<void> {
     await putDoc(this.kv, key, doc)
+    await this.mirror?.refresh(key)
   }
 
   /** Revision-checked counter, so concurrent creators never hand out the same id. */
@@ -141,8 +177,13 @@ export class AccountStore {
    * Read-modify-write of a project document, revision-checked: `change` may run again after a
    * concurrent write, so it must be pure. Undefined when the project does not exist.
    */
-  updateProject(id: number, change: (current: Project) => Project | undefined): Promise<Project | undefined> {
-    return updateDoc(this.kv, `project.${id}`, ProjectDoc, change)
+  async updateProject(
+    id: number,
+    change: (current: Project) => Project | undefined,
+  ): Promise<Project | undefined> {
+    const updated = await updateDoc(this.kv, `project.${id}`, ProjectDoc, change)
+    await this.mirror?.refresh(`project.${id}`)
+    return updated
   }
 
   /** Every personal API key (its document; the raw key is never stored), oldest first. */
@@ -155,7 +196,11 @@ export class AccountStore {
   async revokePersonalKey(id: string): Promise<boolean> {
     for (const k of await listKeys(this.kv, 'pak.*')) {
       const found = await readDoc(this.kv, k, PersonalKeyDoc)
-      if (found?.doc.id === id) return deleteDoc(this.kv, k, found.revision)
+      if (found?.doc.id === id) {
+        const deleted = await deleteDoc(this.kv, k, found.revision)
+        await this.mirror?.refresh(k)
+        return deleted
+      }
     }
     return false
   }

@@ -28,9 +28,9 @@ export async function authenticate(req: FastifyRequest, store: AccountStore): Pr
     if (typeof q?.personal_api_key === 'string') raw = q.personal_api_key
   }
   if (!raw) throw new AuthenticationError('Authentication credentials were not provided.')
-  const key = await store.personalKey(raw)
+  const key = await store.authKey(raw)
   if (!key) throw new AuthenticationError('Personal API key is invalid.', 'authentication_failed')
-  const user = await store.getUser(key.user_id)
+  const user = await store.authUser(key.user_id)
   if (!user) throw new AuthenticationError('Personal API key is invalid.', 'authentication_failed')
   return { key, user }
 }
@@ -64,7 +64,7 @@ export function readProjectEarly(
   store: AccountStore,
 ): Promise<Project | undefined> | undefined {
   if (!PROJECT_ID.test(rawId)) return undefined
-  const read = store.getProject(Number(rawId))
+  const read = store.authProject(Number(rawId))
   read.catch(() => undefined) // seen by projectFor, or dropped with a refused key
   return read
 }
@@ -81,7 +81,7 @@ export async function projectFor(
 ): Promise<Project> {
   if (!PROJECT_ID.test(rawId)) throw new ValidationError('project_id must be an integer.', 'project_id')
   const id = Number(rawId)
-  const project = await (early ?? store.getProject(id))
+  const project = await (early ?? store.authProject(id))
   if (!project || !canSee(p, project)) throw new NotFound('Project not found.')
   return project
 }

@@ -2,6 +2,7 @@ import { COMPONENTS } from './components.ts'
 import type { Component, Runtime } from './types.ts'
 import { type Credentials, ensureDefaults } from '../accounts/bootstrap.ts'
 import type { Config } from '../config/env.ts'
+import { AccountMirror } from '../accounts/mirror.ts'
 import { AccountStore } from '../accounts/store.ts'
 import { Readiness, registerHealth, registerMetrics, registerReady } from '../http/health.ts'
 import { type App, createHttpServer } from '../http/server.ts'
@@ -85,6 +86,10 @@ export async function startBurrow(
     // Read once: the HogQL compiler prints for this version, queries send the guard settings it knows.
     log.info({ clickhouse_version: (await readServerInfo(ch)).version }, 'clickhouse server')
     const accounts = await AccountStore.open(nc)
+    // requests are authenticated from memory kept by a watch (accounts/mirror.ts)
+    const mirror = await AccountMirror.start(accounts.kv, nc, log)
+    cleanups.push({ name: 'accounts mirror', run: async () => mirror.stop() })
+    accounts.useMirror(mirror)
     const { credentials, created } = await ensureDefaults(accounts, config.DATA_DIR)
     const queryCh = clickhouseClient(stack.clickhouseUrl, config.CLICKHOUSE_DATABASE, {
       max_memory_usage: String(config.QUERY_MAX_MEMORY_BYTES),
