@@ -312,11 +312,7 @@ export function using(r: Resolution, expr: Node, right: Source, scope: Scope): E
 
 // A property of a versioned table (persons, groups) as a column of its source, one per key: the
 // relation prints the newest value of that key alone, not the newest arrays of every key.
-function latestPropColumn(
-  src: Source,
-  def: Extract<FieldDef, { kind: 'properties' }>,
-  key: string,
-): string {
+function latestPropColumn(src: Source, def: Extract<FieldDef, { kind: 'properties' }>, key: string): string {
   src.propColumns ??= new Map()
   for (const [name, p] of src.propColumns) if (p.key === key && p.values === def.values) return name
   const name = `_p${src.propColumns.size}_${def.values}`
