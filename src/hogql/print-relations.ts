@@ -119,9 +119,11 @@ export function relation(
     return `${guardedTable(quoteIdentifier(rel.table), team, list.join(', ') || '1', '', inside, barrier)} AS ${alias}`
   }
   // Newest version per key; argMax keeps every column of the same (newest) row. A property read
-  // as its own column is the newest value of its key (in a tuple: a Nullable argMax would skip a
-  // version without the key); where the arrays are read too, it is taken from their newest version
-  // a level around (18.16 would expand their argMax aliases inside its argMax).
+  // as its own column is the newest value of its key, taken as the newest version's list of its
+  // values (none or one: a Nullable argMax would skip a version without the key, and 18.16's
+  // Distributed tables fail on an argMax of a tuple holding a Nullable); where the arrays are read
+  // too, it is taken from their newest version a level around (18.16 would expand their argMax
+  // aliases inside its argMax).
   const keys = rel.key.map(quoteIdentifier)
   const props = src.propColumns ?? new Map<string, { keys: string; values: string; key: string }>()
   const raw = [...props.values()].some((x) => cols.includes(x.keys) || cols.includes(x.values))
@@ -131,10 +133,13 @@ export function relation(
     return `arrayElement(${values}, indexOf(${quoteIdentifier(x.keys)}, ${escapeString(x.key)}))`
   }
   const version = quoteIdentifier(rel.version)
+  const listed = (c: string) => {
+    const x = props.get(c)!
+    const list = `arrayFilter((_v, _k) -> _k = ${escapeString(x.key)}, ${quoteIdentifier(x.values)}, ${quoteIdentifier(x.keys)})`
+    return `arrayElement(CAST(argMax(${list}, ${version}) AS Array(Nullable(String))), 1)`
+  }
   const newest = (c: string) =>
-    props.has(c)
-      ? `tupleElement(argMax(tuple(${value(c)}), ${version}), 1) AS ${quoteIdentifier(c)}`
-      : `argMax(${quoteIdentifier(c)}, ${version}) AS ${quoteIdentifier(c)}`
+    `${props.has(c) ? listed(c) : `argMax(${quoteIdentifier(c)}, ${version})`} AS ${quoteIdentifier(c)}`
   const list = [
     ...rel.key.filter((k) => cols.includes(k) || cols.length === 0).map(quoteIdentifier),
     ...cols.filter((c) => !rel.key.includes(c) && !(raw && props.has(c))).map(newest),

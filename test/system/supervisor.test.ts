@@ -61,6 +61,7 @@ describe('burrow start (role all) on two cores', () => {
         'consumer lag metric',
         'clickhouse shards',
         'clickhouse queries',
+        'accounts mirror',
         'clickhouse',
         'nats',
         'embedded servers',
