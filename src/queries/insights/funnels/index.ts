@@ -9,14 +9,26 @@ import { type FunnelPlan, funnelPersonsSQL, planFunnel } from './sql.ts'
 export function funnelAggregateSQL(plan: FunnelPlan, personsSql: string): string {
   const n = plan.steps.length
   const ended = Array.from({ length: n }, (_, i) => `countIf(step_reached = ${i})`)
-  const times = Array.from(
-    { length: n - 1 },
-    (_, i) => `groupArrayIf(timings[${i + 1}], timings[${i + 1}] > 0)`,
-  )
+  // With a breakdown the values past the limit are merged into "Other" in Node, which needs each
+  // group's conversion times; without one, ClickHouse sends how many converted, their mean and
+  // their exact median (the middle value, or the mean of the two middle values), not every time.
+  const times = Array.from({ length: n - 1 }, (_, i) => {
+    const list = `groupArrayIf(timings[${i + 1}], timings[${i + 1}] > 0)`
+    return plan.breakdown ? list : timeStats(list)
+  })
   return `SELECT breakdown, ${[...ended, ...times].join(', ')}
 FROM (${personsSql})
 GROUP BY breakdown
 LIMIT 50000`
+}
+
+/** `[count, mean, median]` (Float64) of the non-empty sorted list `list` makes; zeros when empty. */
+function timeStats(list: string): string {
+  const s = `arraySort(${list})`
+  const len = `length(${s})`
+  const half = `intDiv(${len}, 2)`
+  const median = `if(${len} % 2 = 1, toFloat64(${s}[${half} + 1]), (${s}[${half}] + ${s}[${half} + 1]) / 2)`
+  return `[toFloat64(${len}), if(${len} = 0, 0, arraySum(${s}) / ${len}), ${median}]`
 }
 
 registerQueryKind('FunnelsQuery', {

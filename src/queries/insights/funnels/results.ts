@@ -22,8 +22,10 @@ interface Group {
   breakdown: unknown
   // persons whose furthest step is i (0-based)
   ended: number[]
-  // conversion times (seconds) into step i+1, of persons who made it
+  // conversion times (seconds) into step i+1, of persons who made it (with a breakdown)
   times: number[][]
+  // [count, mean, median] of those times, as ClickHouse computed them (without a breakdown)
+  stats?: number[][]
 }
 
 export function median(xs: number[]): number | null {
@@ -35,12 +37,26 @@ export function median(xs: number[]): number | null {
 
 const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : null)
 
-export function parseRows(rows: unknown[][], steps: number): Group[] {
-  return rows.map((r) => ({
-    breakdown: r[0],
-    ended: Array.from({ length: steps }, (_, i) => Number(r[1 + i])),
-    times: Array.from({ length: steps - 1 }, (_, i) => ((r[1 + steps + i] as unknown[]) ?? []).map(Number)),
-  }))
+export function parseRows(rows: unknown[][], steps: number, stats = false): Group[] {
+  return rows.map((r) => {
+    const lists = Array.from({ length: steps - 1 }, (_, i) =>
+      ((r[1 + steps + i] as unknown[]) ?? []).map(Number),
+    )
+    return {
+      breakdown: r[0],
+      ended: Array.from({ length: steps }, (_, i) => Number(r[1 + i])),
+      times: stats ? [] : lists,
+      stats: stats ? lists : undefined,
+    }
+  })
+}
+
+/** Mean and median of the conversion times into step i+1 (0-based i), null when nobody converted. */
+function timeFigures(g: Group, i: number): { mean: number | null; median: number | null } {
+  const s = g.stats?.[i]
+  if (s) return s[0] ? { mean: s[1]!, median: s[2]! } : { mean: null, median: null }
+  const times = g.times[i] ?? []
+  return { mean: mean(times), median: median(times) }
 }
 
 function formatGroup(plan: FunnelPlan, g: Group, withBreakdown: boolean): FunnelStepResult[] {
@@ -55,7 +71,7 @@ function formatGroup(plan: FunnelPlan, g: Group, withBreakdown: boolean): Funnel
   for (let i = 0; i < n; i++) {
     const step = plan.steps[i]!
     const unordered = plan.order === 'unordered'
-    const times = i > 0 ? (g.times[i - 1] ?? []) : []
+    const figures = i > 0 ? timeFigures(g, i - 1) : { mean: null, median: null }
     const r: FunnelStepResult = {
       action_id: unordered ? null : (step.event ?? null),
       name: unordered ? `Completed ${i + 1} step${i ? 's' : ''}` : (step.event ?? null),
@@ -64,8 +80,8 @@ function formatGroup(plan: FunnelPlan, g: Group, withBreakdown: boolean): Funnel
       people: [],
       count: counts[i]!,
       type: 'events',
-      average_conversion_time: i > 0 ? mean(times) : null,
-      median_conversion_time: i > 0 ? median(times) : null,
+      average_conversion_time: figures.mean,
+      median_conversion_time: figures.median,
     }
     if (withBreakdown) {
       r.breakdown = g.breakdown
@@ -99,7 +115,7 @@ export function rankBreakdowns(plan: FunnelPlan, groups: Group[]): Group[] {
 }
 
 export function formatFunnel(plan: FunnelPlan, rows: unknown[][]): FunnelStepResult[] | FunnelStepResult[][] {
-  const groups = parseRows(rows, plan.steps.length)
+  const groups = parseRows(rows, plan.steps.length, !plan.breakdown)
   if (!plan.breakdown) {
     if (!groups.length) return []
     return formatGroup(plan, groups[0]!, false)
