@@ -102,9 +102,15 @@ async function run(processes: number, killOne: boolean) {
   const half = HISTORIES[0]!.length / 2
   await publish(teams, 0, half)
   if (killOne) {
-    // wait until the victim has projected something of its partitions, then crash it
-    const victim = procs.find((p) => p.leases.owned.length > 0)!
+    // the leases settle first (every process holds its share, so no partition moves any more and
+    // the victim still holds its own when it dies); then wait until it has projected something of
+    // them, and crash it
+    const settled = () => procs.every((p) => p.leases.owned.length === PARTITIONS / processes)
+    for (let i = 0; i < 100 && !settled(); i++) await sleep(100)
+    expect(settled()).toBe(true)
+    const victim = procs[processes - 1]!
     for (let i = 0; i < 100 && (await stored(ch, teams)) < TOTAL / 8; i++) await sleep(100)
+    expect(victim.leases.owned.length).toBeGreaterThan(0)
     await victim.conn.close()
   }
   await publish(teams, half, HISTORIES[0]!.length)
