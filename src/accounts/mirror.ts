@@ -1,7 +1,8 @@
-import { type KV, type KvEntry, KvWatchInclude } from '@nats-io/kv'
+import type { KV, KvEntry } from '@nats-io/kv'
 import type { z } from 'zod'
 import type { NatsConnection } from '../jetstream/connection.ts'
 import { decodeDoc, isLive } from '../jetstream/kv-document.ts'
+import { watchBucket } from '../jetstream/kv-watch.ts'
 import type { Logger } from '../observability/logger.ts'
 import { sleep } from '../retry/backoff.ts'
 
@@ -145,41 +146,27 @@ export class AccountMirror {
 
   private async watch(): Promise<void> {
     const generation = ++this.generation
-    // as the flag cache does: the whole bucket, so that the initial load always ends with an entry
-    // marked as an update (an empty bucket has none to wait for)
-    const status = await this.kv.status()
-    const iter = await this.kv.watch({ key: '>', include: KvWatchInclude.LastValue })
+    // a watch replaced by a newer one (drop) applies nothing more
+    const w = await watchBucket(
+      this.kv,
+      (e) => {
+        if (generation === this.generation) this.apply(e)
+      },
+      this.log,
+      'accounts',
+    )
     if (generation !== this.generation) {
-      iter.stop()
+      w.stop()
       return
     }
-    this.watcher = iter
-    let loaded: () => void = () => undefined
-    const ready = new Promise<void>((resolve) => (loaded = resolve))
-    if (status.values === 0) {
-      this.live = true
-      loaded()
-    }
-    void (async () => {
-      try {
-        for await (const e of iter) {
-          if (generation !== this.generation) break
-          this.apply(e)
-          if (e.isUpdate && !this.live) {
-            this.live = true
-            loaded()
-          }
-        }
-      } catch (err) {
-        this.log.warn({ err }, 'accounts watch failed')
-      }
-      loaded()
+    this.watcher = w
+    void w.ended.then(async () => {
       if (generation !== this.generation || this.stopped) return
       // the watch ended by itself: answer from the bucket until a new one has loaded
       this.drop()
       await sleep(RESTART_MS)
       this.restart()
-    })()
-    await ready
+    })
+    if ((await w.loaded) && generation === this.generation) this.live = true
   }
 }

@@ -2,12 +2,12 @@ import type { KV, KvWatchEntry } from '@nats-io/kv'
 import type { Logger } from '../observability/logger.ts'
 import type { NatsConnection } from '../jetstream/connection.ts'
 import { decodeDoc, isLive } from '../jetstream/kv-document.ts'
+import { watchBucket } from '../jetstream/kv-watch.ts'
 import { type BackoffPolicy, retry, sleep } from '../retry/backoff.ts'
 import { FlagStore } from './definition-store.ts'
 import { parseFlagEntryKey, type StoredFlag, storedFlagSchema } from './stored-definition.ts'
 
 const RESTART_BACKOFF: BackoffPolicy = { initialMs: 500, maxMs: 30_000 }
-const ALL_KEYS = '>'
 
 /**
  * Every project's flag definitions, held in memory and kept current by a watch on the flags
@@ -78,27 +78,9 @@ export class FlagCache {
   }
 
   private async watch(): Promise<void> {
-    // An empty bucket sends no initial entries; otherwise the last initial one is the first marked
-    // as an update. The whole bucket is watched because a key filter could match none of the
-    // initial entries, and then nothing would ever say the initial load is over.
-    const status = await this.kv.status()
-    const iter = await this.kv.watch({ key: ALL_KEYS })
-    this.watcher = iter
-    let markReady: () => void = () => undefined
-    const ready = new Promise<void>((resolve) => {
-      markReady = resolve
-    })
-    if (status.values === 0) markReady()
-    void (async () => {
-      try {
-        for await (const entry of iter) {
-          this.apply(entry)
-          if (entry.isUpdate) markReady()
-        }
-      } catch (err) {
-        this.log.warn({ err }, 'feature flag watch failed')
-      }
-      markReady()
+    const w = await watchBucket(this.kv, (entry) => this.apply(entry), this.log, 'feature flag')
+    this.watcher = w
+    void w.ended.then(async () => {
       if (this.stopped) return
       // The watch ended without stop(): start again (last values bring the cache up to date),
       // waiting longer after each failed restart while NATS is away.
@@ -113,8 +95,8 @@ export class FlagCache {
           onRetry: ({ err, waitMs }) => this.log.error({ err, wait_ms: waitMs }, 'flag watch restart failed'),
         },
       )
-    })()
-    await ready
+    })
+    await w.loaded
   }
 }
 
