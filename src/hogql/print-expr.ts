@@ -189,8 +189,11 @@ function plainPropCall(e: Extract<Expr, { k: 'call' }>, level: Level): string | 
  * some join shapes); otherwise it reads '' from the plain String array.
  */
 function propRead(e: Extract<Expr, { k: 'prop' }>, level: Level, nullable: boolean): string {
-  const k = level.ref(e.src, e.keys)
-  const v = level.ref(e.src, e.values)
-  const values = nullable ? `CAST(${v} AS Array(Nullable(String)))` : v
-  return `arrayElement(${values}, indexOf(${k}, ${escapeString(e.key)}))`
+  return propertyValue(level.ref(e.src, e.keys), level.ref(e.src, e.values), e.key, nullable)
+}
+
+/** The SQL of `key`'s value in the key/value arrays `keys` and `values` (printed), as propRead reads it. */
+export function propertyValue(keys: string, values: string, key: string, nullable = true): string {
+  const array = nullable ? `CAST(${values} AS Array(Nullable(String)))` : values
+  return `arrayElement(${array}, indexOf(${keys}, ${escapeString(key)}))`
 }

@@ -4,6 +4,7 @@ import { escapeString, quoteIdentifier } from './escape.ts'
 import { guardedTable, timestampBoundsOfDay } from './guard.ts'
 import { type Expr, outputItems, type Select, type Source } from './ir.ts'
 import type { Level, PrintContext } from './print-context.ts'
+import { propertyValue } from './print-expr.ts'
 import { andOf, canPushBelowJoins, conjunctsOf, type GuardSplit, pushable } from './print-pushdown.ts'
 import { ExprVisitor } from './visitor.ts'
 
@@ -129,8 +130,7 @@ export function relation(
   const raw = [...props.values()].some((x) => cols.includes(x.keys) || cols.includes(x.values))
   const value = (c: string) => {
     const x = props.get(c)!
-    const values = `CAST(${quoteIdentifier(x.values)} AS Array(Nullable(String)))`
-    return `arrayElement(${values}, indexOf(${quoteIdentifier(x.keys)}, ${escapeString(x.key)}))`
+    return propertyValue(quoteIdentifier(x.keys), quoteIdentifier(x.values), x.key)
   }
   const version = quoteIdentifier(rel.version)
   const listed = (c: string) => {
