@@ -52,7 +52,11 @@ export interface SelectOptions {
   /** on top of the client's own */
   settings?: ClickHouseSettings
   abort?: AbortSignal
-  /** The largest answer read, in bytes (default MAX_ANSWER_BYTES); a larger one fails with AnswerTooLarge. */
+  /**
+   * The largest answer read, in bytes (default MAX_ANSWER_BYTES); a larger one fails with
+   * AnswerTooLarge. Over plain HTTP only: @clickhouse/client (https) reads the whole answer, and a
+   * too long one rejects its promise there.
+   */
   maxBytes?: number
 }
 
