@@ -178,6 +178,11 @@ describe('26.x error texts', () => {
         'Bad get: has UInt64, requested String: while executing function format on arguments 1_UInt8 UInt8',
       ],
       [476, 'Can not use WITH TIES without ORDER BY'],
+      [
+        59,
+        'Illegal type String of column for filter. Must be UInt8 or Nullable(UInt8) or Const variants of them: In scope SELECT event FROM events WHERE events.event',
+      ],
+      [403, 'JOIN  ALL LEFT JOIN ... ON a.event join expression expected function'],
     ]
     for (const [code, text] of texts) {
       const e = mapClickHouseError(err26(code, text))
@@ -196,6 +201,20 @@ describe('26.x error texts', () => {
     expect(deprecated).toMatchObject({ status: 400, code: 'query_error' })
     expect(deprecated.detail).toContain('lagInFrame')
     expect(deprecated.detail).not.toContain('allow_deprecated')
+  })
+
+  it("answers 18.16's filter of the wrong type as a 400 too", () => {
+    const e = mapClickHouseError(
+      new Error(
+        'Code: 59, e.displayText() = DB::Exception: Illegal type String of column for filter. Must be UInt8 or Nullable(UInt8) or Const variants of them., e.what() = DB::Exception',
+      ),
+    )
+    expect(e).toMatchObject({
+      status: 400,
+      code: 'query_error',
+      detail:
+        'Illegal type String of column for filter. Must be UInt8 or Nullable(UInt8) or Const variants of them.',
+    })
   })
 
   it('a query past the HTTP timeout is a timeout; an answer over the cap is too large, not a 500', () => {
