@@ -188,9 +188,10 @@ export function scrubClickHouseMessage(msg: string): string {
     // apostrophe is not one, and pairing it with the next quote left 'x' outside every quote.
     // Blanked before the cuts below, so a value that contains "In scope" cannot cut its own quote.
     .replace(/(?<![A-Za-z0-9_])'(?:[^'\\]|\\.)*'/g, "'…'")
-    // 26.x: "…: In scope SELECT <Burrow's SQL>", "… In query SELECT …", "…: while executing
-    // 'FUNCTION …'" or "while executing function f on arguments …", "Maybe you meant: […]".
-    .replace(/[\s:.]*\b(In scope|In query|while executing|Maybe you meant)\b.*$/s, '')
+    // 26.x: "…: In scope SELECT <Burrow's SQL>" (or "identifier `b` in scope SELECT …"), "… In
+    // query SELECT …", "…: while executing 'FUNCTION …'" or "while executing function f on
+    // arguments …", "Maybe you meant: […]" (names of physical columns among them).
+    .replace(/[\s:.]*\b([Ii]n scope|In query|while executing|Maybe you meant)\b.*$/s, '')
   return cutSubqueries(text)
     .replace(/\b[A-Za-z_][A-Za-z0-9_]*\.(events|person|person_distinct_id|person_overrides|groups)\b/g, '$1')
     .replace(/\b(prop_keys|prop_values|_seq|_offset|timestamp_ms|team_id)\b/g, '…')

@@ -109,6 +109,10 @@ describe('26.x error texts', () => {
         'Function with name `JSONExtractKey` does not exist',
       ],
       [
+        "Unknown expression or function identifier `b` in scope SELECT 1 FROM (SELECT team_id AS a FROM events) AS e WHERE b = 1. Maybe you meant: ['prop_values']",
+        'Unknown expression or function identifier `b`',
+      ],
+      [
         'ARRAY JOIN  (SELECT x.events.event AS event FROM x.events PREWHERE x.events.team_id = 7 LIMIT 18446744073709551615) AS events ARRAY JOIN events.event requires expression events.event AS e with Array or Map type. Actual: String',
         'ARRAY JOIN  (…) AS events ARRAY JOIN events.event requires expression events.event AS e with Array or Map type. Actual: String.',
       ],
