@@ -52,6 +52,27 @@ export interface SelectOptions {
   /** on top of the client's own */
   settings?: ClickHouseSettings
   abort?: AbortSignal
+  /**
+   * The largest answer read, in bytes (default MAX_ANSWER_BYTES); a larger one fails with
+   * AnswerTooLarge. Over plain HTTP only: @clickhouse/client (https) reads the whole answer, and a
+   * too long one rejects its promise there.
+   */
+  maxBytes?: number
+}
+
+/**
+ * The default cap on one answer: a JavaScript string holds at most 2^29 - 24 characters, and one
+ * row can be longer than that (`SELECT range(100000000)`), which threw inside the response's end
+ * event and ended the process. Below the cap the answer is decoded and parsed as before.
+ */
+export const MAX_ANSWER_BYTES = 256 * 1024 * 1024
+
+/** ClickHouse's answer to a SELECT was larger than the reader's cap (SelectOptions.maxBytes). */
+export class AnswerTooLarge extends Error {
+  constructor(readonly maxBytes: number) {
+    super(`The answer is larger than ${maxBytes} bytes.`)
+    this.name = 'AnswerTooLarge'
+  }
 }
 
 /**
@@ -128,16 +149,17 @@ class HttpSelect {
     const url = new URL(this.base)
     url.search = params.toString()
     const body = `${query.trim().replace(/;+$/, '')} \nFORMAT ${opts.format}`
+    const max = opts.maxBytes ?? MAX_ANSWER_BYTES
     try {
-      return await this.send(url, body, opts.abort)
+      return await this.send(url, body, max, opts.abort)
     } catch (err) {
       // a kept-alive socket the server closed meanwhile fails before the query reached it: send again
-      if ((err as { reused?: boolean }).reused) return this.send(url, body, opts.abort)
+      if ((err as { reused?: boolean }).reused) return this.send(url, body, max, opts.abort)
       throw err
     }
   }
 
-  private send(url: URL, body: string, abort?: AbortSignal): Promise<string> {
+  private send(url: URL, body: string, maxBytes: number, abort?: AbortSignal): Promise<string> {
     return new Promise((resolve, reject) => {
       if (abort?.aborted) return reject(new Error('The user aborted a request.'))
       const req = http.request(url, {
@@ -159,17 +181,30 @@ class HttpSelect {
       })
       req.on('response', (res) => {
         const chunks: Buffer[] = []
-        res.on('data', (c: Buffer) => chunks.push(c))
+        let size = 0
+        res.on('data', (c: Buffer) => {
+          size += c.length
+          // Past the cap the connection is dropped: the rest of the answer is never held or decoded.
+          if (size <= maxBytes) return void chunks.push(c)
+          done()
+          reject(new AnswerTooLarge(maxBytes))
+          req.destroy()
+        })
         res.on('error', (err) => {
           done()
           reject(err)
         })
         res.on('end', () => {
           done()
-          const text = Buffer.concat(chunks).toString('utf8')
           const status = res.statusCode ?? 0
-          if (status >= 200 && status < 300) resolve(text)
-          else reject(parseError(text || `ClickHouse answered HTTP ${status}`))
+          try {
+            const text = Buffer.concat(chunks).toString('utf8')
+            if (status >= 200 && status < 300) resolve(text)
+            else reject(parseError(text || `ClickHouse answered HTTP ${status}`))
+          } catch (err) {
+            // an exception here would be thrown from an event handler, past every caller
+            reject(err)
+          }
         })
       })
       req.end(body)

@@ -78,6 +78,12 @@ export const EnvSchema = z.object({
   FLAGS_QUOTA_PER_MINUTE: z.coerce.number().int().min(0).default(0),
   QUERY_MAX_EXECUTION_SECONDS: z.coerce.number().int().positive().default(60),
   QUERY_MAX_RESULT_ROWS: z.coerce.number().int().positive().default(100_000),
+  // the largest answer (ClickHouse's JSON, bytes) a query may return; one row can be gigabytes
+  QUERY_MAX_RESULT_BYTES: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(256 * 1024 * 1024),
   // Query admission (docs/query.md): ClickHouse's per-query memory cap, and how many queries may
   // run at once in one api process, in all, per project and per personal API key.
   QUERY_MAX_MEMORY_BYTES: z.coerce.number().int().positive().default(2_000_000_000),

@@ -1,5 +1,6 @@
 import { escapeString } from './escape.ts'
 import { agg, aggs, each, type FnDef, fixed, first, INF, zoned } from './function-defs.ts'
+import { searchFrom } from './functions-scalar.ts'
 
 // More of PostHog's function list (posthog/hogql/functions/clickhouse/*.py, aggregations.py), as
 // ClickHouse names them: functions both 18.16 and current releases run (checked against
@@ -69,8 +70,8 @@ export const EVERYWHERE_FUNCTIONS: Record<string, FnDef> = {
   substr: { ...n('substring', 2, 3, 'String'), ci: true },
   mid: { ...n('substring', 2, 3, 'String'), ci: true },
   reverseUTF8: n('reverseUTF8', 1, 1, 'String'),
-  positionUTF8: n('positionUTF8', 2, 2, 'UInt64'),
-  positionCaseInsensitiveUTF8: n('positionCaseInsensitiveUTF8', 2, 2, 'UInt64'),
+  positionUTF8: searchFrom('positionUTF8'),
+  positionCaseInsensitiveUTF8: searchFrom('positionCaseInsensitiveUTF8'),
   locate: { ...n('position', 2, 2, 'UInt64'), ci: true },
   appendTrailingCharIfAbsent: n('appendTrailingCharIfAbsent', 2, 2, 'String'),
   alphaTokens: n('alphaTokens', 1, 1, 'Array(String)'),

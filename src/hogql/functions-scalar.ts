@@ -1,5 +1,7 @@
+import { atLeast, parseVersion } from './capabilities.ts'
 import { escapeString } from './escape.ts'
 import { type FnDef, type FnPrinter, first, fixed, INF, isStringType } from './function-defs.ts'
+import { NEWER_FUNCTIONS_SINCE } from './functions-newer.ts'
 
 // Allow-listed scalar functions: logic, conditionals, maths, strings, arrays and tuples.
 
@@ -22,6 +24,29 @@ const caseWithExpression: FnPrinter = (a) => {
   const parts: string[] = []
   for (let i = 0; i + 1 < rest.length; i += 2) parts.push(`${x} = ${rest[i]}`, rest[i + 1]!)
   return `multiIf(${[...parts, elseValue].join(', ')})`
+}
+
+/**
+ * position and its variants, with PostHog's arity (clickhouse/strings.py): haystack, needle and
+ * an optional 1-based start. 18.16 knows no start argument: a 400 naming the release there, not
+ * the server's error.
+ */
+export function searchFrom(name: string): FnDef {
+  return {
+    min: 2,
+    max: 3,
+    ret: 'UInt64',
+    print: (a, _params, ctx) => {
+      const version = ctx.capabilities.version
+      if (a.length === 3 && !atLeast(parseVersion(version), NEWER_FUNCTIONS_SINCE)) {
+        const on = version === 'portable' ? 'every supported server' : `ClickHouse ${version}`
+        throw new Error(
+          `a start position needs ClickHouse ${NEWER_FUNCTIONS_SINCE} or later; this query is compiled for ${on}`,
+        )
+      }
+      return `${name}(${a.join(', ')})`
+    },
+  }
 }
 
 // arraySort([f,] a, b, ...) sorts `a` (by f's values when a lambda comes first): its type is a's.
@@ -91,20 +116,22 @@ export const SCALAR_FUNCTIONS: Record<string, FnDef> = {
   lengthUTF8: fixed('lengthUTF8', 1, 1, 'UInt64'),
   empty: fixed('empty', 1, 1, 'UInt8'),
   notEmpty: fixed('notEmpty', 1, 1, 'UInt8'),
-  lower: { ...fixed('lowerUTF8', 1, 1, 'String'), ci: true },
-  upper: { ...fixed('upperUTF8', 1, 1, 'String'), ci: true },
+  // PostHog prints lower, upper, substring and position as ClickHouse's byte-wise functions
+  // (clickhouse/strings.py); the *UTF8 names read characters.
+  lower: { ...fixed('lower', 1, 1, 'String'), ci: true },
+  upper: { ...fixed('upper', 1, 1, 'String'), ci: true },
   lowerUTF8: fixed('lowerUTF8', 1, 1, 'String'),
   upperUTF8: fixed('upperUTF8', 1, 1, 'String'),
   concat: { ...fixed('concat', 1, INF, 'String'), ci: true },
-  substring: { ...fixed('substringUTF8', 2, 3, 'String'), ci: true },
+  substring: { ...fixed('substring', 2, 3, 'String'), ci: true },
   substringUTF8: fixed('substringUTF8', 2, 3, 'String'),
   replace: { ...fixed('replaceAll', 3, 3, 'String'), ci: true },
   replaceAll: fixed('replaceAll', 3, 3, 'String'),
   replaceOne: fixed('replaceOne', 3, 3, 'String'),
   replaceRegexpAll: fixed('replaceRegexpAll', 3, 3, 'String'),
   replaceRegexpOne: fixed('replaceRegexpOne', 3, 3, 'String'),
-  position: { ...fixed('positionUTF8', 2, 2, 'UInt64'), ci: true },
-  positionCaseInsensitive: fixed('positionCaseInsensitiveUTF8', 2, 2, 'UInt64'),
+  position: { ...searchFrom('position'), ci: true },
+  positionCaseInsensitive: searchFrom('positionCaseInsensitive'),
   startsWith: fixed('startsWith', 2, 2, 'UInt8'),
   endsWith: fixed('endsWith', 2, 2, 'UInt8'),
   splitByChar: fixed('splitByChar', 2, 2, 'Array(String)'),

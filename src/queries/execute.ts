@@ -1,5 +1,5 @@
 import type { ClickHouseClient } from '@clickhouse/client'
-import { selectJson } from '../clickhouse/client.ts'
+import { AnswerTooLarge, selectJson } from '../clickhouse/client.ts'
 import { AppError, Unavailable } from '../http/errors.ts'
 import { GUARD_SETTING_NAMES, guardSettings, type ServerInfo } from '../hogql/capabilities.ts'
 import type { CompiledQuery } from '../hogql/index.ts'
@@ -9,6 +9,8 @@ import type { Logger } from '../observability/logger.ts'
 export interface ExecuteLimits {
   maxExecutionSeconds: number
   maxResultRows: number
+  /** The largest answer read from ClickHouse, in bytes (default: the client's MAX_ANSWER_BYTES). */
+  maxResultBytes?: number
 }
 
 /** A query's rows, with the column types ClickHouse reported and what it read. */
@@ -89,6 +91,7 @@ export async function execute(
       format: 'JSONCompact',
       queryId: opts.queryId,
       abort: opts.abort,
+      maxBytes: opts.maxResultBytes,
       settings: {
         readonly: '1',
         max_execution_time: opts.maxExecutionSeconds,
@@ -124,21 +127,43 @@ export async function execute(
 // message: a ClickHouse message can quote the value that failed (`Cannot parse string '…' as
 // Int64`), and a response must never carry row values.
 
-/** A value in the rows could not be converted or computed: parse failures, division by zero, bad patterns. */
+/**
+ * A value in the rows could not be converted or computed: parse failures, division by zero, bad
+ * patterns, out-of-range arguments. 26.x adds codes 18.16 did not have (or used for other things),
+ * found by calling every allow-listed function on text on 26.x: 12 (a parameter out of range), 117
+ * (base64Decode of text that is not base64: the text is quoted), 135 (a zero string index), 353
+ * (a negative pad length: the number is quoted), 467 (toBool of text), 675/676 (IPv4/IPv6 parsing).
+ */
 const VALUE_ERRORS = new Set([
-  6, 26, 27, 32, 38, 41, 69, 70, 72, 76, 131, 153, 190, 321, 376, 377, 395, 407, 427, 457, 1001,
+  6, 12, 26, 27, 32, 38, 41, 69, 70, 72, 76, 117, 131, 135, 153, 190, 321, 353, 376, 377, 395, 407, 427, 457,
+  467, 675, 676, 1001,
 ])
-/** The query itself does not type-check or name things that do not exist. */
+/**
+ * The query itself does not type-check or name things that do not exist. Added after fuzzing both
+ * servers: 59 (`WHERE event`, a filter that is no boolean, on both), 50 (an unknown type name given
+ * to JSONExtract), 80 (an incorrect query), 125 (a scalar subquery with more than one row), 170 (a
+ * constant of the wrong kind, e.g. format's pattern), 403 (`JOIN … ON a.event`) and 476 (WITH TIES
+ * without ORDER BY).
+ */
 const SHAPE_ERRORS = new Set([
-  1, 10, 34, 35, 36, 42, 43, 44, 46, 47, 48, 53, 62, 113, 130, 179, 182, 183, 184, 215, 352, 386,
+  1, 10, 34, 35, 36, 42, 43, 44, 46, 47, 48, 50, 53, 59, 62, 80, 113, 125, 130, 170, 179, 182, 183, 184, 215,
+  352, 386, 403, 476,
 ])
 /** The query needs more than it may: memory, rows, nesting. */
 const COMPLEXITY_ERRORS = new Set([128, 158, 160, 161, 167, 168, 306, 307, 396])
+/**
+ * 26.x refuses the functions it deprecated as error-prone (runningDifference and its kin; 721
+ * DEPRECATED_FUNCTION) and names a setting the user cannot send: the answer says what to use.
+ */
+const DEPRECATED_FUNCTION = 721
 
 const VALUE_DETAIL =
   'A value in the data could not be converted or computed (for example text that is not a number or a date, ' +
   'a division by zero, or an invalid regular expression). toInt, toFloat, toDate and toUUID give NULL instead ' +
   'of failing; filter such rows out or use them.'
+const DEPRECATED_DETAIL =
+  'The query calls a function this ClickHouse release refuses as error-prone (runningDifference, ' +
+  'runningDifferenceStartingWithFirstValue): use a window function such as lagInFrame instead.'
 const COMPLEXITY_DETAIL =
   'The query needs more memory or reads more rows than a query may. Narrow the date range, filter earlier ' +
   'or aggregate before joining.'
@@ -149,18 +174,46 @@ function messageOf(err: unknown): string {
 
 /**
  * A ClickHouse type or name error, as a user may read it: names of physical tables and columns
- * taken out, quoted text (where values appear) blanked.
+ * taken out, quoted text (where values appear) blanked, and the SQL 26.x quotes after the message
+ * (the statement in scope, the step that failed, a subquery) cut.
  */
 export function scrubClickHouseMessage(msg: string): string {
-  return msg
+  const text = msg
     .replace(/^Code: \d+[.,] (e\.displayText\(\) = )?DB::Exception: /, '')
     .replace(/, e\.what\(\) = DB::Exception.*$/s, '')
-    .replace(/\s*\(version [^)]*\)/g, '')
+    // "(version 26.7.2.1 (official build))": one level of parentheses inside
+    .replace(/\s*\(version [^()]*(\([^()]*\))?[^()]*\)/g, '')
     .replace(/\s*\([A-Z_]+\)\s*$/, '')
-    .replace(/'(?:[^'\\]|\\.)*'/g, "'…'")
+    // A quote opens only after a non-word character: in "doesn't look like …: In scope f('x')" the
+    // apostrophe is not one, and pairing it with the next quote left 'x' outside every quote.
+    // Blanked before the cuts below, so a value that contains "In scope" cannot cut its own quote.
+    .replace(/(?<![A-Za-z0-9_])'(?:[^'\\]|\\.)*'/g, "'…'")
+    // 26.x: "…: In scope SELECT <Burrow's SQL>" (or "identifier `b` in scope SELECT …"), "… In
+    // query SELECT …", "…: while executing 'FUNCTION …'" or "while executing function f on
+    // arguments …", "Maybe you meant: […]" (names of physical columns among them).
+    .replace(/[\s:.]*\b([Ii]n scope|In query|while executing|Maybe you meant)\b.*$/s, '')
+  return cutSubqueries(text)
     .replace(/\b[A-Za-z_][A-Za-z0-9_]*\.(events|person|person_distinct_id|person_overrides|groups)\b/g, '$1')
     .replace(/\b(prop_keys|prop_values|_seq|_offset|timestamp_ms|team_id)\b/g, '…')
     .slice(0, 300)
+}
+
+/** Every parenthesized `(SELECT …)` becomes `(…)`: 26.x quotes a failing ARRAY JOIN's whole subquery. */
+function cutSubqueries(text: string): string {
+  let out = ''
+  let i = 0
+  for (;;) {
+    const at = text.indexOf('(SELECT ', i)
+    if (at < 0) return out + text.slice(i)
+    out += `${text.slice(i, at)}(…)`
+    let depth = 0
+    let j = at
+    for (; j < text.length; j++) {
+      if (text[j] === '(') depth++
+      else if (text[j] === ')' && --depth === 0) break
+    }
+    i = j + 1
+  }
 }
 
 /** The ClickHouse error code of `err` (the client does not parse 18.16's format, so the text is read too). */
@@ -172,9 +225,19 @@ function codeOf(err: unknown): number {
 /** A ClickHouse failure as the typed error the client sees (4xx for the user's query, never its values). */
 export function mapClickHouseError(err: unknown): AppError {
   if (err instanceof AppError) return err
+  if (err instanceof AnswerTooLarge) {
+    return new AppError(
+      400,
+      'validation_error',
+      'query_too_complex',
+      `The query's answer is larger than ${err.maxBytes} bytes; select fewer or shorter values, or fewer rows.`,
+    )
+  }
   const message = messageOf(err)
   const code = codeOf(err)
-  if (code === 159 || /TIMEOUT_EXCEEDED|Timeout exceeded/.test(message)) {
+  // 'Timeout error.': no answer within the HTTP client's request timeout (clickhouse/client.ts), a
+  // query past its max_execution_time whose work ClickHouse does not interrupt (one huge row).
+  if (code === 159 || /TIMEOUT_EXCEEDED|Timeout exceeded/.test(message) || message === 'Timeout error.') {
     return new AppError(
       504,
       'server_error',
@@ -195,10 +258,16 @@ export function mapClickHouseError(err: unknown): AppError {
       'query',
     )
   }
-  if (VALUE_ERRORS.has(code)) return new AppError(400, 'validation_error', 'query_value_error', VALUE_DETAIL)
+  // 26.x takes a regular expression from the rows in replaceRegexpAll/One and answers a bad one
+  // with BAD_ARGUMENTS (36, a shape code) and the pattern unquoted: "not a valid re2 pattern: (x".
+  if (VALUE_ERRORS.has(code) || /\bre2\b/.test(message)) {
+    return new AppError(400, 'validation_error', 'query_value_error', VALUE_DETAIL)
+  }
   if (COMPLEXITY_ERRORS.has(code)) {
     return new AppError(400, 'validation_error', 'query_too_complex', COMPLEXITY_DETAIL)
   }
+  if (code === DEPRECATED_FUNCTION)
+    return new AppError(400, 'validation_error', 'query_error', DEPRECATED_DETAIL)
   if (SHAPE_ERRORS.has(code)) {
     return new AppError(400, 'validation_error', 'query_error', scrubClickHouseMessage(message))
   }

@@ -10,7 +10,11 @@ import './kind-registrations.ts'
 export async function registerQueries(app: FastifyInstance, ctx: ApiContext): Promise<void> {
   const c = ctx.rt.config
   const runner = await QueryRunner.create(ctx.rt, {
-    limits: { maxExecutionSeconds: c.QUERY_MAX_EXECUTION_SECONDS, maxResultRows: c.QUERY_MAX_RESULT_ROWS },
+    limits: {
+      maxExecutionSeconds: c.QUERY_MAX_EXECUTION_SECONDS,
+      maxResultRows: c.QUERY_MAX_RESULT_ROWS,
+      maxResultBytes: c.QUERY_MAX_RESULT_BYTES,
+    },
     admission: {
       total: c.QUERY_MAX_CONCURRENT,
       perProject: c.QUERY_MAX_CONCURRENT_PER_PROJECT,

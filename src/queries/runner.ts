@@ -30,6 +30,7 @@ import { newStatus, QueryStatusStore } from './status.ts'
 export interface QueryLimits {
   maxExecutionSeconds: number
   maxResultRows: number
+  maxResultBytes?: number
 }
 
 /** How queries are let in: the limits ClickHouse applies, concurrency caps, the compile workers. */

@@ -23,6 +23,13 @@ export const EVERYWHERE_SAMPLES: [string, unknown][] = [
   ["lcase('AbC')", 'abc'],
   ["ucase('AbC')", 'ABC'],
   ["substr('hello', 2, 3)", 'ell'],
+  // the byte-wise search and its character-wise twins (PostHog's clickhouse/strings.py)
+  ["positionCaseInsensitive('HÉLLO', 'l')", '4'],
+  ["positionUTF8('héllo', 'l')", '3'],
+  ["positionCaseInsensitiveUTF8('HÉLLO', 'l')", '3'],
+  ["lowerUTF8('ÀB')", 'àb'],
+  ["upperUTF8('àb')", 'ÀB'],
+  ["substringUTF8('héllo', 2, 2)", 'él'],
   ["locate('hello', 'l')", '3'],
   ["reverseUTF8('abc')", 'cba'],
   ["appendTrailingCharIfAbsent('a/b', '/')", 'a/b/'],
@@ -102,6 +109,11 @@ export const EVERYWHERE_AGGREGATES: [string, unknown][] = [
 
 /** Functions only current releases run (refused with a 400 on 18.16). */
 export const NEWER_SAMPLES: [string, unknown][] = [
+  // position's start argument (18.16's position takes two)
+  ["position('hello', 'l', 4)", '4'],
+  ["positionCaseInsensitive('HELLO', 'l', 5)", '0'],
+  ["positionUTF8('héllo', 'l', 4)", '4'],
+  ["positionCaseInsensitiveUTF8('HÉLLO', 'l', 4)", '4'],
   ["JSONExtractInt('{\"a\": 5}', 'a')", '5'],
   ["JSONHas('{\"a\": 5}', 'a')", 1],
   ['JSONExtractString(\'{"a": "x"}\', \'a\')', 'x'],
@@ -269,6 +281,11 @@ export const CASE_INSENSITIVE_SAMPLES: [string, unknown][] = [
   ["CONCAT('a', 'b')", 'ab'],
   ["SUBSTRING('hello', 2, 3)", 'ell'],
   ["POSITION('hello', 'l')", '3'],
+  // byte-wise, as PostHog prints them: À and é are two bytes each, which lower/upper leave alone
+  ["LOWER('ÀB')", 'Àb'],
+  ["Upper('àb')", 'àB'],
+  ["SUBSTRING('héllo', 2, 2)", 'é'],
+  ["POSITION('héllo', 'l')", '4'],
   ["EXTRACT('abc123', '[0-9]+')", '123'],
   ["REPLACE('aXbX', 'X', '-')", 'a-b-'],
   ["TRIM('  a  ')", 'a'],

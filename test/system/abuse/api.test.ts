@@ -26,16 +26,25 @@ let key: string
 let team: number
 const secret = `SECRET-${uuidv4()}`
 const otherTeam = uniqueTeamId()
+// This project's own row: numbers where the other project's row has text, and a distinct id that
+// is no regular expression and no number, for the error texts below.
+const ownValue = `(OWNVALUE-${uuidv4()}`
+// A small cap on ClickHouse's answers, so one that exceeds it is cheap to produce.
+const MAX_RESULT_BYTES = 4_000_000
 
 beforeAll(async () => {
   const own = await ownProject('abuse: api')
   key = own.key
   team = own.project.id
-  b = await startAbuseTarget()
+  b = await startAbuseTarget({ QUERY_MAX_RESULT_BYTES: String(MAX_RESULT_BYTES) })
   // Another project's row, straight into ClickHouse: no query of ours may ever show it.
   await clickhouse().command({
-    query: `INSERT INTO events (team_id, uuid, event, distinct_id, timestamp, timestamp_ms, properties)
-            VALUES (${otherTeam}, '${uuidv4()}', '${secret}', '${secret}', now(), 0, '{"s":"${secret}"}')`,
+    query: `INSERT INTO events (team_id, uuid, event, distinct_id, timestamp, timestamp_ms, properties, prop_keys, prop_values)
+            VALUES (${otherTeam}, '${uuidv4()}', '${secret}', '${secret}', now(), 0, '{"s":"${secret}"}', ['s'], ['${secret}'])`,
+  })
+  await clickhouse().command({
+    query: `INSERT INTO events (team_id, uuid, event, distinct_id, timestamp, timestamp_ms, properties, prop_keys, prop_values)
+            VALUES (${team}, '${uuidv4()}', '12', '${ownValue}', now(), 0, '{"s":"12"}', ['s'], ['12'])`,
   })
 })
 afterAll(async () => {
@@ -141,6 +150,84 @@ describe('HogQL cannot leave its project or reach ClickHouse directly', () => {
     // A query that exhausted the parser's stack must not break the parser for the next ones.
     const after = await call('POST', p('/query/'), { query: { kind: 'HogQLQuery', query: 'SELECT 1 + 1' } })
     expect(after.status, after.text.slice(0, 200)).toBe(200)
+    expect(after.json.results).toEqual([[2]])
+  })
+})
+
+describe("ClickHouse's error texts and answers", () => {
+  const hogql = (query: string) => call('POST', p('/query/'), { query: { kind: 'HogQLQuery', query } })
+  // What a detail may never hold: the row values, and Burrow's SQL that 26.x quotes after its
+  // message (the team guard, the subquery barrier, the physical columns).
+  const forbidden = [
+    secret,
+    ownValue.slice(1),
+    'PREWHERE',
+    'team_id',
+    '18446744073709551615',
+    'In scope',
+    'prop_values',
+  ]
+
+  it("failing queries get a 4xx whose detail holds no value and none of Burrow's SQL", async () => {
+    // Each fails in ClickHouse, not in the compiler: type errors 26.x follows with the statement in
+    // scope or the failing step, value errors under codes 18.16 did not have, a pattern taken from
+    // the rows, and the shape errors 26.x gave a 500 before.
+    const failing = [
+      'SELECT if(event, 1, 2) FROM events',
+      'SELECT event, count() FROM events',
+      'SELECT event FROM events ARRAY JOIN event AS e',
+      'SELECT event FROM events WHERE event = 1',
+      'SELECT event FROM events WHERE event',
+      'SELECT count() FROM events GROUP BY event HAVING event',
+      'SELECT a.event FROM events a JOIN events b ON a.event',
+      'SELECT toInt64(distinct_id) FROM events',
+      "SELECT replaceRegexpAll('a', distinct_id, 'x') FROM events",
+      'SELECT base64Decode(distinct_id) FROM events',
+      'SELECT toBool(distinct_id) FROM events',
+      'SELECT IPv4StringToNum(distinct_id) FROM events',
+      'SELECT leftPad(event, -1 - toInt(event)) FROM events',
+      'SELECT substring(event, 0) FROM events',
+      'SELECT runningDifference(1) FROM events',
+      'SELECT quantile(2)(1) FROM events',
+      "SELECT JSONExtract(properties, 's', 'NoSuchType') FROM events",
+      'SELECT (SELECT number FROM numbers(2)) FROM events',
+      'SELECT event FROM events LIMIT 1 WITH TIES',
+      'SELECT format(1, event) FROM events',
+    ]
+    const bad: string[] = []
+    for (const q of failing) {
+      const a = await hogql(q)
+      const detail = String(a.json?.detail ?? a.json?.error ?? '')
+      if (a.status >= 500 || !isClearAnswer(a)) bad.push(`${q} -> ${a.status} ${a.text.slice(0, 300)}`)
+      for (const f of forbidden) if (detail.includes(f)) bad.push(`${q}: detail holds ${f}: ${detail}`)
+    }
+    expect(bad).toEqual([])
+  })
+
+  it("conversions that fail on another project's rows run on this project's rows only", async () => {
+    // The other project's row has text where this project's has numbers: an error would mean
+    // ClickHouse evaluated the expression on the other project's row.
+    const cases: [string, unknown[][]][] = [
+      ['SELECT toInt64(event) FROM events', [[12]]],
+      ['SELECT toInt64(properties.s) FROM events', [[12]]],
+      ['SELECT count() FROM events WHERE toInt64(event) > 0', [[1]]],
+      ['SELECT count() FROM events WHERE toInt64(properties.s) = 12', [[1]]],
+      ['SELECT sum(toInt64(event)) FROM events GROUP BY distinct_id', [[12]]],
+    ]
+    for (const [q, rows] of cases) {
+      const a = await hogql(q)
+      expect(a.status, `${q}: ${a.text.slice(0, 300)}`).toBe(200)
+      expect(a.json.results, q).toEqual(rows)
+    }
+  })
+
+  it('an answer larger than QUERY_MAX_RESULT_BYTES is refused with a 400, and the process stays up', async () => {
+    // ~6.9 MB of JSON in one row. Without the cap, an answer past what a string can hold (one
+    // row of range(100000000)) threw in the HTTP client's event handler and ended the process.
+    const a = await hogql('SELECT range(1000000)')
+    expect(a.status, a.text.slice(0, 300)).toBe(400)
+    expect(a.json).toMatchObject({ type: 'validation_error', code: 'query_too_complex' })
+    const after = await hogql('SELECT 1 + 1')
     expect(after.json.results).toEqual([[2]])
   })
 })

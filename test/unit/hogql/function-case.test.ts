@@ -93,3 +93,40 @@ describe('function names PostHog reads in any case', () => {
     await expect(sql(`select ${q}`)).rejects.toThrow(`Function '${name}' is not available in HogQL`)
   })
 })
+
+describe('string functions print as PostHog prints them (its clickhouse/strings.py)', () => {
+  const PORTABLE_SQL = async (hogql: string) => (await compileHogQL(hogql, { teamId: 1 })).clickhouse
+
+  it.each([
+    ["lower('ÀB')", "lower('ÀB')"],
+    ["UPPER('àb')", "upper('àb')"],
+    ["substring('héllo', 2, 2)", "substring('héllo', 2, 2)"],
+    ["position('héllo', 'l')", "position('héllo', 'l')"],
+    ["positionCaseInsensitive('HÉLLO', 'l')", "positionCaseInsensitive('HÉLLO', 'l')"],
+    ["lowerUTF8('ÀB')", "lowerUTF8('ÀB')"],
+    ["positionUTF8('héllo', 'l')", "positionUTF8('héllo', 'l')"],
+  ])('%s prints %s everywhere', async (hogql, printed) => {
+    const want = `SELECT ${printed} AS \`_c0\` LIMIT 100`
+    await expect(sql(`select ${hogql}`)).resolves.toBe(want)
+    await expect(PORTABLE_SQL(`select ${hogql}`)).resolves.toBe(want)
+  })
+
+  it.each(['position', 'POSITION', 'positionCaseInsensitive', 'positionUTF8', 'positionCaseInsensitiveUTF8'])(
+    '%s takes a start position on current releases, a 400 naming the release on 18.16',
+    async (name) => {
+      const printed = `${name === 'POSITION' ? 'position' : name}('hello', 'l', 4)`
+      await expect(sql(`select ${name}('hello', 'l', 4)`)).resolves.toBe(
+        `SELECT ${printed} AS \`_c0\` LIMIT 100`,
+      )
+      await expect(
+        compileHogQL(`select ${name}('hello', 'l', 4)`, {
+          teamId: 1,
+          capabilities: capabilitiesOf('18.16.1'),
+        }),
+      ).rejects.toThrow(
+        'a start position needs ClickHouse 26.1 or later; this query is compiled for ClickHouse 18.16.1',
+      )
+      await expect(sql(`select ${name}('hello', 'l', 4, 5)`)).rejects.toThrow(/argument/)
+    },
+  )
+})
