@@ -14,6 +14,7 @@ import type { Component } from '../runtime/types.ts'
 import type { ClickHouseClient } from '../clickhouse/client.ts'
 import { ProjectorControl } from './control.ts'
 import { DLQ_EVENTS_SUBJECT } from './dead-letters.ts'
+import type { Fence } from './errors.ts'
 import { sourceName } from './identity-keys.ts'
 import type { BatchWriter, ProjectionPlugins } from './batch.ts'
 import { KvIdentityStore, type KvIdentityStoreOptions } from './identity-store/store.ts'
@@ -76,6 +77,11 @@ export interface ProjectorOptions {
    * the stream's own namespace of subjects) for the row writers instead of into ClickHouse
    */
   resolved?: ResolvedTarget
+  /**
+   * Leases: the unit's fence (PartitionLeases), called before each batch's rows, resolved events
+   * and identity commit; a fenced-out unit stops without acknowledging (docs/scaling.md)
+   */
+  fence?: Fence
 }
 
 /** The projectors of a process, running. */
@@ -99,8 +105,9 @@ export async function startProjector(o: ProjectorOptions): Promise<RunningProjec
   const stream = o.stream ?? EVENTS_STREAM
   const tables = o.tables ?? LIVE_TABLES
   const js = jetstream(o.nc)
-  const rows = o.writer ?? new ClickHouseWriter(o.ch, tables)
-  const published = o.resolved ? new ResolvedPublisher(js, rows, o.resolved, stream) : rows
+  const sink = o.writer ?? new ClickHouseWriter(o.ch, tables)
+  const rows = o.fence ? fencedWriter(sink, o.fence) : sink
+  const published = o.resolved ? new ResolvedPublisher(js, rows, o.resolved, stream, o.fence) : rows
   const inner = o.wrapWriter ? o.wrapWriter(published) : published
   const writer = (o.personFeed ?? tables === LIVE_TABLES) ? withPersonFeed(inner, o.nc, o.log) : inner
   const prefix = o.subjectPrefix ?? 'events'
@@ -157,6 +164,7 @@ export async function startProjector(o: ProjectorOptions): Promise<RunningProjec
           log,
           plugins,
           resolveOnly: o.resolved !== undefined,
+          fence: o.fence,
         },
       })
       await c.start()
@@ -215,6 +223,7 @@ export async function startSpreadUnit(o: TeamSpreadOptions, unit: number): Promi
     control,
     retry: o.retry ?? BATCH_RETRY,
     takeOver: o.takeOver,
+    fence: o.fence,
     log: o.log.child({ component: 'row-writer', partition: q }),
   })
   try {
@@ -227,6 +236,16 @@ export async function startSpreadUnit(o: TeamSpreadOptions, unit: number): Promi
     async stop() {
       await w.stop()
       control.close()
+    },
+  }
+}
+
+/** Checks the lease right before the rows go out (the closest the fence can get to the insert). */
+function fencedWriter(inner: BatchWriter, fence: Fence): BatchWriter {
+  return {
+    async write(rows) {
+      await fence()
+      return inner.write(rows)
     },
   }
 }
@@ -272,7 +291,7 @@ export const projectorComponent: Component = {
         kv: await bucket(rt.nc, BUCKETS.projectorLeases),
         partitions: spreadUnits(partitions),
         log: rt.log,
-        start: (unit) => startSpreadUnit({ ...base, partitions, takeOver: true }, unit),
+        start: (unit, fence) => startSpreadUnit({ ...base, partitions, takeOver: true, fence }, unit),
       })
       await leases.start()
       rt.log.info({ owner: leases.owner, units: leases.owned }, 'projector started (team spread)')
@@ -286,8 +305,14 @@ export const projectorComponent: Component = {
         kv: await bucket(rt.nc, BUCKETS.projectorLeases),
         partitions: rt.config.LOG_PARTITIONS,
         log: rt.log,
-        start: (partition) =>
-          startProjector({ ...base, partition, durablePrefix: `projector-p${partition}`, takeOver: true }),
+        start: (partition, fence) =>
+          startProjector({
+            ...base,
+            partition,
+            durablePrefix: `projector-p${partition}`,
+            takeOver: true,
+            fence,
+          }),
       })
       await leases.start()
       rt.log.info({ owner: leases.owner, partitions: leases.owned }, 'projector started (partition leases)')

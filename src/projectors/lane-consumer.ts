@@ -4,7 +4,7 @@ import type { Logger } from '../observability/logger.ts'
 import { type BackoffPolicy, retry } from '../retry/backoff.ts'
 import type { BatchOutcome, LogMessage, PreparedBatch, ProjectionContext } from './batch.ts'
 import type { ProjectorControl } from './control.ts'
-import { TransientError } from './errors.ts'
+import { FencedError, TransientError } from './errors.ts'
 import type { Mutex } from './mutex.ts'
 import { MessageFeed } from './feed.ts'
 import { ensureDurable } from './durable.ts'
@@ -83,6 +83,8 @@ export class LaneConsumer {
   /** messages up to this stream sequence may already be in ClickHouse (delivered before a failure) */
   private recoverUpTo = 0
   private offControl?: () => void
+  /** the lease is lost: another process owns the consumer now, this one replies to nothing */
+  private fenced = false
   /** messages acknowledged (or terminated) so far */
   processed = 0
   /** batches decided while the one before them was being written (the pipeline at work) */
@@ -159,7 +161,7 @@ export class LaneConsumer {
         {
           ...(this.o.retry ?? BATCH_RETRY),
           maxAttempts: Number.POSITIVE_INFINITY,
-          retryable: () => !this.stopping && !this.o.nc.isClosed(),
+          retryable: (err) => !(err instanceof FencedError) && !this.stopping && !this.o.nc.isClosed(),
           signal: this.stopped.signal,
           onRetry: ({ attempt, waitMs, err }) => {
             if (!(err instanceof TransientError))
@@ -176,6 +178,7 @@ export class LaneConsumer {
       // A closed connection: the process is as good as gone, and nothing can be acknowledged or given
       // back; JetStream redelivers after ack_wait, to whoever owns the consumer next.
       if (this.o.nc.isClosed()) this.o.log.error({ err }, 'projector: connection closed, lane stops')
+      else if (err instanceof FencedError) this.fenceOut(err)
       else for (const m of current) this.reply(m, 'nak')
       this.stopping = true
       return false
@@ -291,9 +294,16 @@ export class LaneConsumer {
     )
   }
 
+  // Its acks and naks would reach the consumer its new owner recreated and act on that owner's
+  // deliveries: nothing more is said, JetStream redelivers by the new owner's ack floor.
+  private fenceOut(err: FencedError): void {
+    this.fenced = true
+    this.o.log.warn({ err, durable: this.o.durable }, 'projector: lease lost, lane stops')
+  }
+
   // A reply on a closed connection throws; there is nobody to tell then.
   private reply(m: JsMsg, how: 'ack' | 'nak' | 'term' | 'working'): void {
-    if (this.o.nc.isClosed()) return
+    if (this.fenced || this.o.nc.isClosed()) return
     try {
       m[how]()
     } catch (err) {

@@ -8,7 +8,7 @@ import { MessageFeed } from './feed.ts'
 import type { ProjectorControl } from './control.ts'
 import { DeadLetterList, publishDeadLetter } from './dead-letters.ts'
 import { ensureDurable } from './durable.ts'
-import { io } from './errors.ts'
+import { type Fence, FencedError, io } from './errors.ts'
 import { parseResolved, RECONCILE_HEADER, rebuildRows, type ResolvedEvent } from './resolved.ts'
 import { eventLine } from './rows.ts'
 import { findWrittenRows, positionKey } from './steps/skip-written.ts'
@@ -45,6 +45,8 @@ export interface RowWriterOptions {
   control?: ProjectorControl
   retry: BackoffPolicy
   takeOver?: boolean
+  /** leases: called before each insert (a fenced-out writer stops without acknowledging) */
+  fence?: Fence
   log: Logger
 }
 
@@ -67,6 +69,8 @@ export class RowWriter {
   private readonly stopped = new AbortController()
   private loop?: Promise<void>
   private recoverUpTo = 0
+  /** the lease is lost: the consumer is another process's now, this one replies to nothing */
+  private fenced = false
   /** event rows inserted so far */
   written = 0
 
@@ -103,14 +107,18 @@ export class RowWriter {
         await retry((attempt) => this.write(batch, attempt > 1), {
           ...this.o.retry,
           maxAttempts: Number.POSITIVE_INFINITY,
-          retryable: () => !this.stopping && !this.o.nc.isClosed(),
+          retryable: (err) => !(err instanceof FencedError) && !this.stopping && !this.o.nc.isClosed(),
           signal: this.stopped.signal,
           onRetry: ({ attempt, waitMs, err }) =>
             this.o.log.warn({ err, attempt, wait: waitMs, durable: this.o.durable }, 'row writer: retrying'),
         })
       } catch (err) {
-        // stopping, or the connection is gone: nothing is acknowledged, the next owner redelivers
-        if (!this.o.nc.isClosed()) for (const m of batch) this.reply(m, 'nak')
+        // stopping, fenced out or the connection is gone: nothing is acknowledged, the next owner
+        // redelivers (a fenced-out writer's naks would reach the consumer its new owner recreated)
+        if (err instanceof FencedError) {
+          this.fenced = true
+          this.o.log.warn({ err, durable: this.o.durable }, 'row writer: lease lost, stops')
+        } else if (!this.o.nc.isClosed()) for (const m of batch) this.reply(m, 'nak')
         else this.o.log.error({ err }, 'row writer: connection closed, stops')
         this.stopping = true
         return
@@ -176,6 +184,7 @@ export class RowWriter {
         })
       }
     }
+    await this.o.fence?.()
     const refused = await io(() => this.o.writer.write({ batch: 0, identity: [], events }))
     for (const r of refused)
       if (r.event) dead.event(r.event, r.event.offset, r.reason, r.event.event, 'refused')
@@ -187,7 +196,7 @@ export class RowWriter {
 
   // A reply on a closed connection throws; there is nobody to tell then.
   private reply(m: JsMsg, how: 'ack' | 'nak' | 'term' | 'working'): void {
-    if (this.o.nc.isClosed()) return
+    if (this.fenced || this.o.nc.isClosed()) return
     try {
       m[how]()
     } catch (err) {

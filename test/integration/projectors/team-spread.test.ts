@@ -147,7 +147,7 @@ async function startProcess(bucketName: string, n: number, team: number): Promis
     partitions: spreadUnits(PARTITIONS),
     log,
     renewMs: 500,
-    start: (unit) =>
+    start: (unit, fence) =>
       startSpreadUnit(
         {
           ...common(conn),
@@ -156,6 +156,7 @@ async function startProcess(bucketName: string, n: number, team: number): Promis
           resolvedPrefix: RESOLVED,
           durablePrefix: `${PREFIX}-${bucketName}`,
           takeOver: true,
+          fence,
           teams: new Set([team]),
           writer: crashAfter(proc as Process, 'rows', new ClickHouseWriter(ch, LIVE_TABLES)),
           wrapWriter: (w) => crashAfter(proc as Process, 'identity', w),
