@@ -12,7 +12,7 @@ import type { Logger } from '../observability/logger.ts'
 import type { BackoffPolicy } from '../retry/backoff.ts'
 import type { Component } from '../runtime/types.ts'
 import type { ClickHouseClient } from '../clickhouse/client.ts'
-import { ProjectorControl } from './control.ts'
+import { ProjectorControl, resolvedReplayedUpTo } from './control.ts'
 import { DLQ_EVENTS_SUBJECT } from './dead-letters.ts'
 import type { Fence } from './errors.ts'
 import { sourceName } from './identity-keys.ts'
@@ -203,13 +203,16 @@ export async function startSpreadUnit(o: TeamSpreadOptions, unit: number): Promi
   }
   const q = unit - o.partitions
   const kv = await bucket(o.nc, BUCKETS.identity)
-  const control = await ProjectorControl.open(kv, () => undefined)
+  const resolvedStream = o.resolvedStream ?? RESOLVED_STREAM
+  // a resume may arrive before the writer exists (nothing to reconcile then)
+  const resumes: { writer?: RowWriter } = {}
+  const control = await ProjectorControl.open(kv, () => resumes.writer?.afterReplay())
   const w = new RowWriter({
     nc: o.nc,
     js: jetstream(o.nc),
     jsm: await jetstreamManager(o.nc),
     ch: o.ch,
-    stream: o.resolvedStream ?? RESOLVED_STREAM,
+    stream: resolvedStream,
     sourceStream: o.stream ?? EVENTS_STREAM,
     durable: `${prefix}-rows-p${q}`,
     filterSubject: `${resolved.prefix}.${q}`,
@@ -224,8 +227,10 @@ export async function startSpreadUnit(o: TeamSpreadOptions, unit: number): Promi
     retry: o.retry ?? BATCH_RETRY,
     takeOver: o.takeOver,
     fence: o.fence,
+    replayedUpTo: () => resolvedReplayedUpTo(kv, resolvedStream),
     log: o.log.child({ component: 'row-writer', partition: q }),
   })
+  resumes.writer = w
   try {
     await w.start()
   } catch (err) {

@@ -3,7 +3,7 @@ import type { NatsConnection } from '../jetstream/connection.ts'
 import type { Logger } from '../observability/logger.ts'
 import { type BackoffPolicy, retry } from '../retry/backoff.ts'
 import type { BatchOutcome, LogMessage, PreparedBatch, ProjectionContext } from './batch.ts'
-import type { ProjectorControl } from './control.ts'
+import { PausableFeed, type ProjectorControl } from './control.ts'
 import { FencedError, TransientError } from './errors.ts'
 import type { Mutex } from './mutex.ts'
 import { MessageFeed } from './feed.ts'
@@ -77,12 +77,12 @@ const toLogMessages = (batch: JsMsg[]): LogMessage[] =>
  */
 export class LaneConsumer {
   private readonly feed: MessageFeed
+  private readonly pausable: PausableFeed
   private stopping = false
   private readonly stopped = new AbortController()
   private loop?: Promise<void>
   /** messages up to this stream sequence may already be in ClickHouse (delivered before a failure) */
   private recoverUpTo = 0
-  private offControl?: () => void
   /** the lease is lost: another process owns the consumer now, this one replies to nothing */
   private fenced = false
   /** messages acknowledged (or terminated) so far */
@@ -96,13 +96,13 @@ export class LaneConsumer {
       reply: (m, how) => this.reply(m, how),
       refusing: () => this.stopping,
     })
+    this.pausable = new PausableFeed(this.feed, o.control, o.durable, () => this.stopping)
   }
 
   /** Creates or recovers the durable consumer and starts projecting. */
   async start(): Promise<void> {
     this.recoverUpTo = Math.max(this.recoverUpTo, await ensureDurable(this.o))
     await this.feed.open(this.o.js, this.o.stream, this.o.durable)
-    this.offControl = this.o.control?.onChange(() => this.feed.poke())
     this.loop = this.run()
   }
 
@@ -112,29 +112,14 @@ export class LaneConsumer {
     this.stopped.abort(new Error('lane stopping'))
     this.feed.poke()
     await this.loop
-    this.offControl?.()
+    this.pausable.close()
     await this.feed.close()
-  }
-
-  private paused(): boolean {
-    return (this.o.control?.token ?? null) !== null
-  }
-
-  private nextBatch(): Promise<JsMsg[]> {
-    return this.feed.next(() => this.stopping || this.paused())
   }
 
   private async run(): Promise<void> {
     while (!this.stopping) {
-      await this.o.control?.gate(this.o.durable, () => this.stopping)
-      const batch = await this.nextBatch()
-      if (batch.length === 0) continue
-      if (this.paused()) {
-        // paused while the batch was being gathered: it goes first after the resume
-        this.feed.queue.unshift(...batch)
-        continue
-      }
-      if (!(await this.project(batch))) return
+      const batch = await this.pausable.next()
+      if (batch.length > 0 && !(await this.project(batch))) return
     }
   }
 
@@ -239,7 +224,7 @@ export class LaneConsumer {
       depth > 0 &&
       n < MAX_RUN &&
       !this.stopping &&
-      !this.paused() &&
+      !this.pausable.paused &&
       !this.o.mutex.contended &&
       this.feed.queue.length > 0
     )
