@@ -7,15 +7,9 @@
 // mappings, overrides and event persons). The stall is a pause of the stalled process's batch and
 // of its lease renewals (its lease bucket's operations wait), as a stop-the-world pause would.
 import { randomBytes } from 'node:crypto'
-import { jetstream, jetstreamManager } from '@nats-io/jetstream'
+import { jetstreamManager } from '@nats-io/jetstream'
 import { type KV, Kvm } from '@nats-io/kv'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import {
-  chunkMessageId,
-  type EventChunk,
-  LOG_FORMAT_VERSION,
-  partitionOf,
-} from '../../../src/jetstream/messages.ts'
+import { describe, expect, it } from 'vitest'
 import { connectNats, type NatsConnection } from '../../../src/jetstream/connection.ts'
 import { createLogger } from '../../../src/observability/logger.ts'
 import type { BatchWriter } from '../../../src/projectors/batch.ts'
@@ -24,8 +18,8 @@ import { LIVE_TABLES } from '../../../src/projectors/tables.ts'
 import { ClickHouseWriter } from '../../../src/projectors/writer.ts'
 import { PartitionLeases, type PartitionWorker } from '../../../src/projectors/partition-leases.ts'
 import { sleep } from '../../../src/retry/backoff.ts'
-import { clickhouse, nats, stack } from '../../harness/index.ts'
-import { eventsStored as stored, history, outcome } from '../../harness/identity-history.ts'
+import { clickhouse, stack } from '../../harness/index.ts'
+import { eventsStored as stored, history, historyLog, outcome } from '../../harness/identity-history.ts'
 
 const PARTITIONS = 1
 const id = randomBytes(4).toString('hex')
@@ -36,34 +30,11 @@ const ch = clickhouse()
 const HISTORY = history(11, { events: 600, anon: 30, users: 10 })
 const HALF = HISTORY.length / 2
 const CHUNK = 20
-let nc: NatsConnection
-
-beforeAll(async () => {
-  nc = await nats()
-  const jsm = await jetstreamManager(nc)
-  await jsm.streams.add({ name: STREAM, subjects: [`${PREFIX}.>`], duplicate_window: 120 * 1e9 })
-})
-
-afterAll(async () => {
-  await jetstreamManager(nc)
-    .then((jsm) => jsm.streams.delete(STREAM))
-    .catch(() => undefined)
-})
-
-async function publish(team: number, from: number, to: number): Promise<void> {
-  const js = jetstream(nc)
-  const acks = []
-  for (let start = from; start < to; start += CHUNK) {
-    const events = HISTORY.slice(start, Math.min(start + CHUNK, to)).map((e) => ({ ...e, team_id: team }))
-    const chunk: EventChunk = { v: LOG_FORMAT_VERSION, team_id: team, lane: 'live', events }
-    acks.push(
-      js.publish(`${PREFIX}.live.${partitionOf(team, PARTITIONS)}`, JSON.stringify(chunk), {
-        msgID: chunkMessageId(chunk),
-      }),
-    )
-  }
-  await Promise.all(acks)
-}
+const logStream = historyLog(
+  { stream: STREAM, prefix: PREFIX, partitions: PARTITIONS, chunk: CHUNK },
+  HISTORY,
+)
+const publish = logStream.publish
 
 const common = (conn: NatsConnection, team: number) => ({
   nc: conn,
@@ -193,7 +164,7 @@ async function settle(team: number, n: number): Promise<void> {
 
 /** Waits until the durables of `prefix` have nothing left to deliver or acknowledge. */
 async function drained(prefix: string): Promise<void> {
-  const jsm = await jetstreamManager(nc)
+  const jsm = await jetstreamManager(logStream.nc)
   for (let i = 0; i < 600; i++) {
     const info = await jsm.consumers.info(STREAM, `${prefix}-p0-live`).catch(() => undefined)
     if (info && info.num_pending === 0 && info.num_ack_pending === 0) return
@@ -205,7 +176,11 @@ async function drained(prefix: string): Promise<void> {
 /** The reference: one projector process over the whole history. */
 async function single() {
   const team = freshTeam()
-  const p = await startProjector({ ...common(nc, team), partition: 0, durablePrefix: `${PREFIX}-single` })
+  const p = await startProjector({
+    ...common(logStream.nc, team),
+    partition: 0,
+    durablePrefix: `${PREFIX}-single`,
+  })
   await publish(team, 0, HISTORY.length)
   await settle(team, HISTORY.length)
   const result = await outcome(ch, team, HISTORY)
@@ -221,7 +196,7 @@ async function single() {
 async function stalledRun(where: 'before-rows' | 'before-commit') {
   const team = freshTeam()
   const bucketName = `fence_${id}_${where}`
-  await new Kvm(nc).create(bucketName, { history: 1, ttl: 2000 })
+  await new Kvm(logStream.nc).create(bucketName, { history: 1, ttl: 2000 })
   const durables = `${PREFIX}-${where}`
   inserted = 0
   const pause = new Stall()
