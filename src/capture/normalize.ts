@@ -69,14 +69,19 @@ const ObjectChecked = z.custom<Record<string, unknown>>(
 
 /**
  * An event's properties without the project token keys, as `Obj`'s copy minus those: a key
- * `__proto__` is dropped as that copy drops it. Most properties need none of this and are the
- * decoded object itself: a copy made key by key is slower to serialize (V8 makes such an object a
- * dictionary past a few keys), and the decoded body belongs to this request alone.
+ * `__proto__` is dropped as that copy drops it. Properties without any of them are the decoded
+ * object itself (the decoded body belongs to this request alone), and the others a spread copy
+ * (V8 copies its layout; a copy made key by key was three times slower to make and to serialize).
  */
 function withoutTokens(p: Record<string, unknown>): Record<string, unknown> {
-  if (!Object.hasOwn(p, 'token') && !Object.hasOwn(p, '$token') && !Object.hasOwn(p, '__proto__')) return p
-  const out: Record<string, unknown> = {}
-  for (const k in p) if (k !== 'token' && k !== '$token' && k !== '__proto__') out[k] = p[k]
+  const token = Object.hasOwn(p, 'token')
+  const $token = Object.hasOwn(p, '$token')
+  const proto = Object.hasOwn(p, '__proto__')
+  if (!token && !$token && !proto) return p
+  const out = { ...p }
+  if (token) delete out.token
+  if ($token) delete out.$token
+  if (proto) delete out['__proto__']
   return out
 }
 
