@@ -105,7 +105,11 @@ function bodies(kind: string): Body[] {
     }
     const text = JSON.stringify({ api_key: TOKEN, batch: events, sent_at: new Date().toISOString() })
     if (kind === 'web-gzip') {
-      return { payload: gzipSync(text), headers: { 'content-type': 'text/plain' }, url: '/batch/?compression=gzip-js' }
+      return {
+        payload: gzipSync(text),
+        headers: { 'content-type': 'text/plain' },
+        url: '/batch/?compression=gzip-js',
+      }
     }
     if (kind === 'web-lz64-form') {
       const data = encodeURIComponent(LZString.compressToBase64(text))
@@ -172,7 +176,12 @@ try {
       for (;;) {
         const size = Math.ceil(events.length / parts)
         const chunks = Array.from({ length: parts }, (_, p) =>
-          JSON.stringify({ v: 2, team_id: TEAM, lane: 'live', events: events.slice(p * size, (p + 1) * size) }),
+          JSON.stringify({
+            v: 2,
+            team_id: TEAM,
+            lane: 'live',
+            events: events.slice(p * size, (p + 1) * size),
+          }),
         )
         if (chunks.some((c) => Buffer.byteLength(c) > publisher.maxMessageBytes)) {
           parts++

@@ -115,7 +115,7 @@ function requests(): Req[] {
           { event: 'e', distinct_id: 'd', uuid: 'not-a-uuid' },
           { event: 'e', distinct_id: 'd', uuid: 12 },
           { event: 42, distinct_id: 'd' },
-          { event: 'é ünïcödé 😀', distinct_id: 'ü', properties: { 'ключ': 'значение', '😀': '\ud83d' } },
+          { event: 'é ünïcödé 😀', distinct_id: 'ü', properties: { ключ: 'значение', '😀': '\ud83d' } },
         ],
       }),
     },
@@ -160,7 +160,10 @@ function requests(): Req[] {
             ...e,
             properties: {
               ...e.properties,
-              $elements: [{ tag_name: 'a', attr: '},{' }, { tag_name: 'div', text: `]}, {"x":${i}}` }],
+              $elements: [
+                { tag_name: 'a', attr: '},{' },
+                { tag_name: 'div', text: `]}, {"x":${i}}` },
+              ],
             },
           })),
         },
@@ -183,10 +186,26 @@ function requests(): Req[] {
         ],
       }),
     },
-    { name: 'gzip header', body: gzipSync(j({ api_key: TOKEN, batch: big(5, 100) })), headers: { 'content-encoding': 'gzip' } },
-    { name: 'gzip-js query', path: '/batch/?compression=gzip-js', body: gzipSync(j({ api_key: TOKEN, batch: big(5, 110) })) },
-    { name: 'gzip big', path: '/batch/?compression=gzip-js', body: gzipSync(j({ api_key: TOKEN, batch: big(1200, 9000) })) },
-    { name: 'deflate', body: deflateSync(j({ api_key: TOKEN, batch: big(3, 120) })), headers: { 'content-encoding': 'deflate' } },
+    {
+      name: 'gzip header',
+      body: gzipSync(j({ api_key: TOKEN, batch: big(5, 100) })),
+      headers: { 'content-encoding': 'gzip' },
+    },
+    {
+      name: 'gzip-js query',
+      path: '/batch/?compression=gzip-js',
+      body: gzipSync(j({ api_key: TOKEN, batch: big(5, 110) })),
+    },
+    {
+      name: 'gzip big',
+      path: '/batch/?compression=gzip-js',
+      body: gzipSync(j({ api_key: TOKEN, batch: big(1200, 9000) })),
+    },
+    {
+      name: 'deflate',
+      body: deflateSync(j({ api_key: TOKEN, batch: big(3, 120) })),
+      headers: { 'content-encoding': 'deflate' },
+    },
     {
       name: 'lz64 form',
       path: '/e/?compression=lz64',
@@ -201,16 +220,42 @@ function requests(): Req[] {
     },
     { name: 'bare base64', path: '/e/', body: Buffer.from(j(web(150))).toString('base64') },
     { name: 'historical', body: j({ api_key: TOKEN, historical_migration: true, batch: big(3, 160) }) },
-    { name: 'historical query', path: '/batch/?historical_migration=true', body: j({ api_key: TOKEN, batch: big(2, 170) }) },
-    { name: 'token in query', path: `/batch/?token=${TOKEN}`, body: j({ batch: [{ event: 'q', distinct_id: 'd' }] }) },
+    {
+      name: 'historical query',
+      path: '/batch/?historical_migration=true',
+      body: j({ api_key: TOKEN, batch: big(2, 170) }),
+    },
+    {
+      name: 'token in query',
+      path: `/batch/?token=${TOKEN}`,
+      body: j({ batch: [{ event: 'q', distinct_id: 'd' }] }),
+    },
     { name: 'invalid json', body: '{"api_key":"x","batch":[{]}' },
     { name: 'invalid json big', body: j({ api_key: TOKEN, batch: big(1000, 0) }).slice(0, -3) + '},]}' },
-    { name: 'too deep', body: j({ api_key: TOKEN, batch: [{ event: 'e', distinct_id: 'd', properties: deep(140) }] }) },
-    { name: 'too deep big', body: j({ api_key: TOKEN, batch: [...big(1000, 0), { event: 'e', distinct_id: 'd', properties: deep(140) }] }) },
-    { name: 'deep but allowed big', body: j({ api_key: TOKEN, batch: [...big(1000, 0), { event: 'e', distinct_id: 'd', properties: deep(120) }] }) },
+    {
+      name: 'too deep',
+      body: j({ api_key: TOKEN, batch: [{ event: 'e', distinct_id: 'd', properties: deep(140) }] }),
+    },
+    {
+      name: 'too deep big',
+      body: j({
+        api_key: TOKEN,
+        batch: [...big(1000, 0), { event: 'e', distinct_id: 'd', properties: deep(140) }],
+      }),
+    },
+    {
+      name: 'deep but allowed big',
+      body: j({
+        api_key: TOKEN,
+        batch: [...big(1000, 0), { event: 'e', distinct_id: 'd', properties: deep(120) }],
+      }),
+    },
     {
       name: 'too many events',
-      body: j({ api_key: TOKEN, batch: Array.from({ length: 20_001 }, () => ({ event: 'e', distinct_id: 'd' })) }),
+      body: j({
+        api_key: TOKEN,
+        batch: Array.from({ length: 20_001 }, () => ({ event: 'e', distinct_id: 'd' })),
+      }),
     },
     {
       name: 'items too large to store',
@@ -228,7 +273,13 @@ function requests(): Req[] {
     { name: 'batch not an array', body: j({ api_key: TOKEN, batch: 5 }) },
     { name: 'empty', body: '' },
     { name: 'not utf-8', body: Buffer.from([0x7b, 0xff, 0xfe, 0x7d]) },
-    { name: 'BOM', body: Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(j({ api_key: TOKEN, batch: big(2, 180) }))]) },
+    {
+      name: 'BOM',
+      body: Buffer.concat([
+        Buffer.from([0xef, 0xbb, 0xbf]),
+        Buffer.from(j({ api_key: TOKEN, batch: big(2, 180) })),
+      ]),
+    },
   ]
   return out
 }

@@ -80,7 +80,12 @@ const MAX_UNACKED_EVENTS = 200_000
  * is the sum of their SerializedEvent sizes. The events are written straight into one buffer of the
  * message's size: joining them into one string and encoding that copied every byte twice more.
  */
-export function chunkPayload(teamId: number, lane: Lane, parts: readonly string[], bytes?: number): Uint8Array {
+export function chunkPayload(
+  teamId: number,
+  lane: Lane,
+  parts: readonly string[],
+  bytes?: number,
+): Uint8Array {
   const head = `{"v":${LOG_FORMAT_VERSION},"team_id":${teamId},"lane":"${lane}","events":[`
   let body = bytes
   if (body === undefined) {

@@ -116,7 +116,7 @@ function quickItem(
   while (at < text.length && isBlank(text.charCodeAt(at))) at++
   if (text.charCodeAt(at) !== OPEN_BRACE) return undefined
   let from = at + 1
-  for (let tries = 0; tries < QUICK_TRIES; ) {
+  for (let tries = 0; tries < QUICK_TRIES;) {
     const close = text.indexOf('}', from)
     if (close < 0) return undefined
     let end = close + 1
@@ -171,7 +171,13 @@ interface WalkHooks {
  * Walks the array or object opening at `open`, `depth` deep, to its closing bracket, telling
  * `hooks` of each member. Returns the index after the close.
  */
-async function walk(text: string, open: number, depth: number, slicer: Slicer, hooks: WalkHooks): Promise<number> {
+async function walk(
+  text: string,
+  open: number,
+  depth: number,
+  slicer: Slicer,
+  hooks: WalkHooks,
+): Promise<number> {
   const { onMember, quickMaxChars, readValue } = hooks
   const isObject = text.charCodeAt(open) === OPEN_BRACE
   let level = depth

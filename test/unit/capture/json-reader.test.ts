@@ -100,7 +100,9 @@ describe('incremental capture JSON', () => {
     // a member too long before it: that member's 413, not the event cap's
     const tooLong = await failure(`{"a":"${'x'.repeat(200)}","batch":${eleven}}`, capped)
     expect(tooLong.detail).not.toContain('10 events')
-    expect((await failure(`{"batch":${eleven},"a":"${'x'.repeat(200)}"}`, capped)).detail).toContain('10 events')
+    expect((await failure(`{"batch":${eleven},"a":"${'x'.repeat(200)}"}`, capped)).detail).toContain(
+      '10 events',
+    )
   })
 
   it('stops at the event cap before reading the rest (413)', async () => {
