@@ -13,14 +13,8 @@ import { gzipSync } from 'node:zlib'
 import { jetstream } from '@nats-io/jetstream'
 import LZString from 'lz-string'
 import { v7 as uuidv7 } from 'uuid'
-import { registerCaptureRoutes } from '../src/capture/routes.ts'
-import { EventPublisher } from '../src/capture/publisher.ts'
-import { OverflowDetector } from '../src/capture/overflow.ts'
-import { loadConfig } from '../src/config/env.ts'
-import { createHttpServer } from '../src/http/server.ts'
-import { connectNats, migrateJetStream } from '../src/jetstream/connection.ts'
-import { createLogger } from '../src/observability/logger.ts'
-import { benchChunks, benchNatsServer, runPool } from './lib.ts'
+import { captureApp } from './capture-app.ts'
+import { benchChunks, runPool } from './lib.ts'
 
 const REQUESTS = Number(process.env.REQUESTS ?? 40)
 const ROUNDS = Number(process.env.ROUNDS ?? 3)
@@ -123,34 +117,8 @@ function bodies(kind: string): Body[] {
   })
 }
 
-const log = createLogger('warn')
-const nats = await benchNatsServer('capture-cpu')
-const nc = await connectNats(nats.url)
+const { app, nc, publisher, close } = await captureApp('capture-cpu', { id: TEAM, token: TOKEN })
 try {
-  await migrateJetStream(nc, { eventsMaxAgeSeconds: 0 })
-  const config = loadConfig({ LOG_LEVEL: 'warn', OVERFLOW_EVENTS_PER_SECOND: '1000000000' })
-  const app = createHttpServer({
-    log,
-    bodyLimit: config.CAPTURE_MAX_BODY_BYTES,
-    trustProxy: [],
-    cors: { publicOrigins: config.CORS_PUBLIC_ORIGINS, apiOrigins: config.CORS_API_ORIGINS },
-    timeouts: { requestMs: 60_000, headersMs: 60_000, idleMs: 60_000 },
-  })
-  const publisher = new EventPublisher(nc, {
-    partitions: config.LOG_PARTITIONS,
-    chunkEvents: config.CAPTURE_CHUNK_EVENTS,
-    ackTimeoutMs: config.CAPTURE_ACK_TIMEOUT_MS,
-  })
-  const project = { id: TEAM, api_token: TOKEN } as never
-  await app.register(async (scope) =>
-    registerCaptureRoutes(scope, {
-      config,
-      publisher,
-      overflow: new OverflowDetector(config.OVERFLOW_EVENTS_PER_SECOND),
-      projectByToken: async (t) => (t === TOKEN ? project : undefined),
-    }),
-  )
-  await app.ready()
   const js = jetstream(nc)
 
   const capture = async (set: Body[]) => {
@@ -246,8 +214,6 @@ try {
       `${name.padEnd(24)} ${us(median(r.cpu)).padStart(6)}  (${r.cpu.map(us).join(' ')})  wall ${us(median(r.wall))}`,
     )
   }
-  await app.close()
 } finally {
-  await nc.close()
-  await nats.stop()
+  await close()
 }

@@ -7,14 +7,8 @@
 import { createHash } from 'node:crypto'
 import { deflateSync, gzipSync } from 'node:zlib'
 import LZString from 'lz-string'
-import { registerCaptureRoutes } from '../src/capture/routes.ts'
-import { EventPublisher } from '../src/capture/publisher.ts'
-import { OverflowDetector } from '../src/capture/overflow.ts'
-import { loadConfig } from '../src/config/env.ts'
-import { createHttpServer } from '../src/http/server.ts'
-import { connectNats, migrateJetStream } from '../src/jetstream/connection.ts'
-import { createLogger } from '../src/observability/logger.ts'
-import { benchChunks, benchNatsServer } from './lib.ts'
+import { captureApp } from './capture-app.ts'
+import { benchChunks } from './lib.ts'
 
 const NOW = Date.parse('2026-06-01T12:00:00.000Z')
 Date.now = () => NOW
@@ -290,33 +284,8 @@ function deep(n: number): unknown {
   return v
 }
 
-const log = createLogger('silent')
-const nats = await benchNatsServer('capture-diff')
-const nc = await connectNats(nats.url)
+const { app, nc, close } = await captureApp('capture-diff', { id: TEAM, token: TOKEN })
 try {
-  await migrateJetStream(nc, { eventsMaxAgeSeconds: 0 })
-  const config = loadConfig({ LOG_LEVEL: 'silent', OVERFLOW_EVENTS_PER_SECOND: '1000000000' })
-  const app = createHttpServer({
-    log,
-    bodyLimit: config.CAPTURE_MAX_BODY_BYTES,
-    trustProxy: [],
-    cors: { publicOrigins: config.CORS_PUBLIC_ORIGINS, apiOrigins: config.CORS_API_ORIGINS },
-    timeouts: { requestMs: 60_000, headersMs: 60_000, idleMs: 60_000 },
-  })
-  const publisher = new EventPublisher(nc, {
-    partitions: config.LOG_PARTITIONS,
-    chunkEvents: config.CAPTURE_CHUNK_EVENTS,
-    ackTimeoutMs: config.CAPTURE_ACK_TIMEOUT_MS,
-  })
-  await app.register(async (scope) =>
-    registerCaptureRoutes(scope, {
-      config,
-      publisher,
-      overflow: new OverflowDetector(config.OVERFLOW_EVENTS_PER_SECOND),
-      projectByToken: async (t) => (t === TOKEN ? ({ id: TEAM, api_token: TOKEN } as never) : undefined),
-    }),
-  )
-  await app.ready()
   const got: string[] = []
   const sub = nc.subscribe('events.>')
   const collecting = (async () => {
@@ -345,8 +314,6 @@ try {
   console.log(`sha256 of everything above: ${all.digest('hex')}`)
   sub.unsubscribe()
   await collecting
-  await app.close()
 } finally {
-  await nc.close()
-  await nats.stop()
+  await close()
 }
