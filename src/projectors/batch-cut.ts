@@ -3,8 +3,13 @@
 // events (~0.4 MB), so a batch of PROJECTOR_BATCH_SIZE (100) chunks alone would be 100k events, and
 // a bound counted in messages (max_ack_pending) is ~160 MB of chunks at 400.
 
-/** The default byte bound of a batch (a few tens of thousands of typical events). */
-export const BATCH_BYTES = 8 * 1024 * 1024
+/**
+ * The default byte bound of a batch (~10k typical events). 4 MiB rather than 8: a lagging projector
+ * has three batches decoded at once (committing, written, decided ahead), and at 8 MiB its RSS
+ * peaked ~130 MiB higher working off a backlog, at the same rate and projector CPU per event (and
+ * ~20 % more ClickHouse CPU for twice the inserts; docs/performance.md).
+ */
+export const BATCH_BYTES = 4 * 1024 * 1024
 
 /**
  * The consumer's max_ack_pending for a batch size. The client keeps pulling while messages wait in

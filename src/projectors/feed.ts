@@ -44,7 +44,7 @@ export class MessageFeed {
   /** messages delivered and not yet settled, when bounded by bytes */
   private readonly held = new Set<JsMsg>()
   /** bytes of their data */
-  heldBytes = 0
+  private heldBytes = 0
   private room?: () => void
   private closing = false
 
