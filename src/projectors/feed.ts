@@ -16,39 +16,84 @@ export interface FeedOptions {
   reply: Reply
   /** true: messages arriving now are given back at once (the owner is stopping) */
   refusing: () => boolean
+  /**
+   * Bounds the feed by bytes (absent: by the consumer's max_ack_pending alone). The owner then
+   * calls `settled` for every message it acknowledges, terminates or gives back.
+   */
+  bytes?: {
+    /** the feed stops taking delivered messages in while it holds this many bytes unsettled */
+    hold: number
+    /** the max_bytes of the consumer's pulls (pullBytes, batch-cut.ts) */
+    pull: number
+  }
 }
 
 /**
  * A durable consumer's delivered messages, waiting in order to be taken in batches. Batching is done
- * in-process because `fetch()` cannot wait less than one second; the client keeps pulling, so what it
- * holds is bounded by the consumer's max_ack_pending (batch-cut.ts).
+ * in-process because `fetch()` cannot wait less than one second. The client pulls again as messages
+ * arrive, not as they are processed, so without a byte bound what the process holds is bounded only
+ * by the consumer's max_ack_pending (batch-cut.ts). With one (`bytes`), the client's pulls ask for
+ * at most `pull` bytes, and the feed stops reading the client's messages while it holds `hold` bytes
+ * delivered and not yet settled: the client sends its next pull only when the feed reads on, so the
+ * process holds at most `hold` + one message + `pull` bytes (the last in the client's buffer).
  */
 export class MessageFeed {
   readonly queue: JsMsg[] = []
   private wake?: () => void
   private messages?: ConsumerMessages
+  /** messages delivered and not yet settled, when bounded by bytes */
+  private readonly held = new Set<JsMsg>()
+  /** bytes of their data */
+  private heldBytes = 0
+  private room?: () => void
+  private closing = false
 
   constructor(private readonly o: FeedOptions) {}
 
   /** Starts receiving the durable consumer's messages. */
   async open(js: JetStreamClient, stream: string, durable: string): Promise<void> {
     const consumer = await js.consumers.get(stream, durable)
-    this.messages = await consumer.consume({ max_messages: Math.max(this.o.batchSize * 2, 16) })
+    const bytes = this.o.bytes
+    this.messages = await consumer.consume(
+      bytes ? { max_bytes: bytes.pull } : { max_messages: Math.max(this.o.batchSize * 2, 16) },
+    )
+    const messages = this.messages
     void (async () => {
-      for await (const m of this.messages!) {
+      for await (const m of messages) {
         if (this.o.refusing()) {
           this.o.reply(m, 'nak')
           continue
         }
         this.queue.push(m)
         this.wake?.()
+        if (!bytes) continue
+        this.held.add(m)
+        this.heldBytes += m.data.length
+        // Not reading on is what stops the pulls: the client sends its next pull request from
+        // this loop's next read.
+        while (this.heldBytes >= bytes.hold && !this.o.refusing() && !this.closing) {
+          await new Promise<void>((r) => {
+            this.room = r
+          })
+        }
       }
     })().catch((err) => this.o.log.error({ err }, 'projector: message feed failed'))
+  }
+
+  /**
+   * The owner is done with `m` (acknowledged, terminated or given back): its bytes no longer count
+   * against the feed's bound. Settling a message twice, or one the feed did not count, does nothing.
+   */
+  settled(m: JsMsg): void {
+    if (!this.held.delete(m)) return
+    this.heldBytes -= m.data.length
+    if (this.heldBytes < (this.o.bytes?.hold ?? 0)) this.room?.()
   }
 
   /** Wakes a waiting `next` (to look at its `halt` again). */
   poke(): void {
     this.wake?.()
+    this.room?.()
   }
 
   /**
@@ -83,7 +128,10 @@ export class MessageFeed {
 
   /** Stops receiving; what was received but not taken is given back. */
   async close(): Promise<void> {
-    await this.messages?.close().catch(() => undefined)
+    this.closing = true
+    const closing = this.messages?.close().catch(() => undefined)
+    this.room?.()
+    await closing
     for (const m of this.queue.splice(0)) this.o.reply(m, 'nak')
   }
 }

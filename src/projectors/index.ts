@@ -37,6 +37,8 @@ export interface ProjectorOptions {
   batchSize: number
   /** a batch is also cut at this many bytes of message data (default BATCH_BYTES, batch-cut.ts) */
   batchBytes?: number
+  /** bytes held delivered and unacknowledged per lane before it stops pulling (LaneConsumer) */
+  holdBytes?: number
   maxWaitMs: number
   /** JetStream ack wait of the durable consumers; a batch must finish (or heartbeat) within it */
   ackWaitMs?: number
@@ -144,6 +146,7 @@ export async function startProjector(o: ProjectorOptions): Promise<RunningProjec
         filterSubject: `${prefix}.${lane}.${o.partition ?? '>'}`,
         batchSize: o.batchSize,
         batchBytes: o.batchBytes,
+        holdBytes: o.holdBytes,
         maxWaitMs: o.maxWaitMs,
         ackWaitMs: o.ackWaitMs ?? 30_000,
         mutex,

@@ -7,6 +7,7 @@ import { PausableFeed, type ProjectorControl } from './control.ts'
 import { FencedError, TransientError } from './errors.ts'
 import type { Mutex } from './mutex.ts'
 import { MessageFeed } from './feed.ts'
+import { holdBytes, pullBytes } from './batch-cut.ts'
 import { ensureDurable } from './durable.ts'
 import { prepareBatch } from './prepare.ts'
 import { commitBatch, writeRows } from './projection.ts'
@@ -22,6 +23,11 @@ export interface LaneConsumerOptions {
   batchSize: number
   /** a batch is also cut at this many bytes of message data (default BATCH_BYTES, batch-cut.ts) */
   batchBytes?: number
+  /**
+   * bytes of message data held delivered and unacknowledged before the consumer stops pulling
+   * (default holdBytes(batchBytes), batch-cut.ts); a larger message is still taken, alone
+   */
+  holdBytes?: number
   maxWaitMs: number
   ackWaitMs: number
   mutex: Mutex
@@ -42,6 +48,9 @@ export interface LaneConsumerOptions {
 
 /** The default waits between attempts at a failed batch. */
 export const BATCH_RETRY: BackoffPolicy = { initialMs: 200, maxMs: 10_000 }
+
+/** nats-server's default max_payload, for a connection that has not been told the server's yet */
+const DEFAULT_MAX_PAYLOAD = 1024 * 1024
 
 /** batches a lane projects in a row, when no other lane waits, before it lets the others take a turn */
 const MAX_RUN = 8
@@ -95,6 +104,10 @@ export class LaneConsumer {
       ...o,
       reply: (m, how) => this.reply(m, how),
       refusing: () => this.stopping,
+      bytes: {
+        hold: o.holdBytes ?? holdBytes(o.batchBytes),
+        pull: pullBytes(o.nc.info?.max_payload ?? DEFAULT_MAX_PAYLOAD),
+      },
     })
     this.pausable = new PausableFeed(this.feed, o.control, o.durable, () => this.stopping)
   }
@@ -288,6 +301,7 @@ export class LaneConsumer {
 
   // A reply on a closed connection throws; there is nobody to tell then.
   private reply(m: JsMsg, how: 'ack' | 'nak' | 'term' | 'working'): void {
+    if (how !== 'working') this.feed.settled(m)
     if (this.fenced || this.o.nc.isClosed()) return
     try {
       m[how]()

@@ -15,8 +15,11 @@ export interface NatsServerOptions {
   cluster?: { name: string; serverName: string; port: number; routes: number[] }
 }
 
-/** The embedded nats-server's soft memory limit (Go's GOMEMLIMIT). */
-export const NATS_GOMEMLIMIT = '128MiB'
+/**
+ * The embedded nats-server's soft memory limit (Go's GOMEMLIMIT). At 10K events/s its RSS peaked at
+ * 101-106 MiB with 96MiB against 108-133 MiB with 128MiB, at the same CPU (docs/performance.md).
+ */
+export const NATS_GOMEMLIMIT = '96MiB'
 
 function tcpAnswers(port: number): Promise<boolean> {
   return new Promise((resolveCheck) => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { batchCut, maxAckPending } from '../../../src/projectors/batch-cut.ts'
+import { batchCut, holdBytes, maxAckPending, pullBytes } from '../../../src/projectors/batch-cut.ts'
 
 const msgs = (...sizes: number[]) => sizes.map((n) => ({ data: new Uint8Array(n) }))
 
@@ -25,5 +25,16 @@ describe('maxAckPending', () => {
   it('is four batches, at least 16', () => {
     expect(maxAckPending(100)).toBe(400)
     expect(maxAckPending(2)).toBe(16)
+  })
+})
+
+describe('the byte bounds of a lane consumer', () => {
+  it('holds four batches of bytes', () => {
+    expect(holdBytes(1_000_000)).toBe(4_000_000)
+  })
+
+  it('pulls eight of the largest messages a server takes, with room for subject, reply and headers', () => {
+    // nats-server's default max_payload, 1 MiB: 8 × (1,048,576 + 4,096)
+    expect(pullBytes(1_048_576)).toBe(8_421_376)
   })
 })
