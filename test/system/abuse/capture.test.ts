@@ -1,6 +1,7 @@
 // Bad input to the ingestion endpoints (capture, /decide, /flags): a corpus of known-bad bodies,
 // each with the answer docs/capture.md promises, then seeded fuzzing. Events that must be stored
 // or dropped carry marker names, and the end checks ClickHouse for exactly the kept ones.
+import { connect } from 'node:net'
 import { gzipSync } from 'node:zlib'
 import LZString from 'lz-string'
 import { v4 as uuidv4 } from 'uuid'
@@ -138,6 +139,43 @@ describe('capture: bodies that cannot be read are refused with a 4xx', () => {
     expectError(await post('/batch/', deepProps(100_000)), 400, 'invalid_payload')
     const deepObj = `{"api_key":"${b.token}","event":"${marker(false)}","distinct_id":"u","properties":${nestedObjects(50_000)}}`
     expectError(await post('/e/', deepObj), 400, 'invalid_payload')
+  })
+})
+
+describe("requests node's HTTP parser refuses", () => {
+  /** Writes `raw` on a new connection and reads until the server closes it. */
+  const exchange = (raw: string) =>
+    new Promise<string>((resolve, reject) => {
+      const u = new URL(b.url)
+      const socket = connect(Number(u.port), u.hostname)
+      let reply = ''
+      socket.setEncoding('utf8')
+      socket.on('data', (c: string) => (reply += c))
+      socket.on('close', () => resolve(reply))
+      socket.on('error', reject)
+      socket.end(raw)
+    })
+  const answer = (reply: string) => {
+    const [head, body] = reply.split('\r\n\r\n')
+    return { status: Number(/^HTTP\/1\.1 (\d+)/.exec(head!)?.[1]), json: JSON.parse(body!) as unknown }
+  }
+
+  it("headers over 16 KB and malformed requests get a 4xx in PostHog's shape", async () => {
+    const big = await exchange(`POST /e/ HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`)
+    expect(answer(big)).toEqual({
+      status: 431,
+      json: { type: 'invalid_request', code: 'headers_too_large', detail: expect.any(String), attr: null },
+    })
+    for (const raw of [
+      'GARBAGE\r\n\r\n',
+      'POST /batch/ HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n',
+      'POST /batch/ HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n',
+    ]) {
+      expect(answer(await exchange(raw)), raw).toEqual({
+        status: 400,
+        json: { type: 'invalid_request', code: 'bad_request', detail: expect.any(String), attr: null },
+      })
+    }
   })
 })
 
