@@ -6,7 +6,9 @@ import { defineConfig } from 'vitest/config'
 // abuse) run with 18.16; the abuse and fault files run on 26.x too (project system-26): 26.x's
 // error texts differ from 18.16's (they quote Burrow's SQL, some carry values, some codes are new)
 // and its restarts are another server's. Measured: abuse 26 s and faults 49 s on the chdb server,
-// with the machine's load at 5; the rest of test/system proves process behaviour only.
+// with the machine's load at 5; the rest of test/system proves process behaviour only. The
+// cluster mode's file (scale/shards.test.ts) runs there too, on two 26.x shards of its own: the
+// SQL Burrow sends through Distributed tables is the release's to accept (25 s, load 3).
 // Each project starts NATS and ClickHouse servers of its own (globalSetup), and runs its files one
 // at a time on them. `npm test` runs the projects in parallel lanes (test/run-suite.ts).
 // BURROW_TEST_CLICKHOUSE=18.16 or =26 runs only one flavor (e.g. while developing).
@@ -61,7 +63,12 @@ export default defineConfig({
             {
               test: {
                 name: 'system-26',
-                include: ['test/system/abuse/**/*.test.ts', 'test/system/reliability/faults.test.ts'],
+                include: [
+                  'test/system/abuse/**/*.test.ts',
+                  'test/system/reliability/faults.test.ts',
+                  // cluster mode: two 26.x shards of its own (test/harness/chdb/cluster.ts)
+                  'test/system/scale/shards.test.ts',
+                ],
                 globalSetup: ['test/harness/setup-clickhouse-26.ts'],
                 testTimeout: 150_000,
                 hookTimeout: 180_000,

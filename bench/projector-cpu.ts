@@ -7,7 +7,9 @@
 // and the main thread's GC pauses are printed beside.
 // Run: npx tsx bench/projector-cpu.ts   (env BATCHES=60 batches of 1,000 events, DISTINCT=5000 ids;
 // PROFILE=1 writes a CPU profile of the warm pass to ./projector-cpu.cpuprofile, PROFILE=heap a profile
-// of what it allocates, collected objects included, to ./projector-cpu.heapprofile)
+// of what it allocates, collected objects included, to ./projector-cpu.heapprofile; RESOLVE_ONLY=1
+// times team spread's identity stage instead: the decisions and the resolved messages it publishes,
+// no event rows)
 import { writeFileSync } from 'node:fs'
 import { Session } from 'node:inspector/promises'
 import { PerformanceObserver } from 'node:perf_hooks'
@@ -20,6 +22,7 @@ import type { LogMessage, ProjectionContext } from '../src/projectors/batch.ts'
 import { tsvBody } from '../src/projectors/clickhouse-io.ts'
 import { KvIdentityStore } from '../src/projectors/identity-store/store.ts'
 import { prepareBatch } from '../src/projectors/prepare.ts'
+import { resolvedPieces } from '../src/projectors/resolved.ts'
 import { eventLine } from '../src/projectors/rows.ts'
 import { LIVE_TABLES } from '../src/projectors/tables.ts'
 import { benchNatsServer, benchProperties, decideOnlyContext } from './lib.ts'
@@ -41,7 +44,9 @@ const nc = await connectNats(nats.url)
 try {
   await migrateJetStream(nc, { eventsMaxAgeSeconds: 0 })
   const store = new KvIdentityStore(await bucket(nc, BUCKETS.identity))
-  const ctx = decideOnlyContext(store, LIVE_TABLES, 'bench', log)
+  // RESOLVE_ONLY=1: the identity stage of team spread (decisions published instead of rows)
+  const resolveOnly = process.env.RESOLVE_ONLY === '1'
+  const ctx = { ...decideOnlyContext(store, LIVE_TABLES, 'bench', log), resolveOnly }
   const enc = new TextEncoder()
   const now = new Date().toISOString()
   // The same events as bench/ingest.ts, as capture stamps them.
@@ -181,7 +186,10 @@ async function timePrepare(ctx: ProjectionContext, messages: LogMessage[], commi
     const p = await prepareBatch(ctx, [m], () => false)
     // The request bodies the writer sends, made as it makes them (clickhouse-io.ts).
     for (const t of p.rows.identity) bytes += tsvBody(t.lines).length
-    bytes += tsvBody(p.rows.events.map((r) => r.line)).length
+    if (ctx.resolveOnly)
+      for (const piece of resolvedPieces(p.rows, { prefix: 'resolved', partitions: 8 }, 'EVENTS'))
+        bytes += piece.data.length
+    else bytes += tsvBody(p.rows.events.map((r) => r.line)).length
     ms += cpuMs(c)
     wall += performance.now() - t
     events += p.rows.events.length

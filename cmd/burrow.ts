@@ -299,6 +299,7 @@ program
           admin,
           log,
           batchSize: cfg.PROJECTOR_BATCH_SIZE,
+          partitions: cfg.LOG_PARTITIONS,
         })
         const recordings = await replayRecordingsCommand(opts, { ...cfg, natsUrl, ch: client, admin, log })
         console.log(JSON.stringify({ ...r, recordings }, null, 2))

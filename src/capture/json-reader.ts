@@ -60,6 +60,8 @@ interface Member {
   key: string | undefined
   start: number
   end: number
+  /** the item, when it was already parsed (quickItem) */
+  value?: unknown
 }
 
 /**
@@ -79,6 +81,72 @@ function stringEnd(text: string, i: number): number {
   }
 }
 
+const isBlank = (c: number) => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09
+
+/** Whether `text` holds at least `n` opening brackets (in strings or not). */
+function bracketsAtLeast(text: string, n: number): boolean {
+  if (text.length < 2 * n) return false
+  let count = 0
+  for (let k = text.indexOf('{'); k >= 0; k = text.indexOf('{', k + 1)) if (++count >= n) return true
+  for (let k = text.indexOf('['); k >= 0; k = text.indexOf('[', k + 1)) if (++count >= n) return true
+  return false
+}
+
+/** Candidate ends an item may be tried at before it is left to the character walk. */
+const QUICK_TRIES = 2
+
+/**
+ * An object batch item read without walking its characters: the native parser is given the text
+ * up to a `}` that looks like the item's end (followed by `,{` or `]`, blanks between), and the
+ * first such `}` it accepts is the item's end, because JSON is read left to right: a prefix that
+ * parses as one complete object ends where the item's own object ends. A `}` in a string or a
+ * nested object that looks like an end fails to parse and the next is tried, a few times at most.
+ * `start` is where the item's text begins (after the comma or bracket before it); the answer is
+ * the parsed item and the index of the `,` or `]` after it, or undefined when the item is not an
+ * object, its text would be longer than `maxChars`, or no candidate parsed (the walk then reads it,
+ * and finds whatever is wrong with it).
+ */
+function quickItem(
+  text: string,
+  start: number,
+  depth: number,
+  maxChars: number,
+): { value: unknown; end: number } | undefined {
+  let at = start
+  while (at < text.length && isBlank(text.charCodeAt(at))) at++
+  if (text.charCodeAt(at) !== OPEN_BRACE) return undefined
+  let from = at + 1
+  for (let tries = 0; tries < QUICK_TRIES;) {
+    const close = text.indexOf('}', from)
+    if (close < 0) return undefined
+    let end = close + 1
+    while (end < text.length && isBlank(text.charCodeAt(end))) end++
+    if (end - start > maxChars) return undefined
+    const c = text.charCodeAt(end)
+    let candidate = c === CLOSE_BRACKET
+    if (c === COMMA) {
+      let next = end + 1
+      while (next < text.length && isBlank(text.charCodeAt(next))) next++
+      candidate = text.charCodeAt(next) === OPEN_BRACE
+    }
+    from = close + 1
+    if (!candidate) continue
+    tries++
+    const item = text.slice(at, close + 1)
+    let value: unknown
+    try {
+      value = JSON.parse(item)
+    } catch {
+      continue
+    }
+    // the walk counts the item's levels from `depth`: one with fewer brackets is not searched
+    const levels = MAX_JSON_DEPTH - depth
+    if (bracketsAtLeast(item, levels + 1) && nestsDeeperThan(value, levels)) throw tooDeep()
+    return { value, end }
+  }
+  return undefined
+}
+
 function parseSpan(text: string, start: number, end: number): unknown {
   try {
     return JSON.parse(text.slice(start, end))
@@ -87,17 +155,30 @@ function parseSpan(text: string, start: number, end: number): unknown {
   }
 }
 
+interface WalkHooks {
+  /** each item's (or member value's) span */
+  onMember(m: Member): void
+  /** an array's object items are read by quickItem where it can, at most this long (their `value` set) */
+  quickMaxChars?: number
+  /**
+   * Asked where an object member's value starts: the index after that value when the hook read it
+   * whole (the walk goes on from there), or undefined to walk it.
+   */
+  readValue?(key: string, start: number): Promise<number | undefined>
+}
+
 /**
- * Walks the array or object opening at `open`, `depth` deep, to its closing bracket; calls
- * `onMember` with each item's (or member value's) span. Returns the index after the close.
+ * Walks the array or object opening at `open`, `depth` deep, to its closing bracket, telling
+ * `hooks` of each member. Returns the index after the close.
  */
 async function walk(
   text: string,
   open: number,
   depth: number,
   slicer: Slicer,
-  onMember: (m: Member) => void,
+  hooks: WalkHooks,
 ): Promise<number> {
+  const { onMember, quickMaxChars, readValue } = hooks
   const isObject = text.charCodeAt(open) === OPEN_BRACE
   let level = depth
   let memberStart = open + 1
@@ -105,7 +186,14 @@ async function walk(
   let key: string | undefined
   let count = 0
   let steps = 0
+  let quick: { value: unknown; end: number } | undefined
   const flush = (end: number, closing: boolean) => {
+    if (quick) {
+      onMember({ key, start: valueStart, end, value: quick.value })
+      quick = undefined
+      count++
+      return
+    }
     // `[]` and `{}` have no members; any other blank member is a syntax error
     if (closing && count === 0 && text.slice(open + 1, end).trim() === '') return
     if (valueStart < 0) throw invalid()
@@ -113,6 +201,11 @@ async function walk(
     onMember({ key, start: valueStart, end })
   }
   for (let i = open + 1; i < text.length; i++) {
+    if (quickMaxChars !== undefined && i === valueStart && !isObject) {
+      quick = quickItem(text, i, depth, quickMaxChars)
+      // on to the `,` or `]` after the item
+      if (quick) i = quick.end
+    }
     if (++steps === 65_536) {
       steps = 0
       if (slicer.due()) await slicer.pause()
@@ -136,6 +229,8 @@ async function walk(
       if (typeof k !== 'string') throw invalid()
       key = k
       valueStart = i + 1
+      const after = readValue ? await readValue(k, valueStart) : undefined
+      if (after !== undefined) i = after - 1
     } else if (level === depth && c === COMMA) {
       flush(i, false)
       // a member parsed: let other requests run if this one has had its time
@@ -174,10 +269,13 @@ export async function readCaptureJson(text: string, limits: ReadLimits): Promise
 
   const readItems = async (open: number, depth: number) => {
     const items: unknown[] = []
-    const end = await walk(text, open, depth, slicer, (m) => {
-      if (items.length >= limits.maxEvents) throw new TooManyEvents(limits.maxEvents)
-      if (m.end - m.start > limits.maxEventChars) items.push(OVERSIZE)
-      else items.push(parseSpan(text, m.start, m.end))
+    const end = await walk(text, open, depth, slicer, {
+      onMember(m) {
+        if (items.length >= limits.maxEvents) throw new TooManyEvents(limits.maxEvents)
+        if (m.end - m.start > limits.maxEventChars) items.push(OVERSIZE)
+        else items.push('value' in m ? m.value : parseSpan(text, m.start, m.end))
+      },
+      quickMaxChars: limits.maxEventChars,
     })
     return { items, end }
   }
@@ -191,13 +289,31 @@ export async function readCaptureJson(text: string, limits: ReadLimits): Promise
     return items
   }
   const members: Member[] = []
-  nothingAfter(await walk(text, first, 1, slicer, (m) => void members.push(m)))
+  // A `batch` array is read while the object is walked, not walked first and read after: the walk
+  // of the object would pass over every character of it once more. When reading it fails (an
+  // error, or more events than allowed), the walk goes over it as before and it is read again in
+  // its turn below, so that a body with several faults is refused for the same one as before.
+  const batches = new Map<number, { items: unknown[]; end: number }>()
+  const readValue = async (key: string, start: number) => {
+    if (key !== 'batch') return undefined
+    let at = start
+    while (at < text.length && isBlank(text.charCodeAt(at))) at++
+    if (text.charCodeAt(at) !== OPEN_BRACKET) return undefined
+    try {
+      const read = await readItems(at, 2)
+      batches.set(start, read)
+      return read.end
+    } catch {
+      return undefined
+    }
+  }
+  nothingAfter(await walk(text, first, 1, slicer, { onMember: (m) => void members.push(m), readValue }))
   // Later duplicates win, as in JSON.parse.
   const out: Record<string, unknown> = {}
   for (const m of members) {
     const at = m.start + text.slice(m.start, m.end).search(/\S/)
     if (m.key === 'batch' && text.charCodeAt(at) === OPEN_BRACKET) {
-      const { items, end } = await readItems(at, 2)
+      const { items, end } = batches.get(m.start) ?? (await readItems(at, 2))
       nothingAfter(end, m.end)
       out.batch = items
       continue

@@ -13,7 +13,10 @@ import { ValidationError } from '../http/errors.ts'
 // to the dictionary, and the code width grows by one bit whenever the dictionary outgrows it.
 
 const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/='
-const VALUE = new Map([...ALPHABET].map((c, i) => [c, i]))
+/** Each ASCII character code's value in ALPHABET, -1 if it has none (a table: a Map looked up a
+ * one-character string made per character read) */
+const VALUE = new Int8Array(128).fill(-1)
+for (let i = 0; i < ALPHABET.length; i++) VALUE[ALPHABET.charCodeAt(i)] = i
 
 /** The input is not lz-string base64. */
 const invalid = () =>
@@ -32,8 +35,9 @@ class BitReader {
     for (let bit = 0; bit < width; bit++) {
       if (this.mask === 0) {
         if (this.index >= this.text.length) throw invalid()
-        const v = VALUE.get(this.text[this.index++]!)
-        if (v === undefined) throw invalid()
+        const c = this.text.charCodeAt(this.index++)
+        const v = c < 128 ? VALUE[c]! : -1
+        if (v < 0) throw invalid()
         this.current = v
         this.mask = 32
       }

@@ -187,7 +187,7 @@ export class EventPublisher {
         chunks.push({
           subject: eventsSubject(lane, partition),
           chunk: { v: LOG_FORMAT_VERSION, team_id: teamId, lane, events: current },
-          payload: chunkPayload(teamId, lane, parts),
+          payload: chunkPayload(teamId, lane, parts, bytes),
           msgId: messageIdOf(
             teamId,
             current.map((e) => e.uuid),

@@ -5,6 +5,7 @@ import type { Logger } from '../observability/logger.ts'
 import type { PluginEvent } from '../plugins/types.ts'
 import type { CapturedEvent } from '../jetstream/messages.ts'
 import type { DeadLetterList } from './dead-letters.ts'
+import type { Fence } from './errors.ts'
 import type { IdentityOverlay } from './identity-store/overlay.ts'
 import type { KvIdentityStore } from './identity-store/store.ts'
 import type { EventRow as EventFields } from './rows.ts'
@@ -43,6 +44,11 @@ export interface ProjectionContext {
    * its row's fields (EventRow.fields) instead of its TabSeparated line.
    */
   resolveOnly?: boolean
+  /**
+   * Leases (docs/scaling.md): called before the batch's identity state is committed (the writer
+   * fences the rows itself, right before it sends them); throws FencedError once the lease is gone
+   */
+  fence?: Fence
 }
 
 /**

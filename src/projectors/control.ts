@@ -1,4 +1,6 @@
+import type { JsMsg } from '@nats-io/jetstream'
 import { type KV, KvWatchInclude } from '@nats-io/kv'
+import type { MessageFeed } from './feed.ts'
 
 // Lets a replay pause the projectors of every process while it swaps tables and identity namespaces:
 // `control.pause` holds a token while paused; each lane writes `control.paused.<durable>` = token once
@@ -7,6 +9,18 @@ import { type KV, KvWatchInclude } from '@nats-io/kv'
 
 /** The identity-bucket key a replay sets (to a token) to pause the projectors. */
 export const PAUSE_KEY = 'control.pause'
+/**
+ * The identity-bucket key where a replay records, at its swap, the last sequence of the resolved
+ * stream `stream` (team spread): messages up to it are of events the swapped-in tables hold.
+ */
+export const resolvedReplayedKey = (stream: string) => `replay.resolved.${stream}`
+
+/** The resolved stream's last sequence at the last replay's swap (0: none). */
+export async function resolvedReplayedUpTo(kv: KV, stream: string): Promise<number> {
+  const e = await kv.get(resolvedReplayedKey(stream))
+  return e?.operation === 'PUT' && e.length > 0 ? e.json<{ seq: number }>().seq : 0
+}
+
 /** The key a lane writes the pause token to once it has paused. */
 export const pausedKey = (durable: string) => `control.paused.${durable.replace(/[^A-Za-z0-9_-]/g, '_')}`
 
@@ -63,5 +77,46 @@ export class ProjectorControl {
 
   close(): void {
     this.stopWatch?.()
+  }
+}
+
+/**
+ * The pause as one consumer of the projectors (lane consumer, row writer) lives it: a pause or
+ * resume wakes its feed, and it takes its next batch only while not paused.
+ */
+export class PausableFeed {
+  private readonly off?: () => void
+
+  constructor(
+    private readonly feed: MessageFeed,
+    private readonly control: ProjectorControl | undefined,
+    private readonly durable: string,
+    private readonly stopping: () => boolean,
+  ) {
+    this.off = control?.onChange(() => feed.poke())
+  }
+
+  /** Whether a replay holds the projectors paused now. */
+  get paused(): boolean {
+    return (this.control?.token ?? null) !== null
+  }
+
+  /**
+   * The next batch: confirms and waits out a pause first. A batch gathered while a pause began goes
+   * back to the front of the queue (it goes first after the resume); empty when stopping or paused.
+   */
+  async next(): Promise<JsMsg[]> {
+    await this.control?.gate(this.durable, this.stopping)
+    const batch = await this.feed.next(() => this.stopping() || this.paused)
+    if (batch.length > 0 && this.paused) {
+      this.feed.queue.unshift(...batch)
+      return []
+    }
+    return batch
+  }
+
+  /** Stops waking the feed. */
+  close(): void {
+    this.off?.()
   }
 }

@@ -11,12 +11,13 @@ export class TransientError extends Error {
   }
 }
 
-/** Runs `fn`; any failure comes out as a TransientError. */
+/** Runs `fn`; any failure but a FencedError comes out as a TransientError. */
 export async function io<T>(fn: () => Promise<T>): Promise<T> {
   try {
     return await fn()
   } catch (err) {
-    throw err instanceof TransientError ? err : new TransientError(err)
+    // a fenced-out unit must not retry: it stops (FencedError, below)
+    throw err instanceof TransientError || err instanceof FencedError ? err : new TransientError(err)
   }
 }
 
@@ -80,3 +81,18 @@ function serverMessage(text: string): string {
     start >= 0 ? text.slice(start + 'DB::Exception: '.length) : text.replace(/^\s*Code: \d+[.,]\s*/, '')
   return body.replace(/, e\.what\(\) = DB::Exception\s*$/, '').trim()
 }
+
+/**
+ * The lease of the unit (partition projector, identity stage, row writer) is no longer this
+ * process's: another may own its consumers now. Nothing more of the batch may be written, and its
+ * messages are neither acknowledged nor given back (docs/scaling.md, "Fencing").
+ */
+export class FencedError extends Error {
+  constructor(unit: number) {
+    super(`lease ${unit} is no longer held: fenced out`)
+    this.name = 'FencedError'
+  }
+}
+
+/** Throws FencedError unless the unit's lease is still held, with time left for one write. */
+export type Fence = () => Promise<void>

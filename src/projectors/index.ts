@@ -12,8 +12,9 @@ import type { Logger } from '../observability/logger.ts'
 import type { BackoffPolicy } from '../retry/backoff.ts'
 import type { Component } from '../runtime/types.ts'
 import type { ClickHouseClient } from '../clickhouse/client.ts'
-import { ProjectorControl } from './control.ts'
+import { ProjectorControl, resolvedReplayedUpTo } from './control.ts'
 import { DLQ_EVENTS_SUBJECT } from './dead-letters.ts'
+import type { Fence } from './errors.ts'
 import { sourceName } from './identity-keys.ts'
 import type { BatchWriter, ProjectionPlugins } from './batch.ts'
 import { KvIdentityStore, type KvIdentityStoreOptions } from './identity-store/store.ts'
@@ -76,6 +77,11 @@ export interface ProjectorOptions {
    * the stream's own namespace of subjects) for the row writers instead of into ClickHouse
    */
   resolved?: ResolvedTarget
+  /**
+   * Leases: the unit's fence (PartitionLeases), called before each batch's rows, resolved events
+   * and identity commit; a fenced-out unit stops without acknowledging (docs/scaling.md)
+   */
+  fence?: Fence
 }
 
 /** The projectors of a process, running. */
@@ -99,8 +105,9 @@ export async function startProjector(o: ProjectorOptions): Promise<RunningProjec
   const stream = o.stream ?? EVENTS_STREAM
   const tables = o.tables ?? LIVE_TABLES
   const js = jetstream(o.nc)
-  const rows = o.writer ?? new ClickHouseWriter(o.ch, tables)
-  const published = o.resolved ? new ResolvedPublisher(js, rows, o.resolved, stream) : rows
+  const sink = o.writer ?? new ClickHouseWriter(o.ch, tables)
+  const rows = o.fence ? fencedWriter(sink, o.fence) : sink
+  const published = o.resolved ? new ResolvedPublisher(js, rows, o.resolved, stream, o.fence) : rows
   const inner = o.wrapWriter ? o.wrapWriter(published) : published
   const writer = (o.personFeed ?? tables === LIVE_TABLES) ? withPersonFeed(inner, o.nc, o.log) : inner
   const prefix = o.subjectPrefix ?? 'events'
@@ -157,6 +164,7 @@ export async function startProjector(o: ProjectorOptions): Promise<RunningProjec
           log,
           plugins,
           resolveOnly: o.resolved !== undefined,
+          fence: o.fence,
         },
       })
       await c.start()
@@ -195,13 +203,16 @@ export async function startSpreadUnit(o: TeamSpreadOptions, unit: number): Promi
   }
   const q = unit - o.partitions
   const kv = await bucket(o.nc, BUCKETS.identity)
-  const control = await ProjectorControl.open(kv, () => undefined)
+  const resolvedStream = o.resolvedStream ?? RESOLVED_STREAM
+  // a resume may arrive before the writer exists (nothing to reconcile then)
+  const resumes: { writer?: RowWriter } = {}
+  const control = await ProjectorControl.open(kv, () => resumes.writer?.afterReplay())
   const w = new RowWriter({
     nc: o.nc,
     js: jetstream(o.nc),
     jsm: await jetstreamManager(o.nc),
     ch: o.ch,
-    stream: o.resolvedStream ?? RESOLVED_STREAM,
+    stream: resolvedStream,
     sourceStream: o.stream ?? EVENTS_STREAM,
     durable: `${prefix}-rows-p${q}`,
     filterSubject: `${resolved.prefix}.${q}`,
@@ -215,8 +226,11 @@ export async function startSpreadUnit(o: TeamSpreadOptions, unit: number): Promi
     control,
     retry: o.retry ?? BATCH_RETRY,
     takeOver: o.takeOver,
+    fence: o.fence,
+    replayedUpTo: () => resolvedReplayedUpTo(kv, resolvedStream),
     log: o.log.child({ component: 'row-writer', partition: q }),
   })
+  resumes.writer = w
   try {
     await w.start()
   } catch (err) {
@@ -227,6 +241,16 @@ export async function startSpreadUnit(o: TeamSpreadOptions, unit: number): Promi
     async stop() {
       await w.stop()
       control.close()
+    },
+  }
+}
+
+/** Checks the lease right before the rows go out (the closest the fence can get to the insert). */
+function fencedWriter(inner: BatchWriter, fence: Fence): BatchWriter {
+  return {
+    async write(rows) {
+      await fence()
+      return inner.write(rows)
     },
   }
 }
@@ -272,7 +296,7 @@ export const projectorComponent: Component = {
         kv: await bucket(rt.nc, BUCKETS.projectorLeases),
         partitions: spreadUnits(partitions),
         log: rt.log,
-        start: (unit) => startSpreadUnit({ ...base, partitions, takeOver: true }, unit),
+        start: (unit, fence) => startSpreadUnit({ ...base, partitions, takeOver: true, fence }, unit),
       })
       await leases.start()
       rt.log.info({ owner: leases.owner, units: leases.owned }, 'projector started (team spread)')
@@ -286,8 +310,14 @@ export const projectorComponent: Component = {
         kv: await bucket(rt.nc, BUCKETS.projectorLeases),
         partitions: rt.config.LOG_PARTITIONS,
         log: rt.log,
-        start: (partition) =>
-          startProjector({ ...base, partition, durablePrefix: `projector-p${partition}`, takeOver: true }),
+        start: (partition, fence) =>
+          startProjector({
+            ...base,
+            partition,
+            durablePrefix: `projector-p${partition}`,
+            takeOver: true,
+            fence,
+          }),
       })
       await leases.start()
       rt.log.info({ owner: leases.owner, partitions: leases.owned }, 'projector started (partition leases)')

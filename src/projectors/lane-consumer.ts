@@ -3,8 +3,8 @@ import type { NatsConnection } from '../jetstream/connection.ts'
 import type { Logger } from '../observability/logger.ts'
 import { type BackoffPolicy, retry } from '../retry/backoff.ts'
 import type { BatchOutcome, LogMessage, PreparedBatch, ProjectionContext } from './batch.ts'
-import type { ProjectorControl } from './control.ts'
-import { TransientError } from './errors.ts'
+import { PausableFeed, type ProjectorControl } from './control.ts'
+import { FencedError, TransientError } from './errors.ts'
 import type { Mutex } from './mutex.ts'
 import { MessageFeed } from './feed.ts'
 import { ensureDurable } from './durable.ts'
@@ -77,12 +77,14 @@ const toLogMessages = (batch: JsMsg[]): LogMessage[] =>
  */
 export class LaneConsumer {
   private readonly feed: MessageFeed
+  private readonly pausable: PausableFeed
   private stopping = false
   private readonly stopped = new AbortController()
   private loop?: Promise<void>
   /** messages up to this stream sequence may already be in ClickHouse (delivered before a failure) */
   private recoverUpTo = 0
-  private offControl?: () => void
+  /** the lease is lost: another process owns the consumer now, this one replies to nothing */
+  private fenced = false
   /** messages acknowledged (or terminated) so far */
   processed = 0
   /** batches decided while the one before them was being written (the pipeline at work) */
@@ -94,13 +96,13 @@ export class LaneConsumer {
       reply: (m, how) => this.reply(m, how),
       refusing: () => this.stopping,
     })
+    this.pausable = new PausableFeed(this.feed, o.control, o.durable, () => this.stopping)
   }
 
   /** Creates or recovers the durable consumer and starts projecting. */
   async start(): Promise<void> {
     this.recoverUpTo = Math.max(this.recoverUpTo, await ensureDurable(this.o))
     await this.feed.open(this.o.js, this.o.stream, this.o.durable)
-    this.offControl = this.o.control?.onChange(() => this.feed.poke())
     this.loop = this.run()
   }
 
@@ -110,29 +112,14 @@ export class LaneConsumer {
     this.stopped.abort(new Error('lane stopping'))
     this.feed.poke()
     await this.loop
-    this.offControl?.()
+    this.pausable.close()
     await this.feed.close()
-  }
-
-  private paused(): boolean {
-    return (this.o.control?.token ?? null) !== null
-  }
-
-  private nextBatch(): Promise<JsMsg[]> {
-    return this.feed.next(() => this.stopping || this.paused())
   }
 
   private async run(): Promise<void> {
     while (!this.stopping) {
-      await this.o.control?.gate(this.o.durable, () => this.stopping)
-      const batch = await this.nextBatch()
-      if (batch.length === 0) continue
-      if (this.paused()) {
-        // paused while the batch was being gathered: it goes first after the resume
-        this.feed.queue.unshift(...batch)
-        continue
-      }
-      if (!(await this.project(batch))) return
+      const batch = await this.pausable.next()
+      if (batch.length > 0 && !(await this.project(batch))) return
     }
   }
 
@@ -159,7 +146,7 @@ export class LaneConsumer {
         {
           ...(this.o.retry ?? BATCH_RETRY),
           maxAttempts: Number.POSITIVE_INFINITY,
-          retryable: () => !this.stopping && !this.o.nc.isClosed(),
+          retryable: (err) => !(err instanceof FencedError) && !this.stopping && !this.o.nc.isClosed(),
           signal: this.stopped.signal,
           onRetry: ({ attempt, waitMs, err }) => {
             if (!(err instanceof TransientError))
@@ -176,6 +163,7 @@ export class LaneConsumer {
       // A closed connection: the process is as good as gone, and nothing can be acknowledged or given
       // back; JetStream redelivers after ack_wait, to whoever owns the consumer next.
       if (this.o.nc.isClosed()) this.o.log.error({ err }, 'projector: connection closed, lane stops')
+      else if (err instanceof FencedError) this.fenceOut(err)
       else for (const m of current) this.reply(m, 'nak')
       this.stopping = true
       return false
@@ -236,7 +224,7 @@ export class LaneConsumer {
       depth > 0 &&
       n < MAX_RUN &&
       !this.stopping &&
-      !this.paused() &&
+      !this.pausable.paused &&
       !this.o.mutex.contended &&
       this.feed.queue.length > 0
     )
@@ -291,9 +279,16 @@ export class LaneConsumer {
     )
   }
 
+  // Its acks and naks would reach the consumer its new owner recreated and act on that owner's
+  // deliveries: nothing more is said, JetStream redelivers by the new owner's ack floor.
+  private fenceOut(err: FencedError): void {
+    this.fenced = true
+    this.o.log.warn({ err, durable: this.o.durable }, 'projector: lease lost, lane stops')
+  }
+
   // A reply on a closed connection throws; there is nobody to tell then.
   private reply(m: JsMsg, how: 'ack' | 'nak' | 'term' | 'working'): void {
-    if (this.o.nc.isClosed()) return
+    if (this.fenced || this.o.nc.isClosed()) return
     try {
       m[how]()
     } catch (err) {

@@ -50,10 +50,11 @@ export async function writeRows(ctx: ProjectionContext, p: PreparedBatch): Promi
  */
 export async function commitBatch(ctx: ProjectionContext, p: PreparedBatch): Promise<BatchOutcome> {
   const t = now()
+  await ctx.fence?.()
   const dlq = ctx.dlqSubject
   if (dlq) for (const d of p.deadLetters.items) await io(() => publishDeadLetter(ctx.js, dlq, d))
   p.out.deadLettered = p.deadLetters.length
-  await io(() => ctx.store.commit(p.overlay.values(), ctx.source, p.seqs))
+  await io(() => ctx.store.commit(p.overlay.values(), ctx.source, p.seqs, ctx.fence))
   p.out.timings.commit = now() - t
   return p.out
 }

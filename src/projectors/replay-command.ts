@@ -37,7 +37,15 @@ export function progressView(out: NodeJS.WriteStream): { update(p: ReplayProgres
 /** `burrow replay`: connects, replays with a progress line, returns the outcome. */
 export async function replayCommand(
   args: { project?: string; from?: string; to?: string },
-  env: { natsUrl: string; ch: ClickHouseClient; admin?: TableAdmin; log: Logger; batchSize: number },
+  env: {
+    natsUrl: string
+    ch: ClickHouseClient
+    admin?: TableAdmin
+    log: Logger
+    batchSize: number
+    /** LOG_PARTITIONS (the leases' and team spread's durables are per partition) */
+    partitions?: number
+  },
 ): Promise<ReplayResult> {
   const { connectNats } = await import('../jetstream/connection.ts')
   const nc = await connectNats(env.natsUrl, 'burrow-replay')
@@ -52,6 +60,7 @@ export async function replayCommand(
       from: parsePosition(args.from),
       to: parsePosition(args.to),
       batchSize: env.batchSize,
+      partitions: env.partitions,
       progress: view.update,
     })
     view.end()

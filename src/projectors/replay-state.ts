@@ -55,23 +55,82 @@ export async function loadReplayState(
   return { state: fresh, resumed: false }
 }
 
+/** How the live projectors' durables are named (index.ts), to find every one a replay concerns. */
+export interface ProjectorNaming {
+  /** the log */
+  stream: string
+  /** the default projector's durables `<prefix>-<lane>`, the leases' `<prefix>-p<partition>-<lane>` */
+  durablePrefix: string
+  /** team spread: identity stages `<prefix>-identity-p<p>-<lane>`, row writers `<prefix>-rows-p<q>` */
+  spreadPrefix: string
+  /** the stream the row writers read */
+  resolvedStream: string
+  /** LOG_PARTITIONS, when known: the durables of every partition, created yet or not */
+  partitions?: number
+}
+
+/** The durables that project the log into the tables a replay swaps. */
+export interface ProjectorDurables {
+  /** consumers of the log (each a watermark source): default lanes, lease partitions, identity stages */
+  lanes: string[]
+  /** team spread's row writers (consumers of the resolved stream) */
+  rowWriters: string[]
+  /** those with an owner now (a waiting pull request), by stream: they must confirm the pause */
+  active: { stream: string; durable: string }[]
+}
+
+const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+
 /**
- * Pauses the projectors that are running (a durable with a waiting pull request has an owner) and
- * waits until each has finished its batch and confirmed; throws (and resumes them) after the timeout.
+ * Every durable of the three modes (default, partition leases, team spread) that projects into the
+ * live tables: those the streams hold, and those `partitions` would name (a partition not projected
+ * yet gets its position too, should it start after the swap).
+ */
+export async function projectorDurables(
+  jsm: JetStreamManager,
+  n: ProjectorNaming,
+): Promise<ProjectorDurables> {
+  const lane = `(${LANES.join('|')})`
+  const isLane = new RegExp(
+    `^(${escape(n.durablePrefix)}(-p\\d+)?|${escape(n.spreadPrefix)}-identity-p\\d+)-${lane}$`,
+  )
+  const isRowWriter = new RegExp(`^${escape(n.spreadPrefix)}-rows-p\\d+$`)
+  const lanes = new Set<string>(LANES.map((l) => durableName(n.durablePrefix, l)))
+  for (let p = 0; p < (n.partitions ?? 0); p++) {
+    for (const l of LANES) {
+      lanes.add(durableName(`${n.durablePrefix}-p${p}`, l))
+      lanes.add(durableName(`${n.spreadPrefix}-identity-p${p}`, l))
+    }
+  }
+  const active: ProjectorDurables['active'] = []
+  const rowWriters: string[] = []
+  const scan = async (stream: string, wanted: RegExp, found: (name: string) => void) => {
+    try {
+      for await (const info of jsm.consumers.list(stream)) {
+        if (!wanted.test(info.name)) continue
+        found(info.name)
+        if (info.num_waiting > 0) active.push({ stream, durable: info.name })
+      }
+    } catch (err) {
+      // no such stream (a deployment without team spread may lack RESOLVED): no durables there
+      if (!/stream not found/i.test((err as Error).message)) throw err
+    }
+  }
+  await scan(n.stream, isLane, (name) => lanes.add(name))
+  await scan(n.resolvedStream, isRowWriter, (name) => rowWriters.push(name))
+  return { lanes: [...lanes], rowWriters, active }
+}
+
+/**
+ * Pauses the projectors and waits until each active one (`active`: those with an owner) has
+ * finished its batch and confirmed; throws (and resumes them) after the timeout.
  */
 export async function pauseProjectors(
   kv: KV,
-  jsm: JetStreamManager,
-  stream: string,
-  durablePrefix: string,
+  active: string[],
   token: string,
   o: { log: Logger; pauseTimeoutMs?: number },
 ): Promise<void> {
-  const active: string[] = []
-  for (const lane of LANES) {
-    const info = await jsm.consumers.info(stream, durableName(durablePrefix, lane)).catch(() => undefined)
-    if (info && info.num_waiting > 0) active.push(info.name)
-  }
   await kv.put(PAUSE_KEY, enc.encode(token))
   const deadline = Date.now() + (o.pauseTimeoutMs ?? 30_000)
   for (const durable of active) {

@@ -8,7 +8,7 @@ import {
   type JsMsg,
 } from '@nats-io/jetstream'
 import type { KV } from '@nats-io/kv'
-import { BUCKETS, EVENTS_STREAM, LANES } from '../../schema/jetstream.ts'
+import { BUCKETS, EVENTS_STREAM, RESOLVED_STREAM } from '../../schema/jetstream.ts'
 import type { ClickHouseClient } from '../clickhouse/client.ts'
 import { selectRows } from '../clickhouse/client.ts'
 import { TableAdmin } from '../clickhouse/table-admin.ts'
@@ -17,12 +17,14 @@ import type { Logger } from '../observability/logger.ts'
 import type { LogMessage, ProjectionContext, ProjectionPlugins } from './batch.ts'
 import { namespacePointerKey } from './identity-keys.ts'
 import { KvIdentityStore } from './identity-store/store.ts'
-import { durableName, laneSource } from './index.ts'
+import { resolvedReplayedKey } from './control.ts'
+import { laneSource } from './index.ts'
 import { ProjectorPlugins } from './plugins.ts'
 import { projectBatch } from './projection.ts'
 import {
   loadReplayState,
   pauseProjectors,
+  projectorDurables,
   putJson,
   REPLAY_STATE_KEY,
   type ReplayState,
@@ -54,8 +56,14 @@ export interface ReplayOptions {
   to?: number | Date
   stream?: string
   subjectPrefix?: string
-  /** durable prefix of the live projectors whose positions the swap hands over */
+  /** durable prefix of the live projectors whose positions the swap hands over (default `projector`) */
   durablePrefix?: string
+  /** team spread's durable prefix (default `spread`, index.ts startSpreadUnit) */
+  spreadPrefix?: string
+  /** the stream team spread's row writers read (default RESOLVED) */
+  resolvedStream?: string
+  /** LOG_PARTITIONS: the lease partitions' and identity stages' durables get positions even if not created yet */
+  partitions?: number
   batchSize?: number
   /** how long to wait for running projectors to acknowledge the pause */
   pauseTimeoutMs?: number
@@ -169,14 +177,26 @@ class ReplayRun {
     }
     // Catch up while live projection runs, then pause it for the last stretch and the swap.
     await this.pass('catch-up', await this.lastSeq())
-    const durablePrefix = this.o.durablePrefix ?? 'projector'
+    // every durable projecting into the live tables, whatever the mode (default, leases, team spread)
+    const durables = await projectorDurables(this.jsm, {
+      stream: state.stream,
+      durablePrefix: this.o.durablePrefix ?? 'projector',
+      spreadPrefix: this.o.spreadPrefix ?? 'spread',
+      resolvedStream: this.o.resolvedStream ?? RESOLVED_STREAM,
+      partitions: this.o.partitions,
+    })
     const token = `replay-${state.id}-${Date.now()}`
-    await pauseProjectors(this.kv, this.jsm, state.stream, durablePrefix, token, this.o)
+    await pauseProjectors(
+      this.kv,
+      durables.active.map((a) => a.durable),
+      token,
+      this.o,
+    )
     try {
       const end = await this.lastSeq()
       position = await this.pass('catch-up', end)
       this.report('swap', position, end)
-      await this.swap(durablePrefix, end)
+      await this.swap(durables.lanes, end)
       this.report('done', position, end)
     } finally {
       await resumeProjectors(this.kv)
@@ -254,10 +274,12 @@ class ReplayRun {
 
   /**
    * With the projectors paused and everything up to `end` replayed: copies the other projects' rows
-   * (with `project`), swaps the tables in one RENAME, hands the lanes their positions in the new
-   * namespace, switches the namespace pointer and drops the old tables.
+   * (with `project`), swaps the tables in one RENAME, hands the lanes (`lanes`: every consumer of
+   * the log that projects, in any mode) their positions in the new namespace, switches the namespace
+   * pointer and drops the old tables. Team spread's row writers reconcile what the resolved stream
+   * still holds when they resume (RowWriter.afterReplay).
    */
-  private async swap(durablePrefix: string, end: number): Promise<void> {
+  private async swap(lanes: string[], end: number): Promise<void> {
     const { admin, state, tables } = this
     if (state.project !== null) {
       for (const k of TABLE_KINDS)
@@ -268,13 +290,18 @@ class ReplayRun {
     // the changed-days view must follow the new events table, and every stored bucket is stale
     await admin.onEachHome(afterEventsSwap)
     // The live lanes continue from their own positions: everything up to `end` is in the new state.
-    for (const lane of LANES) {
-      await this.ctx.store.setWatermark(
-        this.ns,
-        laneSource(state.stream, durableName(durablePrefix, lane)),
-        end,
-      )
+    for (const durable of lanes) {
+      await this.ctx.store.setWatermark(this.ns, laneSource(state.stream, durable), end)
     }
+    // Team spread: what the resolved stream holds now is of events up to `end` (the identity stages
+    // are paused); the row writers reconcile it instead of inserting it (RowWriter.afterReplay).
+    const resolvedStream = this.o.resolvedStream ?? RESOLVED_STREAM
+    const resolved = await this.jsm.streams.info(resolvedStream).catch((err: Error) => {
+      if (/stream not found/i.test(err.message)) return undefined
+      throw err
+    })
+    if (resolved)
+      await putJson(this.kv, resolvedReplayedKey(resolvedStream), { seq: resolved.state.last_seq })
     if (state.project !== null) {
       await putJson(this.kv, namespacePointerKey(state.project), { ns: this.ns })
     } else {

@@ -1,6 +1,7 @@
 import type { JetStreamClient } from '@nats-io/jetstream'
 import { headers, type MsgHdrs } from '@nats-io/transport-node'
 import type { BatchRows, BatchWriter, EventRow, RefusedRow } from './batch.ts'
+import type { Fence } from './errors.ts'
 import { groupColumns } from './identity/groups.ts'
 import { storedEventProperties } from './identity/index.ts'
 import type { EventRow as EventFields } from './rows.ts'
@@ -275,10 +276,13 @@ export class ResolvedPublisher implements BatchWriter {
     private readonly target: ResolvedTarget,
     /** names the source stream in message ids */
     private readonly source: string,
+    /** leases: called again before publishing (the identity rows' insert may have been long) */
+    private readonly fence?: Fence,
   ) {}
 
   async write(rows: BatchRows): Promise<RefusedRow[]> {
     const refused = await this.inner.write({ ...rows, events: [] })
+    await this.fence?.()
     await Promise.all(
       resolvedPieces(rows, this.target, this.source).map((p) => {
         let h: MsgHdrs | undefined

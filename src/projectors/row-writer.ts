@@ -5,10 +5,10 @@ import type { CapturedEvent } from '../jetstream/messages.ts'
 import type { Logger } from '../observability/logger.ts'
 import { type BackoffPolicy, retry } from '../retry/backoff.ts'
 import { MessageFeed } from './feed.ts'
-import type { ProjectorControl } from './control.ts'
+import { PausableFeed, type ProjectorControl } from './control.ts'
 import { DeadLetterList, publishDeadLetter } from './dead-letters.ts'
 import { ensureDurable } from './durable.ts'
-import { io } from './errors.ts'
+import { type Fence, FencedError, io } from './errors.ts'
 import { parseResolved, RECONCILE_HEADER, rebuildRows, type ResolvedEvent } from './resolved.ts'
 import { eventLine } from './rows.ts'
 import { findWrittenRows, positionKey } from './steps/skip-written.ts'
@@ -45,6 +45,13 @@ export interface RowWriterOptions {
   control?: ProjectorControl
   retry: BackoffPolicy
   takeOver?: boolean
+  /**
+   * The resolved stream's last sequence at the last replay's swap (control.ts): messages up to it
+   * are reconciled, their rows may be in the swapped-in tables
+   */
+  replayedUpTo?: () => Promise<number>
+  /** leases: called before each insert (a fenced-out writer stops without acknowledging) */
+  fence?: Fence
   log: Logger
 }
 
@@ -63,20 +70,37 @@ const asCaptured = (e: ResolvedEvent): CapturedEvent => ({
 
 export class RowWriter {
   private readonly feed: MessageFeed
+  private readonly pausable: PausableFeed
   private stopping = false
   private readonly stopped = new AbortController()
   private loop?: Promise<void>
   private recoverUpTo = 0
+  /** the lease is lost: the consumer is another process's now, this one replies to nothing */
+  private fenced = false
+  /** a replay swapped the tables: what the stream holds now is reconciled (see afterReplay) */
+  private replayed = false
   /** event rows inserted so far */
   written = 0
 
   constructor(private readonly o: RowWriterOptions) {
     this.feed = new MessageFeed({ ...o, reply: (m, how) => this.reply(m, how), refusing: () => false })
+    this.pausable = new PausableFeed(this.feed, o.control, o.durable, () => this.stopping)
+  }
+
+  /**
+   * A replay may have swapped the tables in while this writer was paused (control.ts). The resolved
+   * messages published before its swap are of events at or below the replay's end, whose rows the
+   * new tables hold (the replay rebuilt them; the projects it left alone have theirs copied, and
+   * find theirs missing), and the writer may hold some already: each of them is reconciled by
+   * (_seq, _offset) instead of inserted blindly. A writer starting after a replay does the same.
+   */
+  afterReplay(): void {
+    this.replayed = true
   }
 
   /** Creates or recovers the durable consumer and starts writing. */
   async start(): Promise<void> {
-    this.recoverUpTo = await ensureDurable(this.o)
+    this.recoverUpTo = Math.max(await ensureDurable(this.o), (await this.o.replayedUpTo?.()) ?? 0)
     await this.feed.open(this.o.js, this.o.stream, this.o.durable)
     this.loop = this.run()
   }
@@ -87,13 +111,13 @@ export class RowWriter {
     this.stopped.abort(new Error('row writer stopping'))
     this.feed.poke()
     await this.loop
+    this.pausable.close()
     await this.feed.close()
   }
 
   private async run(): Promise<void> {
     while (!this.stopping) {
-      await this.o.control?.gate(this.o.durable, () => this.stopping)
-      const batch = await this.feed.next(() => this.stopping)
+      const batch = await this.pausable.next()
       if (batch.length === 0) continue
       const alive = setInterval(
         () => batch.forEach((m) => this.reply(m, 'working')),
@@ -103,14 +127,18 @@ export class RowWriter {
         await retry((attempt) => this.write(batch, attempt > 1), {
           ...this.o.retry,
           maxAttempts: Number.POSITIVE_INFINITY,
-          retryable: () => !this.stopping && !this.o.nc.isClosed(),
+          retryable: (err) => !(err instanceof FencedError) && !this.stopping && !this.o.nc.isClosed(),
           signal: this.stopped.signal,
           onRetry: ({ attempt, waitMs, err }) =>
             this.o.log.warn({ err, attempt, wait: waitMs, durable: this.o.durable }, 'row writer: retrying'),
         })
       } catch (err) {
-        // stopping, or the connection is gone: nothing is acknowledged, the next owner redelivers
-        if (!this.o.nc.isClosed()) for (const m of batch) this.reply(m, 'nak')
+        // stopping, fenced out or the connection is gone: nothing is acknowledged, the next owner
+        // redelivers (a fenced-out writer's naks would reach the consumer its new owner recreated)
+        if (err instanceof FencedError) {
+          this.fenced = true
+          this.o.log.warn({ err, durable: this.o.durable }, 'row writer: lease lost, stops')
+        } else if (!this.o.nc.isClosed()) for (const m of batch) this.reply(m, 'nak')
         else this.o.log.error({ err }, 'row writer: connection closed, stops')
         this.stopping = true
         return
@@ -122,6 +150,11 @@ export class RowWriter {
 
   /** Inserts the batch's rows that ClickHouse does not hold yet, dead-letters refused ones, acks. */
   private async write(batch: JsMsg[], retried: boolean): Promise<void> {
+    if (this.replayed && this.o.replayedUpTo) {
+      const upTo = await io(this.o.replayedUpTo)
+      this.recoverUpTo = Math.max(this.recoverUpTo, upTo)
+      this.replayed = false
+    }
     const dead = new DeadLetterList()
     const poison = new Set<JsMsg>()
     const pieces: { events: ResolvedEvent[]; suspect: boolean }[] = []
@@ -176,6 +209,7 @@ export class RowWriter {
         })
       }
     }
+    await this.o.fence?.()
     const refused = await io(() => this.o.writer.write({ batch: 0, identity: [], events }))
     for (const r of refused)
       if (r.event) dead.event(r.event, r.event.offset, r.reason, r.event.event, 'refused')
@@ -187,7 +221,7 @@ export class RowWriter {
 
   // A reply on a closed connection throws; there is nobody to tell then.
   private reply(m: JsMsg, how: 'ack' | 'nak' | 'term' | 'working'): void {
-    if (this.o.nc.isClosed()) return
+    if (this.fenced || this.o.nc.isClosed()) return
     try {
       m[how]()
     } catch (err) {

@@ -3,7 +3,17 @@
 // test/integration/projectors/team-spread.test.ts).
 import { v5 as uuidv5 } from 'uuid'
 import { type ClickHouseClient, selectRows } from '../../src/clickhouse/client.ts'
-import type { CapturedEvent } from '../../src/jetstream/messages.ts'
+import { jetstream, jetstreamManager } from '@nats-io/jetstream'
+import type { NatsConnection } from '../../src/jetstream/connection.ts'
+import {
+  type CapturedEvent,
+  chunkMessageId,
+  type EventChunk,
+  LOG_FORMAT_VERSION,
+  partitionOf,
+} from '../../src/jetstream/messages.ts'
+import { afterAll, beforeAll } from 'vitest'
+import { nats } from './index.ts'
 
 const NS = '6ba7b811-9dad-11d1-80b4-00c04fd430c8'
 // PostHog's person id of a distinct id: uuid v5 of `<team>:<distinct id>` in this namespace
@@ -118,4 +128,65 @@ export async function outcome(ch: ClickHouseClient, team: number, events: Histor
       .sort(),
     events: rows.map((e) => `${e.uuid}:${name(override.get(e.person_id) ?? e.person_id)}`),
   }
+}
+
+/** A log of a test file's own for its history: the stream, and how to publish to it. */
+export interface HistoryLog {
+  /** the connection (set before the file's tests run) */
+  nc: NatsConnection
+  /** publishes the history's events [from, to) for `team` in its partition (publishHistory) */
+  publish(team: number, from: number, to: number): Promise<void>
+}
+
+/**
+ * Registers the file's stream `<stream>` over `<prefix>.>` (2 min duplicate window), created before
+ * its tests and deleted after them, for `events` published in chunks of `chunk`.
+ */
+export function historyLog(
+  o: { stream: string; prefix: string; partitions: number; chunk: number },
+  events: HistoryEvent[],
+): HistoryLog {
+  const log: HistoryLog = {
+    nc: undefined as unknown as NatsConnection,
+    publish: (team, from, to) =>
+      publishHistory(
+        log.nc,
+        `${o.prefix}.live.${partitionOf(team, o.partitions)}`,
+        team,
+        events.slice(from, to),
+        o.chunk,
+      ),
+  }
+  beforeAll(async () => {
+    log.nc = await nats()
+    const jsm = await jetstreamManager(log.nc)
+    await jsm.streams.add({ name: o.stream, subjects: [`${o.prefix}.>`], duplicate_window: 120 * 1e9 })
+  })
+  afterAll(async () => {
+    await jetstreamManager(log.nc)
+      .then((jsm) => jsm.streams.delete(o.stream))
+      .catch(() => undefined)
+  })
+  return log
+}
+
+/**
+ * Publishes `events` for `team` on `subject` in chunks of `chunk`, as capture does, all at once (one
+ * connection keeps their order): a projector finds a queue and pipelines its batches.
+ */
+export async function publishHistory(
+  nc: NatsConnection,
+  subject: string,
+  team: number,
+  events: HistoryEvent[],
+  chunk: number,
+): Promise<void> {
+  const js = jetstream(nc)
+  const acks = []
+  for (let start = 0; start < events.length; start += chunk) {
+    const part = events.slice(start, start + chunk).map((e) => ({ ...e, team_id: team }))
+    const c: EventChunk = { v: LOG_FORMAT_VERSION, team_id: team, lane: 'live', events: part }
+    acks.push(js.publish(subject, JSON.stringify(c), { msgID: chunkMessageId(c) }))
+  }
+  await Promise.all(acks)
 }

@@ -158,8 +158,15 @@ export class KvIdentityStore extends IdentityReads {
   /**
    * Writes the final values of a batch (relative key -> value), then the watermarks. `seqs` holds,
    * per namespace, the last stream sequence of the batch. See commit-protocol.ts for why this order.
+   * `fence` (leases) is called right before the values and before the watermarks are written: a
+   * unit that lost its lease writes neither (it throws FencedError).
    */
-  async commit(values: Map<string, CommitValue>, source: string, seqs: Map<string, number>): Promise<void> {
+  async commit(
+    values: Map<string, CommitValue>,
+    source: string,
+    seqs: Map<string, number>,
+    fence?: () => Promise<void>,
+  ): Promise<void> {
     const writes: { full: string; stored: StoredValue; value: StateValue | null }[] = []
     for (const [rel, { team, value }] of values) {
       const ns = await this.namespaceOf(team)
@@ -172,7 +179,9 @@ export class KvIdentityStore extends IdentityReads {
       else if (this.cache.isComplete(teamOfKey(w.full) ?? '')) w.stored.p = null
       else w.stored.p = await this.load(w.full)
     })
+    await fence?.()
     await inWindows(writes, (w) => this.kv.put(w.full, encoder.encode(JSON.stringify(w.stored))))
+    await fence?.()
     for (const [ns, seq] of seqs) {
       if (seq > (await this.watermark(ns, source))) await this.setWatermark(ns, source, seq)
     }

@@ -9,16 +9,11 @@
 // publish and before its identity commit. Each "process" is a PartitionLeases with a NATS connection
 // of its own.
 import { randomBytes } from 'node:crypto'
-import { jetstream, jetstreamManager } from '@nats-io/jetstream'
+import { jetstreamManager } from '@nats-io/jetstream'
 import { Kvm } from '@nats-io/kv'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { selectRows } from '../../../src/clickhouse/client.ts'
-import {
-  chunkMessageId,
-  type EventChunk,
-  LOG_FORMAT_VERSION,
-  partitionOf,
-} from '../../../src/jetstream/messages.ts'
+import { partitionOf } from '../../../src/jetstream/messages.ts'
 import { connectNats, type NatsConnection } from '../../../src/jetstream/connection.ts'
 import { createLogger } from '../../../src/observability/logger.ts'
 import type { BatchWriter } from '../../../src/projectors/batch.ts'
@@ -26,9 +21,9 @@ import { startProjector, startSpreadUnit, spreadUnits } from '../../../src/proje
 import { LIVE_TABLES } from '../../../src/projectors/tables.ts'
 import { ClickHouseWriter } from '../../../src/projectors/writer.ts'
 import { PartitionLeases } from '../../../src/projectors/partition-leases.ts'
-import { clickhouse, nats, stack } from '../../harness/index.ts'
+import { clickhouse, stack } from '../../harness/index.ts'
 import { sleep } from '../../../src/retry/backoff.ts'
-import { eventsStored as stored, history, outcome } from '../../harness/identity-history.ts'
+import { eventsStored as stored, history, historyLog, outcome } from '../../harness/identity-history.ts'
 
 const PARTITIONS = 4
 const id = randomBytes(4).toString('hex')
@@ -59,38 +54,11 @@ const HISTORY = history(7, { events: 1200, anon: 60, users: 20 }).map((e, i) => 
   return { ...e, properties, ...extra }
 })
 const CHUNK = 20
-let nc: NatsConnection
-
-beforeAll(async () => {
-  nc = await nats()
-  const jsm = await jetstreamManager(nc)
-  await jsm.streams.add({ name: STREAM, subjects: [`${PREFIX}.>`], duplicate_window: 120 * 1e9 })
-})
-
-afterAll(async () => {
-  await jetstreamManager(nc)
-    .then((jsm) => jsm.streams.delete(STREAM))
-    .catch(() => undefined)
-})
-
-/**
- * Publishes the history's events [from, to) for `team` in chunks, as capture does, all at once (one
- * connection keeps their order): the identity stage finds a queue and pipelines its batches.
- */
-async function publish(team: number, from: number, to: number): Promise<void> {
-  const js = jetstream(nc)
-  const acks = []
-  for (let start = from; start < to; start += CHUNK) {
-    const events = HISTORY.slice(start, Math.min(start + CHUNK, to)).map((e) => ({ ...e, team_id: team }))
-    const chunk: EventChunk = { v: LOG_FORMAT_VERSION, team_id: team, lane: 'live', events }
-    acks.push(
-      js.publish(`${PREFIX}.live.${partitionOf(team, PARTITIONS)}`, JSON.stringify(chunk), {
-        msgID: chunkMessageId(chunk),
-      }),
-    )
-  }
-  await Promise.all(acks)
-}
+const logStream = historyLog(
+  { stream: STREAM, prefix: PREFIX, partitions: PARTITIONS, chunk: CHUNK },
+  HISTORY,
+)
+const publish = logStream.publish
 
 const common = (conn: NatsConnection) => ({
   nc: conn,
@@ -147,7 +115,7 @@ async function startProcess(bucketName: string, n: number, team: number): Promis
     partitions: spreadUnits(PARTITIONS),
     log,
     renewMs: 500,
-    start: (unit) =>
+    start: (unit, fence) =>
       startSpreadUnit(
         {
           ...common(conn),
@@ -156,6 +124,7 @@ async function startProcess(bucketName: string, n: number, team: number): Promis
           resolvedPrefix: RESOLVED,
           durablePrefix: `${PREFIX}-${bucketName}`,
           takeOver: true,
+          fence,
           teams: new Set([team]),
           writer: crashAfter(proc as Process, 'rows', new ClickHouseWriter(ch, LIVE_TABLES)),
           wrapWriter: (w) => crashAfter(proc as Process, 'identity', w),
@@ -189,7 +158,7 @@ const freshTeam = () => 7_000_000 + Math.floor(Math.random() * 1_000_000_000)
 async function single() {
   const team = freshTeam()
   const p = await startProjector({
-    ...common(nc),
+    ...common(logStream.nc),
     partition: partitionOf(team, PARTITIONS),
     durablePrefix: `${PREFIX}-single-${team}`,
   })
@@ -207,7 +176,7 @@ async function spread(processes: number, kill?: 'identity' | 'rows') {
   const team = freshTeam()
   const identityUnit = partitionOf(team, PARTITIONS)
   const bucketName = `spread_leases_${id}_${processes}`
-  await new Kvm(nc).create(bucketName, { history: 1, ttl: 3000 })
+  await new Kvm(logStream.nc).create(bucketName, { history: 1, ttl: 3000 })
   const procs: Process[] = []
   inserted = 0
   for (let n = 0; n < processes; n++) procs.push(await startProcess(bucketName, n, team))
@@ -260,7 +229,9 @@ describe('team spread', () => {
 
     expect((await spread(1)).result).toEqual(reference)
     // the project's events went through every row partition
-    const info = await (await jetstreamManager(nc)).streams.info(STREAM, { subjects_filter: `${RESOLVED}.>` })
+    const info = await (
+      await jetstreamManager(logStream.nc)
+    ).streams.info(STREAM, { subjects_filter: `${RESOLVED}.>` })
     expect(Object.keys(info.state.subjects ?? {}).sort()).toEqual(
       Array.from({ length: PARTITIONS }, (_, q) => `${RESOLVED}.${q}`),
     )

@@ -70,7 +70,7 @@ async function startProcess(bucketName: string, n: number): Promise<Process> {
     partitions: PARTITIONS,
     log,
     renewMs: 500,
-    start: (partition) =>
+    start: (partition, fence) =>
       startProjector({
         nc: conn,
         ch,
@@ -83,6 +83,7 @@ async function startProcess(bucketName: string, n: number): Promise<Process> {
         dlqSubject: `dlq.${PREFIX}`,
         partition,
         takeOver: true,
+        fence,
         plugins: false,
       }),
   })

@@ -34,6 +34,10 @@ describe('incremental capture JSON', () => {
     // runs of backslashes before a quote: an odd run escapes it, an even one does not
     '[{"a":"\\\\"},{"b":"x\\\\\\"]}{\\\\\\\\"},"\\"",{"c":"\\\\\\\\\\\\"}]',
     '{"batch":[{"k\\"":"\\\\"}],"sent_at":"\\\\\\""}',
+    // object items whose text holds what looks like an item's end (`}` then `,{` or `]`)
+    '[{"a":"},{"} , {"b":[{"c":1},{"d":"}]"}]},{"e":"}\\"},{"}\n]',
+    '{"batch":[ {"a":{"b":{}},"c":[{},{}]} ,\t{"s":"}]"}],"x":{"y":[{}]}}',
+    '[{"a":1},7,"s",[{"b":2},{}],null,{"c":{"d":[]}}]',
   ])('reads %s as JSON.parse does', async (text) => {
     expect(await read(text)).toEqual(JSON.parse(text))
   })
@@ -64,6 +68,9 @@ describe('incremental capture JSON', () => {
     '{"batch":[1,]}',
     '{"batch":[1] 2}',
     '[{"a":1}{"b":2}]',
+    '[{"a":1}},{"b":2}]',
+    '[{"a":"},{"b":2}]',
+    '{"batch":[{"a":1},{"b":2}] x}',
   ])('refuses %s as invalid JSON', async (text) => {
     expect(() => JSON.parse(text)).toThrow()
     const err = await failure(text)
@@ -77,6 +84,25 @@ describe('incremental capture JSON', () => {
     expect((await failure(nest(129))).detail).toContain('128')
     expect((await failure(`{"batch":[${nest(127)}]}`)).detail).toContain('128')
     expect((await failure(nest(100_000))).code).toBe('invalid_payload')
+    // object items, counted from the level they are at
+    const objects = (depth: number) => `${'{"k":'.repeat(depth)}1${'}'.repeat(depth)}`
+    expect(await read(`[${objects(127)},{}]`)).toEqual(JSON.parse(`[${objects(127)},{}]`))
+    expect((await failure(`[{},${objects(128)}]`)).detail).toContain('128')
+    expect(await read(`{"batch":[${objects(126)}]}`)).toEqual(JSON.parse(`{"batch":[${objects(126)}]}`))
+    expect((await failure(`{"batch":[${objects(127)},{}]}`)).detail).toContain('128')
+  })
+
+  it('refuses a body with several faults for the same one as when the batch was read after the walk', async () => {
+    const eleven = `[${'{"e":1},'.repeat(10)}{"e":1}]`
+    const capped = { ...limits, maxEvents: 10, maxEventChars: 100 }
+    // a syntax error after a batch with too many events: invalid JSON, not the event cap
+    expect((await failure(`{"batch":${eleven},"a":1 "b":2}`, capped)).status).toBe(400)
+    // a member too long before it: that member's 413, not the event cap's
+    const tooLong = await failure(`{"a":"${'x'.repeat(200)}","batch":${eleven}}`, capped)
+    expect(tooLong.detail).not.toContain('10 events')
+    expect((await failure(`{"batch":${eleven},"a":"${'x'.repeat(200)}"}`, capped)).detail).toContain(
+      '10 events',
+    )
   })
 
   it('stops at the event cap before reading the rest (413)', async () => {

@@ -62,6 +62,29 @@ describe('normalizeEvent', () => {
     const n = normalizeEvent({ event: 'e', distinct_id: 'no_distinct_id' }, ctx)
     expect('ok' in n && n.ok.distinct_id).toBe('no_distinct_id')
   })
+  it('writes each event time as ISO 8601 with milliseconds, minute after minute', () => {
+    const at = (timestamp: unknown) => {
+      const n = normalizeEvent({ event: 'e', distinct_id: 'd', timestamp }, ctx)
+      return 'ok' in n ? n.ok.timestamp : n.drop
+    }
+    const cases: [unknown, string][] = [
+      ['2026-06-01T11:59:59.999Z', '2026-06-01T11:59:59.999Z'],
+      ['2026-06-01T12:00:00.000Z', '2026-06-01T12:00:00.000Z'],
+      ['2026-06-01T12:00:07.5Z', '2026-06-01T12:00:07.500Z'],
+      ['2026-06-01T12:00:59.04Z', '2026-06-01T12:00:59.040Z'],
+      ['2026-06-01T13:00:00+01:00', '2026-06-01T12:00:00.000Z'],
+      ['2024-02-29T23:59:59.999Z', '2024-02-29T23:59:59.999Z'],
+      ['2024-03-01T00:00:00.001Z', '2024-03-01T00:00:00.001Z'],
+      ['1970-01-01T00:00:00.000Z', '1970-01-01T00:00:00.000Z'],
+      [1, '1970-01-01T00:00:00.001Z'],
+      [61_234.5, '1970-01-01T00:01:01.235Z'],
+      [0, '1970-01-01T00:00:00.000Z'],
+      [-0, '1970-01-01T00:00:00.000Z'],
+      ['9999-12-31T23:59:59.000Z', '2026-06-01T12:00:00.000Z'],
+      ['2000-12-31T23:59:09.009Z', '2000-12-31T23:59:09.009Z'],
+    ]
+    for (const [timestamp, iso] of cases) expect(at(timestamp)).toBe(iso)
+  })
   it('takes distinct_id from properties and caps its length at 200', () => {
     const n = normalizeEvent({ event: 'e', properties: { distinct_id: 'x'.repeat(300) } }, ctx)
     expect('ok' in n && n.ok.distinct_id.length).toBe(200)
