@@ -1,8 +1,9 @@
 import { isAscii } from 'node:buffer'
 import { promisify } from 'node:util'
+import { getHeapStatistics } from 'node:v8'
 import { setImmediate as nextTurn } from 'node:timers/promises'
 import { gunzip as gunzipCb, inflate as inflateCb, inflateRaw as inflateRawCb } from 'node:zlib'
-import { ValidationError } from '../http/errors.ts'
+import { Unavailable, ValidationError } from '../http/errors.ts'
 import { parseWhole, type ReadLimits, readCaptureJson } from './json-reader.ts'
 import { decompressLz64 } from './lz64.ts'
 
@@ -114,18 +115,48 @@ async function lz64(data: string, max: number): Promise<string> {
   return out
 }
 
+/**
+ * Bytes of inflated bodies (gzip, deflate) the process decodes and parses at once, all requests
+ * together: an eighth of the heap. A body costs about three times its inflated size until it is
+ * parsed (six /s/ bodies of 100 KB, 100 MB each once inflated, raised RSS by 1.8 GB), and each
+ * request may inflate to 5× its body limit, so a few dozen small requests could pass the heap.
+ */
+export const INFLATED_BUDGET_BYTES = Math.floor(getHeapStatistics().heap_size_limit / 8)
+let inflatedHeld = 0
+
+/** Counts an inflated body against INFLATED_BUDGET_BYTES; returns the bytes to give back. */
+function holdInflated(bytes: number): number {
+  if (inflatedHeld + bytes > INFLATED_BUDGET_BYTES) {
+    throw new Unavailable('Too many large bodies are being decoded at once; send again shortly.', 1)
+  }
+  inflatedHeld += bytes
+  return bytes
+}
+
 /** The JSON a capture (or flags) request carries, unwrapped and parsed within `limits`. */
 export async function decodeBody(req: RawRequest, limits: ReadLimits): Promise<unknown> {
+  const held = { bytes: 0 }
+  try {
+    return await decodeHeld(req, limits, held)
+  } finally {
+    inflatedHeld -= held.bytes
+  }
+}
+
+async function decodeHeld(req: RawRequest, limits: ReadLimits, held: { bytes: number }): Promise<unknown> {
   const compression = req.compression?.toLowerCase()
-  const max = req.maxDecompressedBytes
+  // no body inflates past the budget (400 payload_too_large), whatever its own limit
+  const max = Math.min(req.maxDecompressedBytes, INFLATED_BUDGET_BYTES)
   // (no closures made per request here: tsx names each one with a defineProperty call)
   let body = req.body
   if (body.length === 0) throw new ValidationError('Body is empty.', null, 'no_data')
   const encoding = req.contentEncoding?.toLowerCase()
   if (encoding === 'gzip' || compression === 'gzip-js' || compression === 'gzip' || isGzip(body)) {
     body = await ungzip(body, max)
+    held.bytes += holdInflated(body.length)
   } else if (encoding === 'deflate') {
     body = await undeflate(body, max)
+    held.bytes += holdInflated(body.length)
   }
   const isLz = compression === 'lz64' || compression === 'lz-string'
   if ((req.contentType ?? '').toLowerCase().startsWith('application/x-www-form-urlencoded')) {
@@ -134,7 +165,10 @@ export async function decodeBody(req: RawRequest, limits: ReadLimits): Promise<u
     if (data === null) throw new ValidationError('Form body has no data field.', 'data', 'no_data')
     if (isLz) return readCaptureJson(await lz64(data, max), limits)
     const inner = base64(data)
-    return readCaptureJson(await text(isGzip(inner) ? await ungzip(inner, max) : inner), limits)
+    if (!isGzip(inner)) return readCaptureJson(await text(inner), limits)
+    const inflated = await ungzip(inner, max)
+    held.bytes += holdInflated(inflated.length)
+    return readCaptureJson(await text(inflated), limits)
   }
   if (isLz) return readCaptureJson(await lz64(await text(body), max), limits)
   // A small body is decoded and parsed without an await (what nearly every request is)

@@ -110,14 +110,27 @@ export class EventPublisher {
     if (this.nc.isClosed()) throw new Unavailable('The event log is unavailable.')
     const { byLane, tooLarge, partition } = this.serialize(teamId, events)
     const results = await Promise.allSettled(
-      [...byLane].map(([lane, items]) =>
-        this.groups.add(
+      [...byLane].map(([lane, items]) => {
+        // A few events can still be more than one message holds (each under the limit, together
+        // over it): those are written in chunks as a large request's are. One group message of
+        // them was refused by NATS (max_payload), a 503 the SDK would resend forever.
+        let bytes = 0
+        for (const i of items) bytes += i.s.size
+        if (bytes > this.maxMessageBytes - 256) {
+          return this.publish(
+            this.chunk(
+              teamId,
+              items.map((i) => ({ lane, event: i.e })),
+            ).chunks,
+          )
+        }
+        return this.groups.add(
           teamId,
           lane,
           eventsSubject(lane, partition),
           items.map((i) => i.s),
-        ),
-      ),
+        )
+      }),
     )
     const failed = results.find((r) => r.status === 'rejected')
     if (failed) {

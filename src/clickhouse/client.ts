@@ -1,4 +1,5 @@
 import http from 'node:http'
+import { getHeapStatistics } from 'node:v8'
 import {
   type ClickHouseClient,
   ClickHouseLogLevel,
@@ -76,6 +77,55 @@ export class AnswerTooLarge extends Error {
 }
 
 /**
+ * The answers being read and parsed at once in this process already hold ANSWER_BUDGET_BYTES; this
+ * one was dropped and may be asked again in a moment.
+ */
+export class AnswerBudgetFull extends Error {
+  constructor() {
+    super('Too many large answers are being read at once.')
+    this.name = 'AnswerBudgetFull'
+  }
+}
+
+/**
+ * Bytes of ClickHouse answers this process reads and parses at once, all SELECTs together: a
+ * thirty-second of the heap (~130 MB with node's default heap on a large machine). An answer costs
+ * about ten times its size while it is read, decoded, parsed and serialized again (a 200 MB answer
+ * of short strings peaked at 1.8 GB of RSS), so three such answers at once reached node's 4 GB heap
+ * limit, and a fourth (the per-key concurrency cap allows four) would have ended the process. No
+ * single answer may be larger than the budget either, whatever its own cap.
+ */
+export const ANSWER_BUDGET_BYTES = Math.floor(getHeapStatistics().heap_size_limit / 32)
+let answerBytesHeld = 0
+
+/**
+ * The first bytes of every answer are outside the budget: the small reads Burrow makes for itself
+ * (server facts, flags, persons pages) go on while large answers fill it. The HTTP agent's socket
+ * cap bounds how many such allowances are in use at once.
+ */
+const FREE_ANSWER_BYTES = 1024 * 1024
+
+/** One answer's share of ANSWER_BUDGET_BYTES, given back once it is parsed (or has failed). */
+class AnswerHold {
+  private seen = 0
+  private bytes = 0
+  /** Takes `n` more bytes; false when the process's answers would pass the budget. */
+  take(n: number): boolean {
+    this.seen += n
+    const counted = Math.max(0, this.seen - FREE_ANSWER_BYTES) - this.bytes
+    if (counted === 0) return true
+    if (answerBytesHeld + counted > ANSWER_BUDGET_BYTES) return false
+    answerBytesHeld += counted
+    this.bytes += counted
+    return true
+  }
+  release(): void {
+    answerBytesHeld -= this.bytes
+    this.bytes = 0
+  }
+}
+
+/**
  * A SELECT's answer, parsed. A client made by clickhouseClient sends it over Node's own keep-alive
  * HTTP agent: @clickhouse/client waits a timer tick (`setTimeout(0)`, 1–2 ms) before every request,
  * which on the insight path (a state read, then the statement) was a fifth of a request's fixed
@@ -83,7 +133,15 @@ export class AnswerTooLarge extends Error {
  */
 export async function selectJson(ch: ClickHouseClient, query: string, opts: SelectOptions): Promise<unknown> {
   const fast = selects.get(ch)
-  if (fast) return parseAnswer(await fast.text(query, opts), opts.format)
+  if (fast) {
+    // The share is held until the parse is done: decoding and parsing are where the answer costs most.
+    const hold = new AnswerHold()
+    try {
+      return parseAnswer(await fast.text(query, opts, hold), opts.format)
+    } finally {
+      hold.release()
+    }
+  }
   const rs = await ch.query({
     query,
     format: opts.format,
@@ -137,7 +195,7 @@ class HttpSelect {
     return new HttpSelect(base, authorization, database, settings)
   }
 
-  async text(query: string, opts: SelectOptions): Promise<string> {
+  async text(query: string, opts: SelectOptions, hold: AnswerHold): Promise<string> {
     const params = new URLSearchParams()
     params.set('query_id', opts.queryId ?? crypto.randomUUID())
     for (const [k, v] of Object.entries({ ...this.settings, ...opts.settings })) {
@@ -149,17 +207,23 @@ class HttpSelect {
     const url = new URL(this.base)
     url.search = params.toString()
     const body = `${query.trim().replace(/;+$/, '')} \nFORMAT ${opts.format}`
-    const max = opts.maxBytes ?? MAX_ANSWER_BYTES
+    const max = Math.min(opts.maxBytes ?? MAX_ANSWER_BYTES, ANSWER_BUDGET_BYTES)
     try {
-      return await this.send(url, body, max, opts.abort)
+      return await this.send(url, body, max, hold, opts.abort)
     } catch (err) {
       // a kept-alive socket the server closed meanwhile fails before the query reached it: send again
-      if ((err as { reused?: boolean }).reused) return this.send(url, body, max, opts.abort)
+      if ((err as { reused?: boolean }).reused) return this.send(url, body, max, hold, opts.abort)
       throw err
     }
   }
 
-  private send(url: URL, body: string, maxBytes: number, abort?: AbortSignal): Promise<string> {
+  private send(
+    url: URL,
+    body: string,
+    maxBytes: number,
+    hold: AnswerHold,
+    abort?: AbortSignal,
+  ): Promise<string> {
     return new Promise((resolve, reject) => {
       if (abort?.aborted) return reject(new Error('The user aborted a request.'))
       const req = http.request(url, {
@@ -182,12 +246,18 @@ class HttpSelect {
       req.on('response', (res) => {
         const chunks: Buffer[] = []
         let size = 0
+        let dropped = false
         res.on('data', (c: Buffer) => {
+          // chunks already buffered may still arrive after the drop; the hold may be released by then
+          if (dropped) return
           size += c.length
-          // Past the cap the connection is dropped: the rest of the answer is never held or decoded.
-          if (size <= maxBytes) return void chunks.push(c)
+          // Past the cap, or past what the process's answers may hold at once, the connection is
+          // dropped: the rest of the answer is never held or decoded.
+          const fits = size <= maxBytes
+          if (fits && hold.take(c.length)) return void chunks.push(c)
           done()
-          reject(new AnswerTooLarge(maxBytes))
+          dropped = true
+          reject(fits ? new AnswerBudgetFull() : new AnswerTooLarge(maxBytes))
           req.destroy()
         })
         res.on('error', (err) => {

@@ -1,5 +1,6 @@
 import { randomFillSync } from 'node:crypto'
-import type { IncomingMessage, ServerResponse } from 'node:http'
+import { type IncomingMessage, type ServerResponse, STATUS_CODES } from 'node:http'
+import type { Duplex } from 'node:stream'
 import Fastify, {
   type FastifyBaseLogger,
   type FastifyError,
@@ -52,6 +53,32 @@ export function requestId(): string {
   return uuidv7({ random })
 }
 
+const CLIENT_ERRORS: Record<string, [status: number, code: string, detail: string]> = {
+  ERR_HTTP_REQUEST_TIMEOUT: [408, 'request_timeout', 'The request did not arrive in time.'],
+  HPE_HEADER_OVERFLOW: [431, 'headers_too_large', 'The request headers are larger than 16 KB.'],
+}
+
+/**
+ * Answers a request node's HTTP parser refused, on the raw socket (there is no request to reply
+ * to), then closes the connection as node does. A reset connection gets nothing.
+ */
+function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return
+  const [status, code, detail] = CLIENT_ERRORS[err.code ?? ''] ?? [
+    400,
+    'bad_request',
+    'The request is not valid HTTP.',
+  ]
+  const body = JSON.stringify({ type: 'invalid_request', code, detail, attr: null })
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+        `Content-Type: application/json\r\nConnection: close\r\n\r\n${body}`,
+    )
+  }
+  socket.destroy(err)
+}
+
 /** The fastify app every role adds its routes to, with Burrow's parsers, errors, CORS and request log. */
 export function createHttpServer(opts: HttpServerOptions): App {
   const app = Fastify({
@@ -72,6 +99,9 @@ export function createHttpServer(opts: HttpServerOptions): App {
       requestTimeout: opts.timeouts.requestMs,
       connectionsCheckingInterval: Math.min(TIMEOUT_CHECK_MS, opts.timeouts.headersMs),
     },
+    // Requests node's parser refuses (headers past 16 KB, a malformed request line or chunk, a body
+    // not in time) in PostHog's shape too, not fastify's own.
+    clientErrorHandler: answerClientError,
     // Errors raised before routing (an undecodable URL, an over-long path segment) in PostHog's shape too.
     frameworkErrors: (err, _req, reply) => {
       const status = (err as FastifyError).statusCode ?? 400

@@ -1,5 +1,5 @@
 import type { ClickHouseClient } from '@clickhouse/client'
-import { AnswerTooLarge, selectJson } from '../clickhouse/client.ts'
+import { AnswerBudgetFull, AnswerTooLarge, selectJson } from '../clickhouse/client.ts'
 import { AppError, Unavailable } from '../http/errors.ts'
 import { GUARD_SETTING_NAMES, guardSettings, type ServerInfo } from '../hogql/capabilities.ts'
 import type { CompiledQuery } from '../hogql/index.ts'
@@ -231,6 +231,17 @@ export function mapClickHouseError(err: unknown): AppError {
       'validation_error',
       'query_too_complex',
       `The query's answer is larger than ${err.maxBytes} bytes; select fewer or shorter values, or fewer rows.`,
+    )
+  }
+  if (err instanceof AnswerBudgetFull) {
+    // Others' large answers fill the process's answer memory now; the same query fits in a moment.
+    return new AppError(
+      429,
+      'throttled_error',
+      'concurrency_limit',
+      'Too many large query answers are being read at once; try again shortly.',
+      null,
+      { 'retry-after': '1' },
     )
   }
   const message = messageOf(err)

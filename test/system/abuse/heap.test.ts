@@ -1,0 +1,120 @@
+// Large query answers and large inflated bodies against a Burrow process with a small heap. Both
+// cost several times their size in memory until they are parsed and sent, so a few at once under
+// their own caps (an answer 256 MiB, a /s/ body 125 MB once inflated) filled node's heap and ended
+// the process for everyone. Answers read at once share a thirty-second of the heap
+// (clickhouse/client.ts), inflated bodies an eighth (capture/decode.ts).
+import { gzipSync } from 'node:zlib'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { BurrowProcess } from '../reliability/helpers.ts'
+import { type Answer, isClearAnswer, ownProject, send, startAbuseTarget, stillHealthy } from './helpers.ts'
+
+let b: BurrowProcess
+let key: string
+let projectId: number
+let token: string
+
+beforeAll(async () => {
+  const own = await ownProject('abuse: answers')
+  key = own.key
+  projectId = own.project.id
+  token = own.project.api_token
+  // ~400 MB of heap: the answer budget is then ~12 MB, the inflated bodies' ~50 MB.
+  // QUERY_MAX_RESULT_BYTES and RECORDINGS_MAX_BODY_BYTES keep their defaults.
+  b = await startAbuseTarget({ NODE_OPTIONS: '--max-old-space-size=384' })
+})
+afterAll(async () => {
+  await b?.stop()
+})
+
+const hogql = (query: string): Promise<Answer> =>
+  send(
+    b.url,
+    'POST',
+    `/api/projects/${projectId}/query/`,
+    JSON.stringify({ query: { kind: 'HogQLQuery', query } }),
+    { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+  )
+
+// One row holding `n` numbers as strings: about 9n bytes of JSON (n = 2,000,000: ~19 MB).
+const strings = (n: number, salt: number) => `SELECT arrayMap(x -> toString(x + ${salt}), range(${n}))`
+
+describe('large answers cannot fill the heap', () => {
+  it('answers larger than the budget are refused with a 400, four at once too, and the process stays up', async () => {
+    const tooLarge = { type: 'validation_error', code: 'query_too_complex' }
+    const alone = await hogql(strings(12_000_000, 0))
+    expect(alone.status, alone.text.slice(0, 300)).toBe(400)
+    expect(alone.json).toMatchObject(tooLarge)
+    // At once, one may find the budget filled by the others' first bytes before it passes its own
+    // cap: that one is told to retry (and would then get the 400).
+    const answers = await Promise.all([0, 1, 2, 3].map((i) => hogql(strings(2_000_000, i))))
+    for (const a of answers) {
+      expect([400, 429], a.text.slice(0, 300)).toContain(a.status)
+      expect(a.json).toMatchObject(
+        a.status === 400 ? tooLarge : { type: 'throttled_error', code: 'concurrency_limit' },
+      )
+    }
+    expect(await stillHealthy(b)).toEqual({ exited: false, health: 200 })
+  })
+
+  it('concurrent answers within the budget each get their rows or a 429 to retry', async () => {
+    // ~7 MB each: one fits the budget, two at once do not.
+    const answers = await Promise.all([0, 1, 2, 3].map((i) => hogql(strings(800_000, i))))
+    for (const [i, a] of answers.entries()) {
+      expect(isClearAnswer(a), a.text.slice(0, 300)).toBe(true)
+      expect([200, 429], a.text.slice(0, 300)).toContain(a.status)
+      if (a.status === 200) {
+        const row = a.json.results[0][0] as string[]
+        expect([row.length, row[0], row.at(-1)]).toEqual([800_000, String(i), String(799_999 + i)])
+      } else expect(a.json).toMatchObject({ type: 'throttled_error', code: 'concurrency_limit' })
+    }
+    expect(answers.some((a) => a.status === 200)).toBe(true)
+    const after = await hogql('SELECT 1 + 1')
+    expect(after.json.results).toEqual([[2]])
+    expect(await stillHealthy(b)).toEqual({ exited: false, health: 200 })
+  })
+})
+
+/** A /s/ body of `n` snapshots of 1 MB each: ~n MB once inflated, ~n KB gzipped. */
+const snapshots = (n: number, session: string) =>
+  gzipSync(
+    JSON.stringify({
+      api_key: token,
+      batch: Array.from({ length: n }, (_, i) => ({
+        event: '$snapshot',
+        distinct_id: 'heap',
+        properties: {
+          $session_id: session,
+          $window_id: 'w',
+          $snapshot_data: [{ type: 3, timestamp: 1_700_000_000_000 + i, data: { s: 'q'.repeat(1_000_000) } }],
+        },
+      })),
+    }),
+  )
+const postSnapshots = (body: Buffer) =>
+  send(b.url, 'POST', '/s/', body, { 'content-type': 'application/json', 'content-encoding': 'gzip' })
+
+describe('large inflated bodies cannot fill the heap', () => {
+  it('six bodies at once that inflate past the budget (under their 125 MB cap) are refused with a 400', async () => {
+    // 100 KB each on the wire, 100 MB each once inflated: together they ended the process
+    const answers = await Promise.all(
+      [0, 1, 2, 3, 4, 5].map((i) => postSnapshots(snapshots(100, `heap-big-${i}`))),
+    )
+    for (const a of answers) {
+      expect(a.status, a.text.slice(0, 300)).toBe(400)
+      expect(a.json).toMatchObject({ type: 'validation_error', code: 'payload_too_large' })
+    }
+    expect(await stillHealthy(b)).toEqual({ exited: false, health: 200 })
+  })
+
+  it('six bodies at once within the budget are each stored or told to retry, and the process stays up', async () => {
+    const answers = await Promise.all(
+      [0, 1, 2, 3, 4, 5].map((i) => postSnapshots(snapshots(30, `heap-${i}`))),
+    )
+    for (const a of answers) {
+      expect([200, 503], a.text.slice(0, 300)).toContain(a.status)
+      if (a.status === 503) expect(a.json).toMatchObject({ type: 'server_error', code: 'unavailable' })
+    }
+    expect(answers.some((a) => a.status === 200)).toBe(true)
+    expect(await stillHealthy(b)).toEqual({ exited: false, health: 200 })
+  })
+})
