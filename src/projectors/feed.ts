@@ -29,6 +29,23 @@ export interface FeedOptions {
 }
 
 /**
+ * Keeps `msgs` from being redelivered while they are worked on: a `working` reply for each every
+ * third of the ack wait (at least every 100 ms). Clear the returned timer once they are answered.
+ */
+export function keepWorking(
+  msgs: readonly JsMsg[],
+  ackWaitMs: number,
+  reply: (m: JsMsg, how: 'working') => void,
+): NodeJS.Timeout {
+  return setInterval(
+    () => {
+      for (const m of msgs) reply(m, 'working')
+    },
+    Math.max(ackWaitMs / 3, 100),
+  )
+}
+
+/**
  * A durable consumer's delivered messages, waiting in order to be taken in batches. Batching is done
  * in-process because `fetch()` cannot wait less than one second. The client pulls again as messages
  * arrive, not as they are processed, so without a byte bound what the process holds is bounded only

@@ -6,7 +6,7 @@ import type { BatchOutcome, LogMessage, PreparedBatch, ProjectionContext } from 
 import { PausableFeed, type ProjectorControl } from './control.ts'
 import { FencedError, TransientError } from './errors.ts'
 import type { Mutex } from './mutex.ts'
-import { MessageFeed } from './feed.ts'
+import { keepWorking, MessageFeed } from './feed.ts'
 import { holdBytes, pullBytes } from './batch-cut.ts'
 import { ensureDurable } from './durable.ts'
 import { prepareBatch } from './prepare.ts'
@@ -284,12 +284,7 @@ export class LaneConsumer {
   }
 
   private keepAlive(batch: JsMsg[]): NodeJS.Timeout {
-    return setInterval(
-      () => {
-        for (const m of batch) this.reply(m, 'working')
-      },
-      Math.max(this.o.ackWaitMs / 3, 100),
-    )
+    return keepWorking(batch, this.o.ackWaitMs, (m, how) => this.reply(m, how))
   }
 
   // Its acks and naks would reach the consumer its new owner recreated and act on that owner's

@@ -4,7 +4,7 @@ import type { NatsConnection } from '../jetstream/connection.ts'
 import type { CapturedEvent } from '../jetstream/messages.ts'
 import type { Logger } from '../observability/logger.ts'
 import { type BackoffPolicy, retry } from '../retry/backoff.ts'
-import { MessageFeed } from './feed.ts'
+import { keepWorking, MessageFeed } from './feed.ts'
 import { PausableFeed, type ProjectorControl } from './control.ts'
 import { DeadLetterList, publishDeadLetter } from './dead-letters.ts'
 import { ensureDurable } from './durable.ts'
@@ -119,10 +119,7 @@ export class RowWriter {
     while (!this.stopping) {
       const batch = await this.pausable.next()
       if (batch.length === 0) continue
-      const alive = setInterval(
-        () => batch.forEach((m) => this.reply(m, 'working')),
-        Math.max(this.o.ackWaitMs / 3, 100),
-      )
+      const alive = keepWorking(batch, this.o.ackWaitMs, (m, how) => this.reply(m, how))
       try {
         await retry((attempt) => this.write(batch, attempt > 1), {
           ...this.o.retry,
