@@ -1,9 +1,9 @@
 import { isAscii } from 'node:buffer'
 import { promisify } from 'node:util'
-import { getHeapStatistics } from 'node:v8'
 import { setImmediate as nextTurn } from 'node:timers/promises'
 import { gunzip as gunzipCb, inflate as inflateCb, inflateRaw as inflateRawCb } from 'node:zlib'
 import { Unavailable, ValidationError } from '../http/errors.ts'
+import { heapShare } from '../runtime/byte-budget.ts'
 import { parseWhole, type ReadLimits, readCaptureJson } from './json-reader.ts'
 import { decompressLz64 } from './lz64.ts'
 
@@ -121,15 +121,14 @@ async function lz64(data: string, max: number): Promise<string> {
  * parsed (six /s/ bodies of 100 KB, 100 MB each once inflated, raised RSS by 1.8 GB), and each
  * request may inflate to 5× its body limit, so a few dozen small requests could pass the heap.
  */
-export const INFLATED_BUDGET_BYTES = Math.floor(getHeapStatistics().heap_size_limit / 8)
-let inflatedHeld = 0
+const inflatedBudget = heapShare(8)
+export const INFLATED_BUDGET_BYTES = inflatedBudget.limit
 
 /** Counts an inflated body against INFLATED_BUDGET_BYTES; returns the bytes to give back. */
 function holdInflated(bytes: number): number {
-  if (inflatedHeld + bytes > INFLATED_BUDGET_BYTES) {
+  if (!inflatedBudget.take(bytes)) {
     throw new Unavailable('Too many large bodies are being decoded at once; send again shortly.', 1)
   }
-  inflatedHeld += bytes
   return bytes
 }
 
@@ -139,7 +138,7 @@ export async function decodeBody(req: RawRequest, limits: ReadLimits): Promise<u
   try {
     return await decodeHeld(req, limits, held)
   } finally {
-    inflatedHeld -= held.bytes
+    inflatedBudget.give(held.bytes)
   }
 }
 

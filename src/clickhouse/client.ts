@@ -1,5 +1,4 @@
 import http from 'node:http'
-import { getHeapStatistics } from 'node:v8'
 import {
   type ClickHouseClient,
   ClickHouseLogLevel,
@@ -7,6 +6,7 @@ import {
   createClient,
   parseError,
 } from '@clickhouse/client'
+import { heapShare } from '../runtime/byte-budget.ts'
 
 export type { ClickHouseClient }
 
@@ -95,8 +95,8 @@ export class AnswerBudgetFull extends Error {
  * limit, and a fourth (the per-key concurrency cap allows four) would have ended the process. No
  * single answer may be larger than the budget either, whatever its own cap.
  */
-export const ANSWER_BUDGET_BYTES = Math.floor(getHeapStatistics().heap_size_limit / 32)
-let answerBytesHeld = 0
+const answerBudget = heapShare(32)
+export const ANSWER_BUDGET_BYTES = answerBudget.limit
 
 /**
  * The first bytes of every answer are outside the budget: the small reads Burrow makes for itself
@@ -114,13 +114,12 @@ class AnswerHold {
     this.seen += n
     const counted = Math.max(0, this.seen - FREE_ANSWER_BYTES) - this.bytes
     if (counted === 0) return true
-    if (answerBytesHeld + counted > ANSWER_BUDGET_BYTES) return false
-    answerBytesHeld += counted
+    if (!answerBudget.take(counted)) return false
     this.bytes += counted
     return true
   }
   release(): void {
-    answerBytesHeld -= this.bytes
+    answerBudget.give(this.bytes)
     this.bytes = 0
   }
 }
