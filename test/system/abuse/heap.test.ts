@@ -7,6 +7,7 @@ import { gzipSync } from 'node:zlib'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { BurrowProcess } from '../reliability/helpers.ts'
 import { type Answer, isClearAnswer, ownProject, send, startAbuseTarget, stillHealthy } from './helpers.ts'
+import { compressToLz64 } from './lz64-encode.ts'
 
 let b: BurrowProcess
 let key: string
@@ -74,22 +75,22 @@ describe('large answers cannot fill the heap', () => {
   })
 })
 
+/** The JSON of a /s/ body of `n` snapshots of 1 MB each (~n MB). */
+const snapshotsJson = (n: number, session: string) =>
+  JSON.stringify({
+    api_key: token,
+    batch: Array.from({ length: n }, (_, i) => ({
+      event: '$snapshot',
+      distinct_id: 'heap',
+      properties: {
+        $session_id: session,
+        $window_id: 'w',
+        $snapshot_data: [{ type: 3, timestamp: 1_700_000_000_000 + i, data: { s: 'q'.repeat(1_000_000) } }],
+      },
+    })),
+  })
 /** A /s/ body of `n` snapshots of 1 MB each: ~n MB once inflated, ~n KB gzipped. */
-const snapshots = (n: number, session: string) =>
-  gzipSync(
-    JSON.stringify({
-      api_key: token,
-      batch: Array.from({ length: n }, (_, i) => ({
-        event: '$snapshot',
-        distinct_id: 'heap',
-        properties: {
-          $session_id: session,
-          $window_id: 'w',
-          $snapshot_data: [{ type: 3, timestamp: 1_700_000_000_000 + i, data: { s: 'q'.repeat(1_000_000) } }],
-        },
-      })),
-    }),
-  )
+const snapshots = (n: number, session: string) => gzipSync(snapshotsJson(n, session))
 const postSnapshots = (body: Buffer) =>
   send(b.url, 'POST', '/s/', body, { 'content-type': 'application/json', 'content-encoding': 'gzip' })
 
@@ -114,6 +115,48 @@ describe('large inflated bodies cannot fill the heap', () => {
       expect([200, 503], a.text.slice(0, 300)).toContain(a.status)
       if (a.status === 503) expect(a.json).toMatchObject({ type: 'server_error', code: 'unavailable' })
     }
+    expect(answers.some((a) => a.status === 200)).toBe(true)
+    expect(await stillHealthy(b)).toEqual({ exited: false, health: 200 })
+  })
+})
+
+/** Posts posthog-js's legacy lz64 body; the answer with its Retry-After header. */
+async function postLz64(body: string): Promise<Answer & { retryAfter: string | null }> {
+  const res = await fetch(`${b.url}/s/?compression=lz64`, {
+    method: 'POST',
+    headers: { 'content-type': 'text/plain' },
+    body,
+  })
+  const text = await res.text()
+  let json: unknown = null
+  try {
+    json = JSON.parse(text)
+  } catch {}
+  return { status: res.status, text, json, retryAfter: res.headers.get('retry-after') }
+}
+
+describe('lz64 bodies count against the same budget', () => {
+  it('a body that decompresses past the budget (under its 125 MB cap) is refused with a 400', async () => {
+    // ~60 MB once decompressed, ~30 KB on the wire
+    const a = await postLz64(compressToLz64(snapshotsJson(60, 'heap-lz-big')))
+    expect(a.status, a.text.slice(0, 300)).toBe(400)
+    expect(a.json).toMatchObject({ type: 'validation_error', code: 'payload_too_large' })
+    expect(await stillHealthy(b)).toEqual({ exited: false, health: 200 })
+  })
+
+  it('six bodies at once, each within the budget, are stored or told to retry with a 503', async () => {
+    // ~30 MB each once decompressed: one fits the ~50 MB budget, two at once do not. Without the
+    // budget every one was decompressed and parsed at once, ~180 MB of text on a ~400 MB heap.
+    const bodies = [0, 1, 2, 3, 4, 5].map((i) => compressToLz64(snapshotsJson(30, `heap-lz-${i}`)))
+    const answers = await Promise.all(bodies.map(postLz64))
+    for (const a of answers) {
+      expect([200, 503], a.text.slice(0, 300)).toContain(a.status)
+      if (a.status === 503) {
+        expect(a.json).toMatchObject({ type: 'server_error', code: 'unavailable' })
+        expect(a.retryAfter).toMatch(/^\d+$/)
+      }
+    }
+    expect(answers.filter((a) => a.status === 503).length).toBeGreaterThan(0)
     expect(answers.some((a) => a.status === 200)).toBe(true)
     expect(await stillHealthy(b)).toEqual({ exited: false, health: 200 })
   })
