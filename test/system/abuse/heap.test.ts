@@ -2,14 +2,21 @@
 // cost several times their size in memory until they are parsed and sent, so a few at once under
 // their own caps (an answer 256 MiB, a /s/ body 125 MB once inflated) filled node's heap and ended
 // the process for everyone. Answers read at once share a thirty-second of the heap
-// (clickhouse/client.ts), inflated bodies an eighth (capture/decode.ts).
+// (clickhouse/client.ts), inflated bodies an eighth (capture/decode.ts). Answers are read under the
+// same cap and budget from an https CLICKHOUSE_URL: a second process reads the harness's ClickHouse
+// through a TLS proxy with a self-signed certificate it is told to trust (NODE_EXTRA_CA_CERTS).
 import { gzipSync } from 'node:zlib'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { stack, tempDir } from '../../harness/index.ts'
+import { startTlsProxy, type TlsProxy } from '../../integration/clickhouse/tls-proxy.ts'
 import type { BurrowProcess } from '../reliability/helpers.ts'
 import { type Answer, isClearAnswer, ownProject, send, startAbuseTarget, stillHealthy } from './helpers.ts'
 import { compressToLz64 } from './lz64-encode.ts'
 
 let b: BurrowProcess
+/** the same on an https CLICKHOUSE_URL */
+let overTls: BurrowProcess
+let proxy: TlsProxy
 let key: string
 let projectId: number
 let token: string
@@ -22,14 +29,24 @@ beforeAll(async () => {
   // ~400 MB of heap: the answer budget is then ~12 MB, the inflated bodies' ~50 MB.
   // QUERY_MAX_RESULT_BYTES and RECORDINGS_MAX_BODY_BYTES keep their defaults.
   b = await startAbuseTarget({ NODE_OPTIONS: '--max-old-space-size=384' })
+  // 20 MB/s: an answer of a few megabytes takes a few hundred milliseconds to arrive, so answers
+  // asked for at once are read at once
+  proxy = await startTlsProxy(stack().clickhouseUrl, tempDir('tls-'), 20_000_000)
+  overTls = await startAbuseTarget({
+    NODE_OPTIONS: '--max-old-space-size=384',
+    CLICKHOUSE_URL: proxy.url,
+    NODE_EXTRA_CA_CERTS: proxy.certFile,
+  })
 })
 afterAll(async () => {
   await b?.stop()
+  await overTls?.stop()
+  await proxy?.close()
 })
 
-const hogql = (query: string): Promise<Answer> =>
+const hogqlOn = (on: BurrowProcess, query: string): Promise<Answer> =>
   send(
-    b.url,
+    on.url,
     'POST',
     `/api/projects/${projectId}/query/`,
     JSON.stringify({ query: { kind: 'HogQLQuery', query } }),
@@ -39,7 +56,12 @@ const hogql = (query: string): Promise<Answer> =>
 // One row holding `n` numbers as strings: about 9n bytes of JSON (n = 2,000,000: ~19 MB).
 const strings = (n: number, salt: number) => `SELECT arrayMap(x -> toString(x + ${salt}), range(${n}))`
 
-describe('large answers cannot fill the heap', () => {
+describe.each([
+  ['plain HTTP', () => b],
+  ['https', () => overTls],
+])('large answers from ClickHouse over %s cannot fill the heap', (over, target) => {
+  const hogql = (query: string) => hogqlOn(target(), query)
+
   it('answers larger than the budget are refused with a 400, four at once too, and the process stays up', async () => {
     const tooLarge = { type: 'validation_error', code: 'query_too_complex' }
     const alone = await hogql(strings(12_000_000, 0))
@@ -54,7 +76,7 @@ describe('large answers cannot fill the heap', () => {
         a.status === 400 ? tooLarge : { type: 'throttled_error', code: 'concurrency_limit' },
       )
     }
-    expect(await stillHealthy(b)).toEqual({ exited: false, health: 200 })
+    expect(await stillHealthy(target())).toEqual({ exited: false, health: 200 })
   })
 
   it('concurrent answers within the budget each get their rows or a 429 to retry', async () => {
@@ -69,9 +91,11 @@ describe('large answers cannot fill the heap', () => {
       } else expect(a.json).toMatchObject({ type: 'throttled_error', code: 'concurrency_limit' })
     }
     expect(answers.some((a) => a.status === 200)).toBe(true)
+    // through the proxy the four arrive together: at least one finds the budget held
+    if (over === 'https') expect(answers.some((a) => a.status === 429)).toBe(true)
     const after = await hogql('SELECT 1 + 1')
     expect(after.json.results).toEqual([[2]])
-    expect(await stillHealthy(b)).toEqual({ exited: false, health: 200 })
+    expect(await stillHealthy(target())).toEqual({ exited: false, health: 200 })
   })
 })
 
