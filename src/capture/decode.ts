@@ -109,15 +109,18 @@ async function text(b: Buffer): Promise<string> {
   }
 }
 
-async function lz64(data: string, max: number): Promise<string> {
-  const out = await decompressLz64(data, max)
+/** lz64's output counts against INFLATED_BUDGET_BYTES as it grows, as an inflated body does. */
+async function lz64(data: string, max: number, held: { bytes: number }): Promise<string> {
+  const out = await decompressLz64(data, max, (chars) => {
+    held.bytes += holdInflated(chars)
+  })
   if (!out) throw new ValidationError('Body is not valid lz-string (lz64) data.', null, 'invalid_compression')
   return out
 }
 
 /**
- * Bytes of inflated bodies (gzip, deflate) the process decodes and parses at once, all requests
- * together: an eighth of the heap. A body costs about three times its inflated size until it is
+ * Bytes of inflated bodies (gzip, deflate; lz64's output, a character counted as a byte) the process
+ * decodes and parses at once, all requests together: an eighth of the heap. A body costs about three times its inflated size until it is
  * parsed (six /s/ bodies of 100 KB, 100 MB each once inflated, raised RSS by 1.8 GB), and each
  * request may inflate to 5× its body limit, so a few dozen small requests could pass the heap.
  */
@@ -162,14 +165,14 @@ async function decodeHeld(req: RawRequest, limits: ReadLimits, held: { bytes: nu
     const form = new URLSearchParams(await text(body))
     const data = form.get('data')
     if (data === null) throw new ValidationError('Form body has no data field.', 'data', 'no_data')
-    if (isLz) return readCaptureJson(await lz64(data, max), limits)
+    if (isLz) return readCaptureJson(await lz64(data, max, held), limits)
     const inner = base64(data)
     if (!isGzip(inner)) return readCaptureJson(await text(inner), limits)
     const inflated = await ungzip(inner, max)
     held.bytes += holdInflated(inflated.length)
     return readCaptureJson(await text(inflated), limits)
   }
-  if (isLz) return readCaptureJson(await lz64(await text(body), max), limits)
+  if (isLz) return readCaptureJson(await lz64(await text(body), max, held), limits)
   // A small body is decoded and parsed without an await (what nearly every request is)
   const raw = body.length <= UTF8_SLICE ? utf8(body) : await text(body)
   const first = raw.trimStart()[0]

@@ -51,17 +51,28 @@ class BitReader {
 /** How long decompression works before letting other requests run. */
 const SLICE_MS = 10
 
+/** How many characters of output are reported to `hold` at a time (the last ones at the end). */
+const HOLD_STEP = 64 * 1024
+
 /**
  * Decompresses lz-string base64 text, refusing (400 payload_too_large) as soon as the output
  * would exceed `maxChars`; invalid input is a 400 invalid_compression. An empty stream gives ''.
- * Gives way to other work every few milliseconds: the output may be megabytes.
+ * Gives way to other work every few milliseconds: the output may be megabytes. `hold` is told of
+ * the output as it grows (the characters added since it was last called, every HOLD_STEP of them
+ * and once at the end): what it throws stops the decompression, so a shared budget can refuse an
+ * output before it is all made.
  */
-export async function decompressLz64(input: string, maxChars: number): Promise<string> {
+export async function decompressLz64(
+  input: string,
+  maxChars: number,
+  hold?: (chars: number) => void,
+): Promise<string> {
   const text = input.trim()
   if (text.length === 0) throw invalid()
   const bits = new BitReader(text)
   const out: string[] = []
   let length = 0
+  let held = 0
   const emit = (s: string) => {
     length += s.length
     if (length > maxChars) {
@@ -70,6 +81,10 @@ export async function decompressLz64(input: string, maxChars: number): Promise<s
         null,
         'payload_too_large',
       )
+    }
+    if (hold && length - held >= HOLD_STEP) {
+      hold(length - held)
+      held = length
     }
     out.push(s)
   }
@@ -101,7 +116,10 @@ export async function decompressLz64(input: string, maxChars: number): Promise<s
       sliceStart = performance.now()
     }
     let code = bits.read(width)
-    if (code === 2) return out.join('')
+    if (code === 2) {
+      if (hold && length > held) hold(length - held)
+      return out.join('')
+    }
     if (code === 0 || code === 1) {
       dictionary[size] = literal(code)
       code = size++

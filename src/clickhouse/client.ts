@@ -1,4 +1,5 @@
 import http from 'node:http'
+import https from 'node:https'
 import {
   type ClickHouseClient,
   ClickHouseLogLevel,
@@ -10,11 +11,21 @@ import { heapShare } from '../runtime/byte-budget.ts'
 
 export type { ClickHouseClient }
 
-/** A client on `database`; `settings` go with every query it sends (none by default). */
+/** What a client trusts on an https URL; by default Node's certificate authorities (and NODE_EXTRA_CA_CERTS). */
+export interface TlsOptions {
+  /** the certificate authorities (PEM) trusted instead of Node's list, e.g. a private CA's */
+  ca?: string | Buffer
+}
+
+/**
+ * A client on `database`; `settings` go with every query it sends (none by default). `tls` applies
+ * to https URLs, for SELECTs and everything else alike.
+ */
 export function clickhouseClient(
   url: string,
   database?: string,
   settings: ClickHouseSettings = {},
+  tls: TlsOptions = {},
 ): ClickHouseClient {
   const client = createClient({
     url,
@@ -25,8 +36,9 @@ export function clickhouseClient(
     compression: { request: false, response: false },
     // Failures surface as errors to the caller (and its log line); the client's own retry noise is not useful.
     log: { level: ClickHouseLogLevel.OFF },
+    ...(tls.ca === undefined ? {} : { tls: { ca_cert: Buffer.from(tls.ca) } }),
   })
-  const fast = HttpSelect.for(url, database, settings)
+  const fast = HttpSelect.for(url, database, settings, tls)
   if (fast) {
     selects.set(client, fast)
     const close = client.close.bind(client)
@@ -55,8 +67,8 @@ export interface SelectOptions {
   abort?: AbortSignal
   /**
    * The largest answer read, in bytes (default MAX_ANSWER_BYTES); a larger one fails with
-   * AnswerTooLarge. Over plain HTTP only: @clickhouse/client (https) reads the whole answer, and a
-   * too long one rejects its promise there.
+   * AnswerTooLarge. For clients made by clickhouseClient (http and https URLs); another client's
+   * answer is read whole by @clickhouse/client.
    */
   maxBytes?: number
 }
@@ -126,9 +138,10 @@ class AnswerHold {
 
 /**
  * A SELECT's answer, parsed. A client made by clickhouseClient sends it over Node's own keep-alive
- * HTTP agent: @clickhouse/client waits a timer tick (`setTimeout(0)`, 1–2 ms) before every request,
- * which on the insight path (a state read, then the statement) was a fifth of a request's fixed
- * cost. Other clients (and https URLs) go through @clickhouse/client.
+ * HTTP(S) agent, which reads the answer under its cap and the process's answer budget:
+ * @clickhouse/client reads a whole answer before it can be refused, and waits a timer tick
+ * (`setTimeout(0)`, 1–2 ms) before every request, which on the insight path (a state read, then
+ * the statement) was a fifth of a request's fixed cost. Other clients go through @clickhouse/client.
  */
 export async function selectJson(ch: ClickHouseClient, query: string, opts: SelectOptions): Promise<unknown> {
   const fast = selects.get(ch)
@@ -167,31 +180,40 @@ function parseAnswer(text: string, format: SelectOptions['format']): unknown {
 
 const selects = new WeakMap<ClickHouseClient, HttpSelect>()
 
-/** SELECTs over plain HTTP, as @clickhouse/client sends them (query text in the body, settings in the URL). */
+/**
+ * SELECTs over HTTP or HTTPS, as @clickhouse/client sends them (query text in the body, settings in
+ * the URL), on a keep-alive agent of the URL's protocol (with the client's certificate authorities).
+ */
 class HttpSelect {
-  private readonly agent = new http.Agent({ keepAlive: true, maxSockets: 10 })
-
   private constructor(
     private readonly base: URL,
     private readonly authorization: string,
     private readonly database: string | undefined,
     private readonly settings: ClickHouseSettings,
+    private readonly agent: http.Agent,
+    private readonly request: typeof http.request,
   ) {}
 
   static for(
     url: string,
     database: string | undefined,
     settings: ClickHouseSettings,
+    tls: TlsOptions,
   ): HttpSelect | undefined {
     const base = new URL(url)
-    if (base.protocol !== 'http:') return undefined
+    if (base.protocol !== 'http:' && base.protocol !== 'https:') return undefined
     // the client's defaults: user `default` with no password unless the URL names them
     const user = decodeURIComponent(base.username) || 'default'
     const password = decodeURIComponent(base.password)
     base.username = ''
     base.password = ''
     const authorization = `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`
-    return new HttpSelect(base, authorization, database, settings)
+    const keepAlive = { keepAlive: true, maxSockets: 10 }
+    if (base.protocol === 'http:') {
+      return new HttpSelect(base, authorization, database, settings, new http.Agent(keepAlive), http.request)
+    }
+    const agent = new https.Agent({ ...keepAlive, ...(tls.ca === undefined ? {} : { ca: tls.ca }) })
+    return new HttpSelect(base, authorization, database, settings, agent, https.request)
   }
 
   async text(query: string, opts: SelectOptions, hold: AnswerHold): Promise<string> {
@@ -225,7 +247,7 @@ class HttpSelect {
   ): Promise<string> {
     return new Promise((resolve, reject) => {
       if (abort?.aborted) return reject(new Error('The user aborted a request.'))
-      const req = http.request(url, {
+      const req = this.request(url, {
         method: 'POST',
         agent: this.agent,
         headers: { authorization: this.authorization, 'content-type': 'text/plain; charset=utf-8' },

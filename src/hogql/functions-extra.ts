@@ -67,12 +67,16 @@ export const EVERYWHERE_FUNCTIONS: Record<string, FnDef> = {
   // strings
   lcase: { ...n('lower', 1, 1, first), ci: true },
   ucase: { ...n('upper', 1, 1, first), ci: true },
-  substr: { ...n('substring', 2, 3, 'String'), ci: true },
-  mid: { ...n('substring', 2, 3, 'String'), ci: true },
+  // Burrow's other names of substring (PostHog has neither), with its three arguments
+  substr: { ...n('substring', 3, 3, 'String'), ci: true },
+  mid: { ...n('substring', 3, 3, 'String'), ci: true },
   reverseUTF8: n('reverseUTF8', 1, 1, 'String'),
   positionUTF8: searchFrom('positionUTF8'),
   positionCaseInsensitiveUTF8: searchFrom('positionCaseInsensitiveUTF8'),
-  locate: { ...n('position', 2, 2, 'UInt64'), ci: true },
+  // PostHog prints locate, which its servers (ClickHouse 24.3 and later) read in MySQL's order,
+  // needle first; 18.16's locate is position under another name, haystack first. position with
+  // the two swapped answers PostHog's way on both.
+  locate: { ...searchFrom('position', true), ci: true },
   appendTrailingCharIfAbsent: n('appendTrailingCharIfAbsent', 2, 2, 'String'),
   alphaTokens: n('alphaTokens', 1, 1, 'Array(String)'),
   hex: n('hex', 1, 1, 'String'),

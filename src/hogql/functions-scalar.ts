@@ -29,14 +29,16 @@ const caseWithExpression: FnPrinter = (a) => {
 /**
  * position and its variants, with PostHog's arity (clickhouse/strings.py): haystack, needle and
  * an optional 1-based start. 18.16 knows no start argument: a 400 naming the release there, not
- * the server's error.
+ * the server's error. With `needleFirst` the call reads (needle, haystack[, start]) and prints them
+ * in position's order.
  */
-export function searchFrom(name: string): FnDef {
+export function searchFrom(name: string, needleFirst = false): FnDef {
   return {
     min: 2,
     max: 3,
     ret: 'UInt64',
-    print: (a, _params, ctx) => {
+    print: (args, _params, ctx) => {
+      const a = needleFirst ? [args[1]!, args[0]!, ...args.slice(2)] : args
       const version = ctx.capabilities.version
       if (a.length === 3 && !atLeast(parseVersion(version), NEWER_FUNCTIONS_SINCE)) {
         const on = version === 'portable' ? 'every supported server' : `ClickHouse ${version}`
@@ -123,8 +125,9 @@ export const SCALAR_FUNCTIONS: Record<string, FnDef> = {
   lowerUTF8: fixed('lowerUTF8', 1, 1, 'String'),
   upperUTF8: fixed('upperUTF8', 1, 1, 'String'),
   concat: { ...fixed('concat', 1, INF, 'String'), ci: true },
-  substring: { ...fixed('substring', 2, 3, 'String'), ci: true },
-  substringUTF8: fixed('substringUTF8', 2, 3, 'String'),
+  // PostHog takes exactly three arguments (a two-argument call is its arity error)
+  substring: { ...fixed('substring', 3, 3, 'String'), ci: true },
+  substringUTF8: fixed('substringUTF8', 3, 3, 'String'),
   replace: { ...fixed('replaceAll', 3, 3, 'String'), ci: true },
   replaceAll: fixed('replaceAll', 3, 3, 'String'),
   replaceOne: fixed('replaceOne', 3, 3, 'String'),

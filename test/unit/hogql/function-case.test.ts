@@ -130,3 +130,40 @@ describe('string functions print as PostHog prints them (its clickhouse/strings.
     },
   )
 })
+
+describe("arity and argument order as PostHog's clickhouse/strings.py gives them", () => {
+  const PORTABLE_SQL = async (hogql: string) => (await compileHogQL(hogql, { teamId: 1 })).clickhouse
+
+  // PostHog: substring and substringUTF8 take exactly three arguments (min 3, max 3). substr and
+  // mid (Burrow's names for substring; PostHog has neither) take what substring takes.
+  it.each(['substring', 'SUBSTRING', 'substringUTF8', 'substr', 'mid'])(
+    '%s with two arguments is a 400 naming the arity',
+    async (name) => {
+      await expect(sql(`select ${name}('hello', 2)`)).rejects.toThrow(
+        `Function '${name}' takes 3 argument(s), got 2`,
+      )
+      await expect(sql(`select ${name}('hello', 2, 1, 1)`)).rejects.toThrow(
+        `Function '${name}' takes 3 argument(s), got 4`,
+      )
+      await expect(sql(`select ${name}('hello', 2, 3)`)).resolves.toMatch(
+        /^SELECT substring(UTF8)?\('hello', 2, 3\)/,
+      )
+    },
+  )
+
+  // PostHog prints locate as locate, which ClickHouse 24.3 and later (PostHog's servers) read in
+  // MySQL's order: locate(needle, haystack[, start]). 18.16's locate is position's other name
+  // (haystack first), so Burrow prints position with the two swapped on every server.
+  it('prints locate(needle, haystack) as position(haystack, needle) everywhere', async () => {
+    const want = "SELECT position('héllo', 'l') AS `_c0` LIMIT 100"
+    await expect(sql("select locate('l', 'héllo')")).resolves.toBe(want)
+    await expect(PORTABLE_SQL("select locate('l', 'héllo')")).resolves.toBe(want)
+    await expect(sql("select locate('l', 'hello', 4)")).resolves.toBe(
+      "SELECT position('hello', 'l', 4) AS `_c0` LIMIT 100",
+    )
+    await expect(
+      compileHogQL("select locate('l', 'hello', 4)", { teamId: 1, capabilities: capabilitiesOf('18.16.1') }),
+    ).rejects.toThrow('a start position needs ClickHouse 26.1 or later')
+    await expect(sql("select locate('l', 'hello', 4, 5)")).rejects.toThrow(/argument/)
+  })
+})
