@@ -5,7 +5,8 @@
 // The log is filled first by publishing chunks of 1,000 events straight to it (as capture writes
 // them), which also gives the live projector's rate for the same events.
 // Run: npx tsx bench/history.ts   (env EVENTS=200000, DISTINCT=5000 ids; PROJECTOR_BATCH_SIZE etc.
-// are passed on to the Burrow under test and used by the replay)
+// are passed on to the Burrow under test and used by the replay; IMPORT_NODE_ARGS are node flags
+// for the import command)
 import { spawn } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -119,6 +120,8 @@ try {
   const cli = spawn(
     process.execPath,
     [
+      // IMPORT_NODE_ARGS: node flags for the import command, e.g. `--cpu-prof --cpu-prof-dir=/tmp/p`
+      ...(process.env.IMPORT_NODE_ARGS?.split(' ').filter(Boolean) ?? []),
       join(import.meta.dirname, '..', 'bin', 'burrow.js'),
       'import',
       file,

@@ -16,7 +16,8 @@ export interface ImportEvent {
   properties: Record<string, unknown>
 }
 
-export type Mapped = { ok: ImportEvent } | { error: string }
+/** A mapped record: the event and its JSON text (made once, for the size check and the request body). */
+export type Mapped = { ok: ImportEvent; json: string } | { error: string }
 
 /** capture drops larger events (the NATS payload limit); rejecting them here names the line */
 export const MAX_EVENT_BYTES = 1_000_000
@@ -37,6 +38,8 @@ function objectOf(v: unknown, what: string): Record<string, unknown> | string | 
   return `${what} is not an object`
 }
 
+const CANONICAL = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
+
 /**
  * A timestamp as ISO 8601 in UTC, or undefined. Accepts ISO strings, `YYYY-MM-DD hh:mm:ss[.ffffff]`
  * (PostHog's exports; no zone means UTC) and epoch milliseconds.
@@ -44,6 +47,9 @@ function objectOf(v: unknown, what: string): Record<string, unknown> | string | 
 export function parseTimestamp(v: unknown): string | undefined {
   let ms: number
   if (typeof v === 'number' && Number.isFinite(v)) ms = v
+  // Already ISO 8601 in UTC to the millisecond (what exports and SDKs write): none of the rewrites
+  // below applies, so it goes straight to Date.parse.
+  else if (typeof v === 'string' && CANONICAL.test(v)) ms = Date.parse(v)
   else if (typeof v === 'string' && v.trim() !== '') {
     let s = v.trim().replace(/^(\d{4}-\d{2}-\d{2}) (\d)/, '$1T$2')
     // Fractions longer than milliseconds are cut, so every engine reads them the same way.
@@ -105,10 +111,10 @@ export function toImportEvent(rec: Record<string, unknown>, name: string): Mappe
   }
 
   const out: ImportEvent = { uuid, event, distinct_id: distinctId, timestamp, properties }
-  if (Buffer.byteLength(JSON.stringify(out)) > MAX_EVENT_BYTES) {
+  const json = JSON.stringify(out)
+  if (Buffer.byteLength(json) > MAX_EVENT_BYTES)
     return { error: `event larger than ${MAX_EVENT_BYTES} bytes` }
-  }
-  return { ok: out }
+  return { ok: out, json }
 }
 
 /** A JSON lines record. */

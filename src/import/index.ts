@@ -10,7 +10,7 @@ import {
   writeCheckpoint,
 } from './checkpoint.ts'
 import { type CsvLayout, csvLayout, fromCsvRow, layoutProblem } from './csv-row.ts'
-import { fromJsonLine, type ImportEvent, type Mapped } from './events.ts'
+import { fromJsonLine, type Mapped } from './events.ts'
 import type { ProgressState } from './progress.ts'
 import { CsvSyntaxError, csvRecords, jsonLines, type RawRecord } from './records.ts'
 import { batchSender, type SenderOptions } from './sender.ts'
@@ -154,7 +154,7 @@ export async function runImport(o: ImportOptions): Promise<ImportSummary> {
   const batchSize = o.batchSize ?? 1000
   const maxBytes = o.maxBatchBytes ?? 5 * 1024 * 1024
   let layout: CsvLayout | undefined = state.header ? csvLayout(state.header) : undefined
-  let events: ImportEvent[] = []
+  let events: string[] = []
   let bytes = 0
   let rejections: Rejection[] = []
   // How far the records handled so far reach (sent in the current batch, or rejected).
@@ -162,25 +162,34 @@ export async function runImport(o: ImportOptions): Promise<ImportSummary> {
   let line = state.line
   let batchNo = 0
 
-  const flush = async (done: boolean) => {
-    if (events.length > 0) {
-      await send(events)
-      await o.onBatchAcked?.({ batch: ++batchNo, events: events.length, end })
+  // One batch is in flight while the next is read and mapped, so the file's reading and mapping
+  // overlap capture's work instead of waiting for each acknowledgement. Only one: capture logs a
+  // batch when it acknowledges it, and batches sent together could reach the log out of the file's
+  // order, which the projector would then apply (an identify before the events it merges, say).
+  // Each batch's rejections and checkpoint are written after its acknowledgement, in order.
+  let inFlight: Promise<void> = Promise.resolve()
+  const commit = async (batch: {
+    events: string[]
+    rejections: Rejection[]
+    end: number
+    line: number
+    done: boolean
+  }) => {
+    if (batch.events.length > 0) {
+      await send(batch.events)
+      await o.onBatchAcked?.({ batch: ++batchNo, events: batch.events.length, end: batch.end })
     }
-    if (rejections.length > 0) {
-      appendFileSync(rejFile, rejections.map((r) => `${JSON.stringify(r)}\n`).join(''))
+    if (batch.rejections.length > 0) {
+      appendFileSync(rejFile, batch.rejections.map((r) => `${JSON.stringify(r)}\n`).join(''))
     }
-    state.events += events.length
-    state.rejected += rejections.length
-    state.offset = end
-    state.line = line
+    state.events += batch.events.length
+    state.rejected += batch.rejections.length
+    state.offset = batch.end
+    state.line = batch.line
     state.rejectedBytes = existsSync(rejFile) ? statSync(rejFile).size : 0
-    state.done = done
+    state.done = batch.done
     state.updatedAt = new Date().toISOString()
     if (cpFile) writeCheckpoint(cpFile, state)
-    events = []
-    bytes = 0
-    rejections = []
     Object.assign(progress, {
       offset: state.offset,
       lines: state.line,
@@ -188,6 +197,18 @@ export async function runImport(o: ImportOptions): Promise<ImportSummary> {
       rejected: state.rejected,
     })
     o.progress?.update(progress)
+  }
+  /** Hands the batch so far on; resolves once the one before it is acknowledged (or, last, itself). */
+  const flush = async (done: boolean) => {
+    const batch = { events, rejections, end, line, done }
+    events = []
+    bytes = 0
+    rejections = []
+    await inFlight
+    inFlight = commit(batch)
+    // Its failure is seen where it is awaited next; until then it is not an unhandled rejection.
+    inFlight.catch(() => {})
+    if (done) await inFlight
   }
   const reject = (r: RawRecord, reason: string) => {
     const record = r.text !== undefined ? r.text.slice(0, MAX_RECORD_CHARS) : (r.values ?? [])
@@ -213,10 +234,10 @@ export async function runImport(o: ImportOptions): Promise<ImportSummary> {
       if ('error' in mapped) {
         reject(r, mapped.error)
       } else {
-        const size = Buffer.byteLength(JSON.stringify(mapped.ok))
+        const size = Buffer.byteLength(mapped.json)
         // Over the byte budget, the batch so far goes first; this record starts the next one.
         if (events.length > 0 && bytes + size > maxBytes) await flush(false)
-        events.push(mapped.ok)
+        events.push(mapped.json)
         bytes += size
       }
       end = r.end
@@ -229,6 +250,7 @@ export async function runImport(o: ImportOptions): Promise<ImportSummary> {
     if (!(err instanceof CsvSyntaxError)) throw err
     // A quote never closed swallows the rest of the file: what came before it is imported.
     await flush(false)
+    await inFlight
     summary.stoppedBy = `line ${err.line}: ${err.message}; the rest of the file was not read`
     appendFileSync(rejFile, `${JSON.stringify({ line: err.line, reason: err.message, record: '' })}\n`)
     summary.reasons['CSV syntax'] = (summary.reasons['CSV syntax'] ?? 0) + 1
@@ -236,6 +258,9 @@ export async function runImport(o: ImportOptions): Promise<ImportSummary> {
     state.rejectedBytes = statSync(rejFile).size
     if (cpFile) writeCheckpoint(cpFile, state)
   } finally {
+    // A batch still in flight when reading failed settles before the run ends (its error, if any, is
+    // the reading's to report, not a second one).
+    await inFlight.catch(() => {})
     if (!fromStdin) (input as ReturnType<typeof createReadStream>).destroy()
   }
   o.progress?.done(progress)

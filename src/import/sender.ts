@@ -1,5 +1,4 @@
 import { retry } from '../retry/backoff.ts'
-import type { ImportEvent } from './events.ts'
 
 // Posts one batch to capture as a historical migration (capture puts it on the historical lane, which
 // the projector applies in log order) and waits for its acknowledgement, which capture gives only
@@ -41,12 +40,17 @@ class RetryableFailure extends Error {
   }
 }
 
-/** A function that sends one batch and resolves once capture acknowledged it. */
-export function batchSender(o: SenderOptions): (events: ImportEvent[]) => Promise<void> {
+/**
+ * A function that sends one batch, given as the JSON texts of its events (`Mapped.json`), and resolves
+ * once capture acknowledged it. The body is `{api_key, historical_migration: true, batch: [...]}`.
+ */
+export function batchSender(o: SenderOptions): (events: readonly string[]) => Promise<void> {
   const endpoint = `${o.url.replace(/\/+$/, '')}/batch/`
   const maxAttempts = o.maxAttempts ?? 10
+  // The events are already JSON: the body is put together around them instead of serialized again.
+  const head = `{"api_key":${JSON.stringify(o.token)},"historical_migration":true,"batch":[`
   return async (events) => {
-    const body = JSON.stringify({ api_key: o.token, historical_migration: true, batch: events })
+    const body = `${head}${events.join(',')}]}`
     const attempt = async () => {
       let res: Response
       let text: string

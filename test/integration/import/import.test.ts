@@ -1,4 +1,6 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import { Readable } from 'node:stream'
 import { v5 as uuidv5 } from 'uuid'
@@ -279,5 +281,67 @@ describe('burrow import', () => {
        GROUP BY uuid HAVING n > 1`,
     )
     expect(counts).toEqual([])
+  })
+
+  it('reads the next batch while one is in flight, and sends one at a time in the file order', async () => {
+    // A pass-through in front of Burrow that records each batch and holds the first one's answer
+    // until the reader has pulled the second batch's lines (or 2 s passed).
+    const n = 40
+    let pulled = 0
+    async function* lines() {
+      for (let i = 0; i < n; i++) {
+        pulled++
+        yield Buffer.from(
+          `${JSON.stringify({ event: 'ahead', distinct_id: `a-user-${i % 3}`, timestamp: new Date(Date.UTC(2022, 1, 1) + i * 1000).toISOString(), properties: { i } })}\n`,
+        )
+      }
+    }
+    const firsts: number[] = []
+    let open = 0
+    let maxOpen = 0
+    let pulledWhileFirstHeld = 0
+    const proxy = createServer((req, res) => {
+      const parts: Buffer[] = []
+      req.on('data', (b: Buffer) => parts.push(b))
+      req.on('end', async () => {
+        open++
+        maxOpen = Math.max(maxOpen, open)
+        const body = Buffer.concat(parts)
+        const batch = (JSON.parse(body.toString()) as { batch: { properties: { i: number } }[] }).batch
+        firsts.push(batch[0]!.properties.i)
+        if (firsts.length === 1) {
+          const until = Date.now() + 2000
+          while (pulled < 20 && Date.now() < until) await new Promise((r) => setTimeout(r, 10))
+          pulledWhileFirstHeld = pulled
+        }
+        const answer = await fetch(`${burrow.url}${req.url}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body,
+        })
+        open--
+        res.writeHead(answer.status, { 'content-type': 'application/json' }).end(await answer.text())
+      })
+    })
+    await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r))
+    try {
+      const url = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`
+      const stdin = Readable.from(lines())
+      const done = await runImport({
+        input: '-',
+        stdin,
+        rejectedFile: join(dir, 'ahead.rejected'),
+        url,
+        token: target().token,
+        batchSize: 10,
+      })
+      expect(done).toMatchObject({ complete: true, events: n, rejected: 0 })
+    } finally {
+      proxy.close()
+    }
+    expect(firsts).toEqual([0, 10, 20, 30])
+    expect(maxOpen).toBe(1)
+    expect(pulledWhileFirstHeld).toBeGreaterThanOrEqual(20)
+    expect((await eventsOf('a-user-', n)).length).toBe(n)
   })
 })

@@ -61,6 +61,13 @@ describe('mapping', () => {
     expect(parseTimestamp(1677664803000)).toBe('2023-03-01T10:00:03.000Z')
     expect(parseTimestamp('1677664803000')).toBe('2023-03-01T10:00:03.000Z')
     expect(parseTimestamp('2023-03-01')).toBe('2023-03-01T00:00:00.000Z')
+    // already canonical: kept, but still read as a date (days past the month's end roll over as
+    // Date.parse does, before 1970 refused)
+    expect(parseTimestamp('2023-03-01T10:00:00.123Z')).toBe('2023-03-01T10:00:00.123Z')
+    expect(parseTimestamp('2024-02-30T00:00:00.000Z')).toBe('2024-03-01T00:00:00.000Z')
+    expect(parseTimestamp('2024-01-01T24:00:00.000Z')).toBe('2024-01-02T00:00:00.000Z')
+    expect(parseTimestamp('2024-13-01T00:00:00.000Z')).toBeUndefined()
+    expect(parseTimestamp('1969-12-31T23:59:59.999Z')).toBeUndefined()
     expect(parseTimestamp('soon')).toBeUndefined()
     expect(parseTimestamp('')).toBeUndefined()
   })
@@ -101,7 +108,10 @@ describe('mapping', () => {
         timestamp: '2024-01-01T00:00:00.000Z',
         properties: { $set: { email: 'a@b.c' }, list: [1, 'two'] },
       }),
+      json: expect.any(String),
     })
+    // the JSON text sent in the request body is the event's
+    if ('ok' in m) expect(JSON.parse(m.json)).toEqual(m.ok)
     expect(layoutProblem(csvLayout(['a', 'b']))).toBe(
       'the header has no column for event, distinct_id, timestamp',
     )
@@ -129,6 +139,7 @@ describe('mapping', () => {
           $elements_chain: 'a:nth-child="1"',
         },
       }),
+      json: expect.any(String),
     })
     expect(fromJsonLine('[1]')).toEqual({ error: 'not a JSON object' })
     expect(fromJsonLine('{"event":"e","distinct_id":"d"}')).toEqual({ error: 'no timestamp' })
