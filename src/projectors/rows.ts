@@ -7,8 +7,8 @@ import type {
   OverrideRow,
   PersonState,
 } from './identity/index.ts'
-import { encodeProperties } from './properties.ts'
-import { tsvDateTime, tsvNeedsEscape, tsvString } from './tsv.ts'
+import { encodePropertiesInto, type PropertySink } from './properties.ts'
+import { jsonNeedsEscape, tsvDateTime, tsvString } from './tsv.ts'
 
 /** The fields of one events row. */
 export interface EventRow {
@@ -35,34 +35,37 @@ export interface EventRow {
 
 // Lines are built as one array joined once: the line is a single flat string from the start (a
 // batch's lines live until it is written, and a string concatenated piece by piece is a tree of
-// pieces the garbage collector copies at every young-generation pass until then).
+// pieces the garbage collector copies at every young-generation pass until then). The arrays of an
+// events line and of a bag's keys and values are kept for all lines (lines are made one at a time,
+// and each array is filled from its start before it is joined).
+const EVENT_FIELDS = 21
+const fields: (string | number)[] = Array.from<string>({ length: EVENT_FIELDS }).fill('')
+const sink: PropertySink = { keys: [], values: [], n: 0 }
 
 /** An events row as a TabSeparated line, in EVENT_COLUMNS order. */
 export function eventLine(r: EventRow): string {
   const g = r.groups
-  const fields: (string | number)[] = [
-    r.teamId,
-    r.uuid,
-    tsvString(r.event),
-    tsvString(r.distinctId),
-    r.personId,
-  ]
-  fields.push(tsvDateTime(r.timestampMs), r.timestampMs)
-  pushPropertyFields(fields, r.properties)
-  fields.push(
-    personPropertiesField(r.personProperties, r.personPropertiesShared === true),
-    tsvString(r.elementsChain),
-    tsvString(r.sessionId),
-    tsvString(g[0] ?? ''),
-    tsvString(g[1] ?? ''),
-    tsvString(g[2] ?? ''),
-    tsvString(g[3] ?? ''),
-    tsvString(g[4] ?? ''),
-    tsvDateTime(r.createdAtMs),
-    r.seq,
-    `${r.offset}\n`,
-  )
-  return fields.join('\t')
+  const f = fields
+  f[0] = r.teamId
+  f[1] = r.uuid
+  f[2] = tsvString(r.event)
+  f[3] = tsvString(r.distinctId)
+  f[4] = r.personId
+  f[5] = tsvDateTime(r.timestampMs)
+  f[6] = r.timestampMs
+  setPropertyFields(f, 7, r.properties)
+  f[10] = personPropertiesField(r.personProperties, r.personPropertiesShared === true)
+  f[11] = tsvString(r.elementsChain)
+  f[12] = tsvString(r.sessionId)
+  f[13] = tsvString(g[0] ?? '')
+  f[14] = tsvString(g[1] ?? '')
+  f[15] = tsvString(g[2] ?? '')
+  f[16] = tsvString(g[3] ?? '')
+  f[17] = tsvString(g[4] ?? '')
+  f[18] = tsvDateTime(r.createdAtMs)
+  f[19] = r.seq
+  f[20] = `${r.offset}\n`
+  return f.join('\t')
 }
 
 // The person_properties field of identity state objects, by object. Safe because the identity state
@@ -80,22 +83,33 @@ function personPropertiesField(properties: Record<string, unknown>, shared: bool
   return text
 }
 
-/** An Array(String) literal of strings already escaped. */
-function arrayLiteral(items: string[]): string {
-  return items.length === 0 ? '[]' : `['${items.join("','")}']`
+/** An Array(String) literal of the first `count` strings of `items`, escaped when `escape`. */
+function arrayLiteral(items: string[], count: number, escape: boolean): string {
+  if (count === 0) return '[]'
+  // Shrinking keeps the array's storage unless a much larger bag grew it.
+  if (items.length !== count) items.length = count
+  if (escape) for (let i = 0; i < count; i++) items[i] = tsvString(items[i]!)
+  return `['${items.join("','")}']`
 }
 
-/** Appends the properties, prop_keys and prop_values fields of a bag. */
-function pushPropertyFields(fields: (string | number)[], properties: Record<string, unknown>): void {
-  const json = JSON.stringify(properties)
-  const { keys, values } = encodeProperties(properties)
+/** Sets the properties, prop_keys and prop_values fields of a bag at `f[at..at+3)`. */
+function setPropertyFields(f: (string | number)[], at: number, properties: Record<string, unknown>): void {
+  // (undefined only when a toJSON says so: then the field is empty, as it always was)
+  const json = JSON.stringify(properties) as string | undefined
+  encodePropertiesInto(properties, sink)
   // JSON text writes every character TSV escapes (and the backslash itself) as a backslash sequence;
   // so when the bag's JSON has neither a backslash nor a quote, none of its keys and strings (all of
   // which it spells out) needs escaping.
-  if (!tsvNeedsEscape(json)) fields.push(json, arrayLiteral(keys), arrayLiteral(values))
-  else fields.push(tsvString(json), arrayLiteral(keys.map(tsvString)), arrayLiteral(values.map(tsvString)))
+  const escape = json !== undefined && jsonNeedsEscape(json)
+  f[at] = escape ? tsvString(json) : (json ?? '')
+  f[at + 1] = arrayLiteral(sink.keys, sink.n, escape)
+  f[at + 2] = arrayLiteral(sink.values, sink.n, escape)
 }
 
+/** Appends the properties, prop_keys and prop_values fields of a bag. */
+function pushPropertyFields(f: (string | number)[], properties: Record<string, unknown>): void {
+  setPropertyFields(f, f.length, properties)
+}
 /** Columns of person rows, in line order. */
 export const PERSON_COLUMNS = [
   'team_id',
