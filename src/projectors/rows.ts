@@ -35,37 +35,45 @@ export interface EventRow {
 
 // Lines are built as one array joined once: the line is a single flat string from the start (a
 // batch's lines live until it is written, and a string concatenated piece by piece is a tree of
-// pieces the garbage collector copies at every young-generation pass until then). The arrays of an
-// events line and of a bag's keys and values are kept for all lines (lines are made one at a time,
-// and each array is filled from its start before it is joined).
-const EVENT_FIELDS = 21
-const fields: (string | number)[] = Array.from<string>({ length: EVENT_FIELDS }).fill('')
+// pieces the garbage collector copies at every young-generation pass until then). An events line's
+// array is one literal of its fields (made at its size, not grown); a bag's keys and values go into
+// arrays kept for all bags (filled from their start, then joined: bags are encoded one at a time).
 const sink: PropertySink = { keys: [], values: [], n: 0 }
+// The three fields of the last bag encoded (encodeBag).
+let bagJson = ''
+let bagKeys = ''
+let bagValues = ''
 
 /** An events row as a TabSeparated line, in EVENT_COLUMNS order. */
 export function eventLine(r: EventRow): string {
   const g = r.groups
-  const f = fields
-  f[0] = r.teamId
-  f[1] = r.uuid
-  f[2] = tsvString(r.event)
-  f[3] = tsvString(r.distinctId)
-  f[4] = r.personId
-  f[5] = tsvDateTime(r.timestampMs)
-  f[6] = r.timestampMs
-  setPropertyFields(f, 7, r.properties)
-  f[10] = personPropertiesField(r.personProperties, r.personPropertiesShared === true)
-  f[11] = tsvString(r.elementsChain)
-  f[12] = tsvString(r.sessionId)
-  f[13] = tsvString(g[0] ?? '')
-  f[14] = tsvString(g[1] ?? '')
-  f[15] = tsvString(g[2] ?? '')
-  f[16] = tsvString(g[3] ?? '')
-  f[17] = tsvString(g[4] ?? '')
-  f[18] = tsvDateTime(r.createdAtMs)
-  f[19] = r.seq
-  f[20] = `${r.offset}\n`
-  return f.join('\t')
+  const event = tsvString(r.event)
+  const distinctId = tsvString(r.distinctId)
+  const timestamp = tsvDateTime(r.timestampMs)
+  encodeBag(r.properties)
+  return [
+    r.teamId,
+    r.uuid,
+    event,
+    distinctId,
+    r.personId,
+    timestamp,
+    r.timestampMs,
+    bagJson,
+    bagKeys,
+    bagValues,
+    personPropertiesField(r.personProperties, r.personPropertiesShared === true),
+    tsvString(r.elementsChain),
+    tsvString(r.sessionId),
+    tsvString(g[0] ?? ''),
+    tsvString(g[1] ?? ''),
+    tsvString(g[2] ?? ''),
+    tsvString(g[3] ?? ''),
+    tsvString(g[4] ?? ''),
+    tsvDateTime(r.createdAtMs),
+    r.seq,
+    `${r.offset}\n`,
+  ].join('\t')
 }
 
 // The person_properties field of identity state objects, by object. Safe because the identity state
@@ -92,8 +100,8 @@ function arrayLiteral(items: string[], count: number, escape: boolean): string {
   return `['${items.join("','")}']`
 }
 
-/** Sets the properties, prop_keys and prop_values fields of a bag at `f[at..at+3)`. */
-function setPropertyFields(f: (string | number)[], at: number, properties: Record<string, unknown>): void {
+/** The properties, prop_keys and prop_values fields of a bag, into bagJson, bagKeys and bagValues. */
+function encodeBag(properties: Record<string, unknown>): void {
   // (undefined only when a toJSON says so: then the field is empty, as it always was)
   const json = JSON.stringify(properties) as string | undefined
   encodePropertiesInto(properties, sink)
@@ -101,15 +109,17 @@ function setPropertyFields(f: (string | number)[], at: number, properties: Recor
   // so when the bag's JSON has neither a backslash nor a quote, none of its keys and strings (all of
   // which it spells out) needs escaping.
   const escape = json !== undefined && jsonNeedsEscape(json)
-  f[at] = escape ? tsvString(json) : (json ?? '')
-  f[at + 1] = arrayLiteral(sink.keys, sink.n, escape)
-  f[at + 2] = arrayLiteral(sink.values, sink.n, escape)
+  bagJson = escape ? tsvString(json) : (json ?? '')
+  bagKeys = arrayLiteral(sink.keys, sink.n, escape)
+  bagValues = arrayLiteral(sink.values, sink.n, escape)
 }
 
 /** Appends the properties, prop_keys and prop_values fields of a bag. */
-function pushPropertyFields(f: (string | number)[], properties: Record<string, unknown>): void {
-  setPropertyFields(f, f.length, properties)
+function pushPropertyFields(fields: (string | number)[], properties: Record<string, unknown>): void {
+  encodeBag(properties)
+  fields.push(bagJson, bagKeys, bagValues)
 }
+
 /** Columns of person rows, in line order. */
 export const PERSON_COLUMNS = [
   'team_id',
