@@ -51,32 +51,8 @@ function datePart(day: number): string {
   return text
 }
 
-/** The pieces of a tsvDateTime() text, all strings made once: 'YYYY-MM-DD ', 'hh:', 'mm:', 'ss'. */
-export interface DateTimeParts {
-  date: string
-  hours: string
-  minutes: string
-  seconds: string
-}
-
-// One object for every call: a line writer copies the pieces out at once (nothing made per time).
-const pieces: DateTimeParts = { date: '', hours: '', minutes: '', seconds: '' }
-
-/** The pieces of tsvDateTime(ms), in an object that the next call overwrites. */
-export function dateTimeParts(ms: number): DateTimeParts {
-  const second = Math.floor(ms / 1000)
-  const day = Math.floor(second / 86_400)
-  const s = second - day * 86_400
-  const h = Math.floor(s / 3600)
-  const m = Math.floor((s - h * 3600) / 60)
-  pieces.date = datePart(day)
-  pieces.hours = HOURS[h]!
-  pieces.minutes = MINUTES[m]!
-  pieces.seconds = SIXTY[s - h * 3600 - m * 60]!
-  return pieces
-}
-
-// The text of the last two seconds written: an events row's receive time is its chunk's.
+// The texts of the two seconds last written, the latest first: an events row's receive time is its
+// chunk's, so it is written once per chunk rather than once per row.
 let memoSecondA = Number.NaN
 let memoTextA = ''
 let memoSecondB = Number.NaN
@@ -86,9 +62,16 @@ let memoTextB = ''
 export function tsvDateTime(ms: number): string {
   const second = Math.floor(ms / 1000)
   if (second === memoSecondA) return memoTextA
-  if (second === memoSecondB) return memoTextB
-  const t = dateTimeParts(ms)
-  const text = `${t.date}${t.hours}${t.minutes}${t.seconds}`
+  let text: string
+  if (second === memoSecondB) {
+    text = memoTextB
+  } else {
+    const day = Math.floor(second / 86_400)
+    const s = second - day * 86_400
+    const h = Math.floor(s / 3600)
+    const m = Math.floor((s - h * 3600) / 60)
+    text = `${datePart(day)}${HOURS[h]}${MINUTES[m]}${SIXTY[s - h * 3600 - m * 60]}`
+  }
   memoSecondB = memoSecondA
   memoTextB = memoTextA
   memoSecondA = second
