@@ -79,30 +79,109 @@ export function decodeChunk(data: Uint8Array): Decoded {
   const version = env.data.v
   const events: DecodedEvent[] = []
   const rejected: RejectedEvent[] = []
-  env.data.events.forEach((raw, offset) => {
+  // The events of a chunk share capture's receive time: its text is parsed once.
+  let lastNow = ''
+  let lastNowMs = Number.NaN
+  const raws = env.data.events
+  for (let offset = 0; offset < raws.length; offset++) {
+    const raw = raws[offset]
     let e = quickCheck(raw)
     if (!e) {
       const parsed = CapturedEventSchema.safeParse(raw)
-      if (!parsed.success)
-        return rejected.push({ offset, raw, reason: `invalid event: ${summarize(parsed.error)}` })
+      if (!parsed.success) {
+        rejected.push({ offset, raw, reason: `invalid event: ${summarize(parsed.error)}` })
+        continue
+      }
       e = parsed.data
     }
-    if (e.team_id !== teamId)
-      return rejected.push({ offset, raw, reason: 'invalid event: team_id differs from chunk' })
-    const timestampMs = Date.parse(e.timestamp)
+    if (e.team_id !== teamId) {
+      rejected.push({ offset, raw, reason: 'invalid event: team_id differs from chunk' })
+      continue
+    }
+    const timestampMs = parseTime(e.timestamp)
     if (!Number.isFinite(timestampMs) || timestampMs < MIN_DATETIME_MS || timestampMs > MAX_DATETIME_MS) {
-      return rejected.push({ offset, raw, reason: `invalid event: timestamp out of range: ${e.timestamp}` })
+      rejected.push({ offset, raw, reason: `invalid event: timestamp out of range: ${e.timestamp}` })
+      continue
     }
     // Version 1 had no top-level person updates: whatever a v1 event holds there was never meant.
     if (version === 1 && (e.$set !== undefined || e.$set_once !== undefined)) {
       const { $set: _set, $set_once: _setOnce, ...v1 } = e
       e = v1
     }
-    const nowParsed = Date.parse(e.now)
-    const nowMs = Number.isFinite(nowParsed) ? nowParsed : timestampMs
+    if (e.now !== lastNow) {
+      lastNow = e.now
+      lastNowMs = parseTime(e.now)
+    }
+    const nowMs = Number.isFinite(lastNowMs) ? lastNowMs : timestampMs
     events.push({ offset, event: e, timestampMs, nowMs })
-  })
+  }
   return { ok: true, teamId, events, rejected }
+}
+
+const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
+
+/** The value of the ASCII digits s[at..at+len), or -1 when one is not a digit. */
+function digits(s: string, at: number, len: number): number {
+  let v = 0
+  for (let i = at; i < at + len; i++) {
+    const d = s.charCodeAt(i) - 48
+    if (d < 0 || d > 9) return -1
+    v = v * 10 + d
+  }
+  return v
+}
+
+/**
+ * Date.parse(s), without its general parser for the text capture writes (toISOString's
+ * 'YYYY-MM-DDThh:mm:ss.sssZ' with a real calendar date and time of day); anything else, or out of
+ * those ranges, goes to Date.parse.
+ */
+export function parseTime(s: string): number {
+  if (
+    s.length !== 24 ||
+    s.charCodeAt(4) !== 45 || // -
+    s.charCodeAt(7) !== 45 ||
+    s.charCodeAt(10) !== 84 || // T
+    s.charCodeAt(13) !== 58 || // :
+    s.charCodeAt(16) !== 58 ||
+    s.charCodeAt(19) !== 46 || // .
+    s.charCodeAt(23) !== 90 // Z
+  )
+    return Date.parse(s)
+  const y = digits(s, 0, 4)
+  const mo = digits(s, 5, 2)
+  const d = digits(s, 8, 2)
+  const h = digits(s, 11, 2)
+  const mi = digits(s, 14, 2)
+  const sec = digits(s, 17, 2)
+  const ms = digits(s, 20, 3)
+  if (
+    y < 0 ||
+    mo < 1 ||
+    mo > 12 ||
+    d < 1 ||
+    h < 0 ||
+    h > 23 ||
+    mi < 0 ||
+    mi > 59 ||
+    sec < 0 ||
+    sec > 59 ||
+    ms < 0
+  )
+    return Date.parse(s)
+  const leap = y % 4 === 0 && (y % 100 !== 0 || y % 400 === 0)
+  if (d > DAYS_IN_MONTH[mo - 1]! + (mo === 2 && leap ? 1 : 0)) return Date.parse(s)
+  return daysFromCivil(y, mo, d) * 86_400_000 + ((h * 60 + mi) * 60 + sec) * 1000 + ms
+}
+
+/** Days from 1970-01-01 to a date of the proleptic Gregorian calendar (the epoch-day algorithm). */
+function daysFromCivil(y: number, m: number, d: number): number {
+  const yy = m <= 2 ? y - 1 : y
+  const era = Math.floor(yy / 400)
+  const yoe = yy - era * 400
+  const doy = Math.floor((153 * (m + (m > 2 ? -3 : 9)) + 2) / 5) + d - 1
+  const doe = yoe * 365 + Math.floor(yoe / 4) - Math.floor(yoe / 100) + doy
+  return era * 146_097 + doe - 719_468
 }
 
 function summarize(err: z.ZodError): string {

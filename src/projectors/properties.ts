@@ -20,20 +20,39 @@ export interface EncodedProperties {
  * each of its members again under the joined path, depth first, so the arrays follow the object's order.
  */
 export function encodeProperties(properties: Record<string, unknown>): EncodedProperties {
-  const out: EncodedProperties = { keys: [], values: [] }
-  walk(properties, '', 0, out)
+  const out: PropertySink = { keys: [], values: [], n: 0 }
+  encodePropertiesInto(properties, out)
   return out
 }
 
-function walk(obj: Record<string, unknown>, prefix: string, depth: number, out: EncodedProperties): void {
-  for (const key of Object.keys(obj)) {
+/**
+ * Where encodePropertiesInto() writes: the first `n` entries of `keys` and `values` are the bag's;
+ * entries past `n` are left from an earlier bag. A writer that encodes a bag per row reuses one sink
+ * (no arrays made and grown per row).
+ */
+export interface PropertySink extends EncodedProperties {
+  n: number
+}
+
+/** encodeProperties() into a sink, from its start: sets `out.n` to the number of pairs. */
+export function encodePropertiesInto(properties: Record<string, unknown>, out: PropertySink): void {
+  out.n = 0
+  walk(properties, '', 0, out)
+}
+
+function walk(obj: Record<string, unknown>, prefix: string, depth: number, out: PropertySink): void {
+  for (const key in obj) {
+    // for-in without Object.keys' array: the same own enumerable string keys in the same order, as
+    // long as nothing up the prototype chain is enumerable (parsed JSON and plain objects)
+    if (!Object.hasOwn(obj, key)) continue
     const value = obj[key]
     if (value === null || value === undefined) continue
-    const path = prefix === '' ? key : `${prefix}${PATH_SEPARATOR}${key}`
     const text = scalarText(value)
     if (text === undefined) continue
-    out.keys.push(path)
-    out.values.push(text)
+    const path = prefix === '' ? key : `${prefix}${PATH_SEPARATOR}${key}`
+    const i = out.n++
+    out.keys[i] = path
+    out.values[i] = text
     if (depth < MAX_NESTED_DEPTH && isPlainObject(value)) walk(value, path, depth + 1, out)
   }
 }

@@ -7,8 +7,8 @@ import type {
   OverrideRow,
   PersonState,
 } from './identity/index.ts'
-import { encodeProperties } from './properties.ts'
-import { tsvDateTime, tsvNeedsEscape, tsvString } from './tsv.ts'
+import { encodePropertiesInto, type PropertySink } from './properties.ts'
+import { jsonNeedsEscape, tsvDateTime, tsvString } from './tsv.ts'
 
 /** The fields of one events row. */
 export interface EventRow {
@@ -35,21 +35,33 @@ export interface EventRow {
 
 // Lines are built as one array joined once: the line is a single flat string from the start (a
 // batch's lines live until it is written, and a string concatenated piece by piece is a tree of
-// pieces the garbage collector copies at every young-generation pass until then).
+// pieces the garbage collector copies at every young-generation pass until then). An events line's
+// array is one literal of its fields (made at its size, not grown); a bag's keys and values go into
+// arrays kept for all bags (filled from their start, then joined: bags are encoded one at a time).
+const sink: PropertySink = { keys: [], values: [], n: 0 }
+// The three fields of the last bag encoded (encodeBag).
+let bagJson = ''
+let bagKeys = ''
+let bagValues = ''
 
 /** An events row as a TabSeparated line, in EVENT_COLUMNS order. */
 export function eventLine(r: EventRow): string {
   const g = r.groups
-  const fields: (string | number)[] = [
+  const event = tsvString(r.event)
+  const distinctId = tsvString(r.distinctId)
+  const timestamp = tsvDateTime(r.timestampMs)
+  encodeBag(r.properties)
+  return [
     r.teamId,
     r.uuid,
-    tsvString(r.event),
-    tsvString(r.distinctId),
+    event,
+    distinctId,
     r.personId,
-  ]
-  fields.push(tsvDateTime(r.timestampMs), r.timestampMs)
-  pushPropertyFields(fields, r.properties)
-  fields.push(
+    timestamp,
+    r.timestampMs,
+    bagJson,
+    bagKeys,
+    bagValues,
     personPropertiesField(r.personProperties, r.personPropertiesShared === true),
     tsvString(r.elementsChain),
     tsvString(r.sessionId),
@@ -61,8 +73,7 @@ export function eventLine(r: EventRow): string {
     tsvDateTime(r.createdAtMs),
     r.seq,
     `${r.offset}\n`,
-  )
-  return fields.join('\t')
+  ].join('\t')
 }
 
 // The person_properties field of identity state objects, by object. Safe because the identity state
@@ -80,20 +91,33 @@ function personPropertiesField(properties: Record<string, unknown>, shared: bool
   return text
 }
 
-/** An Array(String) literal of strings already escaped. */
-function arrayLiteral(items: string[]): string {
-  return items.length === 0 ? '[]' : `['${items.join("','")}']`
+/** An Array(String) literal of the first `count` strings of `items`, escaped when `escape`. */
+function arrayLiteral(items: string[], count: number, escape: boolean): string {
+  if (count === 0) return '[]'
+  // Shrinking keeps the array's storage unless a much larger bag grew it.
+  if (items.length !== count) items.length = count
+  if (escape) for (let i = 0; i < count; i++) items[i] = tsvString(items[i]!)
+  return `['${items.join("','")}']`
+}
+
+/** The properties, prop_keys and prop_values fields of a bag, into bagJson, bagKeys and bagValues. */
+function encodeBag(properties: Record<string, unknown>): void {
+  // (undefined only when a toJSON says so: then the field is empty, as it always was)
+  const json = JSON.stringify(properties) as string | undefined
+  encodePropertiesInto(properties, sink)
+  // JSON text writes every character TSV escapes (and the backslash itself) as a backslash sequence;
+  // so when the bag's JSON has neither a backslash nor a quote, none of its keys and strings (all of
+  // which it spells out) needs escaping.
+  const escape = json !== undefined && jsonNeedsEscape(json)
+  bagJson = escape ? tsvString(json) : (json ?? '')
+  bagKeys = arrayLiteral(sink.keys, sink.n, escape)
+  bagValues = arrayLiteral(sink.values, sink.n, escape)
 }
 
 /** Appends the properties, prop_keys and prop_values fields of a bag. */
 function pushPropertyFields(fields: (string | number)[], properties: Record<string, unknown>): void {
-  const json = JSON.stringify(properties)
-  const { keys, values } = encodeProperties(properties)
-  // JSON text writes every character TSV escapes (and the backslash itself) as a backslash sequence;
-  // so when the bag's JSON has neither a backslash nor a quote, none of its keys and strings (all of
-  // which it spells out) needs escaping.
-  if (!tsvNeedsEscape(json)) fields.push(json, arrayLiteral(keys), arrayLiteral(values))
-  else fields.push(tsvString(json), arrayLiteral(keys.map(tsvString)), arrayLiteral(values.map(tsvString)))
+  encodeBag(properties)
+  fields.push(bagJson, bagKeys, bagValues)
 }
 
 /** Columns of person rows, in line order. */
