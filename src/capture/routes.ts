@@ -6,12 +6,12 @@ import type { Config } from '../config/env.ts'
 import { AuthenticationError } from '../http/errors.ts'
 import type { CapturedEvent } from '../jetstream/messages.ts'
 import { capturedEvents, droppedEvents, publishSeconds } from '../observability/metrics.ts'
-import { decodeBody } from './decode.ts'
 import { OVERSIZE, type ReadLimits, Slicer } from './json-reader.ts'
 import { TooManyEvents } from './limits.ts'
-import { type DropReason, normalizeEvent, parseEnvelope } from './normalize.ts'
+import { type DropReason, normalizeEvent } from './normalize.ts'
 import type { OverflowDetector } from './overflow.ts'
 import type { EventPublisher } from './publisher.ts'
+import { CaptureQuery, readEnvelope, takeRawBodies } from './request.ts'
 
 /** Bodies at least this long are parsed a batch item at a time (src/capture/json-reader.ts). */
 const INCREMENTAL_FROM_CHARS = 256 * 1024
@@ -25,15 +25,7 @@ const GROUP_COMMIT_MAX_EVENTS = 100
 
 export const CAPTURE_PATHS = ['/i/v0/e', '/batch', '/e', '/capture', '/track', '/engage'] as const
 
-const CaptureQuery = z
-  .object({
-    compression: z.string().optional(),
-    token: z.string().optional(),
-    api_key: z.string().optional(),
-    _: z.coerce.number().optional().catch(undefined),
-    historical_migration: z.string().optional(),
-  })
-  .passthrough()
+const Query = CaptureQuery.extend({ historical_migration: z.string().optional() })
 
 function countDrop(drops: Map<DropReason, number>, reason: DropReason, n = 1): void {
   drops.set(reason, (drops.get(reason) ?? 0) + n)
@@ -47,9 +39,7 @@ export interface CaptureDeps {
 }
 
 export function registerCaptureRoutes(app: FastifyInstance, deps: CaptureDeps): void {
-  // Capture bodies arrive in many wrappings; take them raw and decode in decode.ts.
-  app.removeAllContentTypeParsers()
-  app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body))
+  takeRawBodies(app)
 
   const maxEvents = deps.config.CAPTURE_MAX_EVENTS_PER_REQUEST
   const limits: ReadLimits = {
@@ -60,19 +50,9 @@ export function registerCaptureRoutes(app: FastifyInstance, deps: CaptureDeps): 
   }
 
   const handler = async (req: FastifyRequest) => {
-    const query = CaptureQuery.parse(req.query ?? {})
+    const query = Query.parse(req.query ?? {})
     const nowMs = Date.now()
-    const body = await decodeBody(
-      {
-        body: Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0),
-        contentType: req.headers['content-type'],
-        contentEncoding: req.headers['content-encoding'],
-        compression: query.compression,
-        maxDecompressedBytes: deps.config.CAPTURE_MAX_BODY_BYTES * 5,
-      },
-      limits,
-    )
-    const parsed = parseEnvelope(body, { token: query.token ?? query.api_key, sentAtMs: query._ })
+    const parsed = await readEnvelope(req, query, limits, deps.config.CAPTURE_MAX_BODY_BYTES * 5)
     if (parsed.items.length > maxEvents) throw new TooManyEvents(maxEvents)
     const project = await deps.projectByToken(parsed.token)
     if (!project) throw new AuthenticationError('Project API key invalid.', 'invalid_api_key')

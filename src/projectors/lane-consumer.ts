@@ -1,12 +1,12 @@
 import type { JetStreamClient, JetStreamManager, JsMsg } from '@nats-io/jetstream'
 import type { NatsConnection } from '../jetstream/connection.ts'
 import type { Logger } from '../observability/logger.ts'
-import { type BackoffPolicy, retry } from '../retry/backoff.ts'
+import type { BackoffPolicy } from '../retry/backoff.ts'
 import type { BatchOutcome, LogMessage, PreparedBatch, ProjectionContext } from './batch.ts'
-import { PausableFeed, type ProjectorControl } from './control.ts'
-import { FencedError, TransientError } from './errors.ts'
+import type { ProjectorControl } from './control.ts'
+import { TransientError } from './errors.ts'
 import type { Mutex } from './mutex.ts'
-import { keepWorking, MessageFeed } from './feed.ts'
+import { FeedConsumer } from './feed-consumer.ts'
 import { holdBytes, pullBytes } from './batch-cut.ts'
 import { ensureDurable } from './durable.ts'
 import { prepareBatch } from './prepare.ts'
@@ -85,55 +85,35 @@ const toLogMessages = (batch: JsMsg[]): LogMessage[] =>
  * letting the other lanes of the process go between attempts.
  */
 export class LaneConsumer {
-  private readonly feed: MessageFeed
-  private readonly pausable: PausableFeed
-  private stopping = false
-  private readonly stopped = new AbortController()
-  private loop?: Promise<void>
+  private readonly c: FeedConsumer
   /** messages up to this stream sequence may already be in ClickHouse (delivered before a failure) */
   private recoverUpTo = 0
-  /** the lease is lost: another process owns the consumer now, this one replies to nothing */
-  private fenced = false
   /** messages acknowledged (or terminated) so far */
   processed = 0
   /** batches decided while the one before them was being written (the pipeline at work) */
   decidedAhead = 0
 
   constructor(private readonly o: LaneConsumerOptions) {
-    this.feed = new MessageFeed({
+    this.c = new FeedConsumer({
       ...o,
-      reply: (m, how) => this.reply(m, how),
-      refusing: () => this.stopping,
       bytes: {
         hold: o.holdBytes ?? holdBytes(o.batchBytes),
         pull: pullBytes(o.nc.info?.max_payload ?? DEFAULT_MAX_PAYLOAD),
       },
+      refuseWhileStopping: true,
+      words: { prefix: 'projector', stops: 'lane stops', stopping: 'lane stopping' },
     })
-    this.pausable = new PausableFeed(this.feed, o.control, o.durable, () => this.stopping)
   }
 
   /** Creates or recovers the durable consumer and starts projecting. */
   async start(): Promise<void> {
     this.recoverUpTo = Math.max(this.recoverUpTo, await ensureDurable(this.o))
-    await this.feed.open(this.o.js, this.o.stream, this.o.durable)
-    this.loop = this.run()
+    await this.c.start((batch) => this.project(batch))
   }
 
   /** Finishes the in-flight batch, then stops consuming; what was fetched but not started is nacked. */
-  async stop(): Promise<void> {
-    this.stopping = true
-    this.stopped.abort(new Error('lane stopping'))
-    this.feed.poke()
-    await this.loop
-    this.pausable.close()
-    await this.feed.close()
-  }
-
-  private async run(): Promise<void> {
-    while (!this.stopping) {
-      const batch = await this.pausable.next()
-      if (batch.length > 0 && !(await this.project(batch))) return
-    }
+  stop(): Promise<void> {
+    return this.c.stop()
   }
 
   /**
@@ -147,39 +127,26 @@ export class LaneConsumer {
     let current = first
     let waiting: NodeJS.Timeout | undefined
     try {
-      await retry(
+      return await this.c.retry(
         async (attempt) => {
           clearInterval(waiting)
           const failed = await this.o.mutex.run(() => this.processRun(current, attempt > 1))
           if (!failed) return
           current = failed.msgs
-          waiting = this.keepAlive(current)
+          waiting = this.c.keepAlive(current)
           throw failed.err
         },
-        {
-          ...(this.o.retry ?? BATCH_RETRY),
-          maxAttempts: Number.POSITIVE_INFINITY,
-          retryable: (err) => !(err instanceof FencedError) && !this.stopping && !this.o.nc.isClosed(),
-          signal: this.stopped.signal,
-          onRetry: ({ attempt, waitMs, err }) => {
-            if (!(err instanceof TransientError))
-              this.o.log.error({ err }, 'projector: unexpected batch failure')
-            this.o.log.warn(
-              { err, attempt, wait: waitMs, durable: this.o.durable },
-              'projector: batch failed, retrying',
-            )
-          },
+        this.o.retry ?? BATCH_RETRY,
+        ({ attempt, waitMs, err }) => {
+          if (!(err instanceof TransientError))
+            this.o.log.error({ err }, 'projector: unexpected batch failure')
+          this.o.log.warn(
+            { err, attempt, wait: waitMs, durable: this.o.durable },
+            'projector: batch failed, retrying',
+          )
         },
+        () => current,
       )
-      return true
-    } catch (err) {
-      // A closed connection: the process is as good as gone, and nothing can be acknowledged or given
-      // back; JetStream redelivers after ack_wait, to whoever owns the consumer next.
-      if (this.o.nc.isClosed()) this.o.log.error({ err }, 'projector: connection closed, lane stops')
-      else if (err instanceof FencedError) this.fenceOut(err)
-      else for (const m of current) this.reply(m, 'nak')
-      this.stopping = true
-      return false
     } finally {
       clearInterval(waiting)
     }
@@ -197,7 +164,7 @@ export class LaneConsumer {
    */
   private async processRun(first: JsMsg[], alone: boolean): Promise<Failure | undefined> {
     const depth = alone ? 0 : (this.o.pipelineDepth ?? 1)
-    let cur: Stage = { msgs: first, alive: this.keepAlive(first) }
+    let cur: Stage = { msgs: first, alive: this.c.keepAlive(first) }
     let curPrepared = settle(this.prepare(first))
     let committing: Committing | undefined
     for (let n = 1; ; n++) {
@@ -207,8 +174,8 @@ export class LaneConsumer {
       let next: Stage | undefined
       let nextPrepared: Promise<Settled<PreparedBatch>> | undefined
       if (this.mayDecideAhead(n, depth)) {
-        const msgs = this.feed.take()
-        next = { msgs, alive: this.keepAlive(msgs) }
+        const msgs = this.c.feed.take()
+        next = { msgs, alive: this.c.keepAlive(msgs) }
         this.decidedAhead++
         nextPrepared = settle(this.prepare(msgs, prepared))
       }
@@ -236,10 +203,10 @@ export class LaneConsumer {
     return (
       depth > 0 &&
       n < MAX_RUN &&
-      !this.stopping &&
-      !this.pausable.paused &&
+      !this.c.stopping &&
+      !this.c.pausable.paused &&
       !this.o.mutex.contended &&
-      this.feed.queue.length > 0
+      this.c.feed.queue.length > 0
     )
   }
 
@@ -270,7 +237,7 @@ export class LaneConsumer {
       for (const m of s.msgs) this.recoverUpTo = Math.max(this.recoverUpTo, m.seq)
     }
     const [failed, ...rest] = inFlight
-    this.feed.queue.unshift(...rest.flatMap((s) => s.msgs))
+    this.c.feed.queue.unshift(...rest.flatMap((s) => s.msgs))
     return { msgs: failed!.msgs, err: failure }
   }
 
@@ -283,31 +250,9 @@ export class LaneConsumer {
     )
   }
 
-  private keepAlive(batch: JsMsg[]): NodeJS.Timeout {
-    return keepWorking(batch, this.o.ackWaitMs, (m, how) => this.reply(m, how))
-  }
-
-  // Its acks and naks would reach the consumer its new owner recreated and act on that owner's
-  // deliveries: nothing more is said, JetStream redelivers by the new owner's ack floor.
-  private fenceOut(err: FencedError): void {
-    this.fenced = true
-    this.o.log.warn({ err, durable: this.o.durable }, 'projector: lease lost, lane stops')
-  }
-
-  // A reply on a closed connection throws; there is nobody to tell then.
-  private reply(m: JsMsg, how: 'ack' | 'nak' | 'term' | 'working'): void {
-    if (how !== 'working') this.feed.settled(m)
-    if (this.fenced || this.o.nc.isClosed()) return
-    try {
-      m[how]()
-    } catch (err) {
-      this.o.log.warn({ err, seq: m.seq }, `projector: ${how} failed`)
-    }
-  }
-
   private ack(stage: Stage, outcome: BatchOutcome): void {
     clearInterval(stage.alive)
-    for (const m of stage.msgs) this.reply(m, outcome.poison.has(m.seq) ? 'term' : 'ack')
+    for (const m of stage.msgs) this.c.reply(m, outcome.poison.has(m.seq) ? 'term' : 'ack')
     this.processed += stage.msgs.length
     const t = outcome.timings
     this.o.log.debug(

@@ -3,12 +3,12 @@ import type { ClickHouseClient } from '../clickhouse/client.ts'
 import type { NatsConnection } from '../jetstream/connection.ts'
 import type { CapturedEvent } from '../jetstream/messages.ts'
 import type { Logger } from '../observability/logger.ts'
-import { type BackoffPolicy, retry } from '../retry/backoff.ts'
-import { keepWorking, MessageFeed } from './feed.ts'
-import { PausableFeed, type ProjectorControl } from './control.ts'
+import type { BackoffPolicy } from '../retry/backoff.ts'
+import { FeedConsumer } from './feed-consumer.ts'
+import type { ProjectorControl } from './control.ts'
 import { DeadLetterList, publishDeadLetter } from './dead-letters.ts'
 import { ensureDurable } from './durable.ts'
-import { type Fence, FencedError, io } from './errors.ts'
+import { type Fence, io } from './errors.ts'
 import { parseResolved, RECONCILE_HEADER, rebuildRows, type ResolvedEvent } from './resolved.ts'
 import { eventLine } from './rows.ts'
 import { findWrittenRows, positionKey } from './steps/skip-written.ts'
@@ -69,22 +69,18 @@ const asCaptured = (e: ResolvedEvent): CapturedEvent => ({
 })
 
 export class RowWriter {
-  private readonly feed: MessageFeed
-  private readonly pausable: PausableFeed
-  private stopping = false
-  private readonly stopped = new AbortController()
-  private loop?: Promise<void>
+  private readonly c: FeedConsumer
   private recoverUpTo = 0
-  /** the lease is lost: the consumer is another process's now, this one replies to nothing */
-  private fenced = false
   /** a replay swapped the tables: what the stream holds now is reconciled (see afterReplay) */
   private replayed = false
   /** event rows inserted so far */
   written = 0
 
   constructor(private readonly o: RowWriterOptions) {
-    this.feed = new MessageFeed({ ...o, reply: (m, how) => this.reply(m, how), refusing: () => false })
-    this.pausable = new PausableFeed(this.feed, o.control, o.durable, () => this.stopping)
+    this.c = new FeedConsumer({
+      ...o,
+      words: { prefix: 'row writer', stops: 'stops', stopping: 'row writer stopping' },
+    })
   }
 
   /**
@@ -101,47 +97,27 @@ export class RowWriter {
   /** Creates or recovers the durable consumer and starts writing. */
   async start(): Promise<void> {
     this.recoverUpTo = Math.max(await ensureDurable(this.o), (await this.o.replayedUpTo?.()) ?? 0)
-    await this.feed.open(this.o.js, this.o.stream, this.o.durable)
-    this.loop = this.run()
+    await this.c.start((batch) => this.take(batch))
   }
 
   /** Finishes the batch in flight, then stops; what was fetched but not started is nacked. */
-  async stop(): Promise<void> {
-    this.stopping = true
-    this.stopped.abort(new Error('row writer stopping'))
-    this.feed.poke()
-    await this.loop
-    this.pausable.close()
-    await this.feed.close()
+  stop(): Promise<void> {
+    return this.c.stop()
   }
 
-  private async run(): Promise<void> {
-    while (!this.stopping) {
-      const batch = await this.pausable.next()
-      if (batch.length === 0) continue
-      const alive = keepWorking(batch, this.o.ackWaitMs, (m, how) => this.reply(m, how))
-      try {
-        await retry((attempt) => this.write(batch, attempt > 1), {
-          ...this.o.retry,
-          maxAttempts: Number.POSITIVE_INFINITY,
-          retryable: (err) => !(err instanceof FencedError) && !this.stopping && !this.o.nc.isClosed(),
-          signal: this.stopped.signal,
-          onRetry: ({ attempt, waitMs, err }) =>
-            this.o.log.warn({ err, attempt, wait: waitMs, durable: this.o.durable }, 'row writer: retrying'),
-        })
-      } catch (err) {
-        // stopping, fenced out or the connection is gone: nothing is acknowledged, the next owner
-        // redelivers (a fenced-out writer's naks would reach the consumer its new owner recreated)
-        if (err instanceof FencedError) {
-          this.fenced = true
-          this.o.log.warn({ err, durable: this.o.durable }, 'row writer: lease lost, stops')
-        } else if (!this.o.nc.isClosed()) for (const m of batch) this.reply(m, 'nak')
-        else this.o.log.error({ err }, 'row writer: connection closed, stops')
-        this.stopping = true
-        return
-      } finally {
-        clearInterval(alive)
-      }
+  /** Writes one batch, retrying; false when the writer must stop (see FeedConsumer.retry). */
+  private async take(batch: JsMsg[]): Promise<boolean> {
+    const alive = this.c.keepAlive(batch)
+    try {
+      return await this.c.retry(
+        (attempt) => this.write(batch, attempt > 1),
+        this.o.retry,
+        ({ attempt, waitMs, err }) =>
+          this.o.log.warn({ err, attempt, wait: waitMs, durable: this.o.durable }, 'row writer: retrying'),
+        () => batch,
+      )
+    } finally {
+      clearInterval(alive)
     }
   }
 
@@ -212,17 +188,7 @@ export class RowWriter {
       if (r.event) dead.event(r.event, r.event.offset, r.reason, r.event.event, 'refused')
     const dlq = this.o.dlqSubject
     if (dlq) for (const d of dead.items) await io(() => publishDeadLetter(this.o.js, dlq, d))
-    for (const m of batch) this.reply(m, poison.has(m) ? 'term' : 'ack')
+    for (const m of batch) this.c.reply(m, poison.has(m) ? 'term' : 'ack')
     this.written += events.length - refused.length
-  }
-
-  // A reply on a closed connection throws; there is nobody to tell then.
-  private reply(m: JsMsg, how: 'ack' | 'nak' | 'term' | 'working'): void {
-    if (this.fenced || this.o.nc.isClosed()) return
-    try {
-      m[how]()
-    } catch (err) {
-      this.o.log.warn({ err, seq: m.seq }, `row writer: ${how} failed`)
-    }
   }
 }

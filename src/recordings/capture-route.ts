@@ -1,11 +1,9 @@
 import { jetstream } from '@nats-io/jetstream'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { Counter } from 'prom-client'
-import { z } from 'zod'
 import type { Project } from '../accounts/documents.ts'
-import { decodeBody } from '../capture/decode.ts'
 import type { ReadLimits } from '../capture/json-reader.ts'
-import { parseEnvelope } from '../capture/normalize.ts'
+import { CaptureQuery, readEnvelope, takeRawBodies } from '../capture/request.ts'
 import type { Config } from '../config/env.ts'
 import { AuthenticationError, Unavailable } from '../http/errors.ts'
 import type { NatsConnection } from '../jetstream/connection.ts'
@@ -33,15 +31,6 @@ const snapshotsDropped = new Counter({
 })
 
 export const RECORDING_PATHS = ['/s', '/s/'] as const
-
-const Query = z
-  .object({
-    compression: z.string().optional(),
-    token: z.string().optional(),
-    api_key: z.string().optional(),
-    _: z.coerce.number().optional().catch(undefined),
-  })
-  .passthrough()
 
 export interface RecordingCaptureDeps {
   config: Config
@@ -71,22 +60,11 @@ export async function registerRecordingCapture(app: FastifyInstance, deps: Recor
     incrementalFrom: 256 * 1024,
   }
   await app.register(async (scope) => {
-    scope.removeAllContentTypeParsers()
-    scope.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body))
+    takeRawBodies(scope)
     const handler = async (req: FastifyRequest) => {
-      const query = Query.parse(req.query ?? {})
+      const query = CaptureQuery.parse(req.query ?? {})
       const nowMs = Date.now()
-      const body = await decodeBody(
-        {
-          body: Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0),
-          contentType: req.headers['content-type'],
-          contentEncoding: req.headers['content-encoding'],
-          compression: query.compression,
-          maxDecompressedBytes: deps.config.RECORDINGS_MAX_BODY_BYTES * 5,
-        },
-        limits,
-      )
-      const parsed = parseEnvelope(body, { token: query.token ?? query.api_key, sentAtMs: query._ })
+      const parsed = await readEnvelope(req, query, limits, deps.config.RECORDINGS_MAX_BODY_BYTES * 5)
       const p = await project(parsed.token)
       if (!p) throw new AuthenticationError('Project API key invalid.', 'invalid_api_key')
       const { messages, drops } = await snapshotMessages(parsed.items, {
