@@ -9,8 +9,8 @@ import {
 } from './groups.ts'
 import { normalizeEvent } from './normalize.ts'
 import { PERSONLESS_CREATED_AT_MS, uuidFromDistinctId } from './person-uuid.ts'
-import { processPerson } from './persons.ts'
-import { asPlainObject, sameValue } from './property-updates.ts'
+import { type PersonContext, processPerson } from './persons.ts'
+import { asPlainObject, assignOwn, copyOf, sameValue } from './property-updates.ts'
 import { emptyChanges, IdentitySession } from './session.ts'
 import type { ApplyEventResult, IdentityEvent, IdentityStore, PersonMode, Properties } from './types.ts'
 
@@ -53,7 +53,8 @@ export async function applyEvent(
   event: IdentityEvent,
 ): Promise<ApplyEventResult> {
   const normalized = normalizeEvent(event)
-  const warnings = [...normalized.warnings]
+  // (the list normalizeEvent made for this event: no copy needed)
+  const warnings = normalized.warnings
   let properties = normalized.properties
   const drop =
     normalized.drop ?? (event.event === '$groupidentify' ? validateGroupIdentify(properties) : undefined)
@@ -75,7 +76,7 @@ export async function applyEvent(
     }
   }
 
-  const person = await processPerson({
+  const personContext: PersonContext = {
     session,
     teamId,
     eventName: event.event,
@@ -85,7 +86,8 @@ export async function applyEvent(
     timestampMs: event.timestamp_ms,
     warnings,
     updateIsIdentified: false,
-  })
+  }
+  const person = await processPerson(personContext)
 
   // PostHog registers the identified group's type before the types named in $groups.
   if (event.event === '$groupidentify' && properties.$group_type != null && properties.$group_set != null) {
@@ -95,7 +97,10 @@ export async function applyEvent(
   properties = applyGroupIndexes(properties, groupIndexes)
   if (event.event === '$groupidentify') await upsertGroupFromIdentify(session, properties, event.timestamp_ms)
 
-  const shown = shownProperties(person.properties, asPlainObject(properties.$set))
+  // The last rule that changed the person applied this $set: nothing to compare again.
+  const shown = personContext.setShown
+    ? person.properties
+    : shownProperties(person.properties, asPlainObject(properties.$set))
   return {
     dropped: false,
     personId: person.id,
@@ -118,7 +123,9 @@ export async function applyEvent(
 function shownProperties(current: Properties, set: Properties | undefined): Properties {
   if (set === undefined) return current
   for (const key of Object.keys(set)) {
-    if (!Object.hasOwn(current, key) || !sameValue(current[key], set[key])) return { ...current, ...set }
+    if (!Object.hasOwn(current, key) || !sameValue(current[key], set[key])) {
+      return assignOwn(copyOf(current), set)
+    }
   }
   return current
 }

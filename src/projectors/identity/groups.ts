@@ -1,4 +1,4 @@
-import { asPlainObject, sameValue } from './property-updates.ts'
+import { asPlainObject, copyOf, sameValue } from './property-updates.ts'
 import type { IdentitySession } from './session.ts'
 import type { DropReason, GroupColumns, Properties } from './types.ts'
 
@@ -55,7 +55,7 @@ export async function groupIndexesOf(
 export function applyGroupIndexes(properties: Properties, indexes: GroupIndexes | undefined): Properties {
   const groups = asPlainObject(properties.$groups)
   if (!groups || !indexes) return properties
-  const next = { ...properties }
+  const next = copyOf(properties)
   for (const [groupType, groupKey] of Object.entries(groups)) {
     const index = indexes[groupType]
     if (index !== null && index !== undefined) next[`$group_${index}`] = groupKey

@@ -1,4 +1,4 @@
-import { asPlainObject } from './property-updates.ts'
+import { asPlainObject, copyOf } from './property-updates.ts'
 import type { Properties } from './types.ts'
 
 // Event properties PostHog copies onto the person: the latest value via $set, the first one seen via
@@ -57,61 +57,66 @@ const CAMPAIGN = [
 export const PERSON_MAPPED_EVENT_PROPERTIES: readonly string[] = [...EVENT_TO_PERSON, ...CAMPAIGN]
 
 // An event has far fewer properties than the list is long: its keys are looked up here instead, then
-// put back in the list's order (the order the person's properties are written in).
-const MAPPED_INDEX = new Map(PERSON_MAPPED_EVENT_PROPERTIES.map((k, i) => [k, i]))
+// put back in the list's order (the order the person's properties are written in), by rank.
+const MAPPED_RANK = new Map(PERSON_MAPPED_EVENT_PROPERTIES.map((k, i) => [k, i]))
 
-function mappedKeysOf(properties: Properties): string[] {
-  const found: string[] = []
-  for (const key of Object.keys(properties)) if (MAPPED_INDEX.has(key)) found.push(key)
+// The $initial_ names of the mapped properties by rank, made once.
+const INITIAL_NAMES = PERSON_MAPPED_EVENT_PROPERTIES.map((k) => `$initial_${k.replace('$', '')}`)
+
+function mappedRanksOf(properties: Properties): number[] {
+  const found: number[] = []
+  for (const key of Object.keys(properties)) {
+    const rank = MAPPED_RANK.get(key)
+    if (rank !== undefined) found.push(rank)
+  }
   // Insertion sort: a handful of keys, and Array.prototype.sort allocates work space on every call.
   for (let i = 1; i < found.length; i++) {
-    const key = found[i]!
-    const rank = MAPPED_INDEX.get(key)!
+    const rank = found[i]!
     let j = i - 1
-    for (; j >= 0 && MAPPED_INDEX.get(found[j]!)! > rank; j--) found[j + 1] = found[j]!
-    found[j + 1] = key
+    for (; j >= 0 && found[j]! > rank; j--) found[j + 1] = found[j]!
+    found[j + 1] = rank
   }
   return found
 }
-
-/** The $initial_ name of a property. */
-export function initialKey(key: string): string {
-  return INITIAL_KEYS.get(key) ?? `$initial_${key.replace('$', '')}`
-}
-
-// The $initial_ names of the mapped properties, made once.
-const INITIAL_KEYS = new Map(PERSON_MAPPED_EVENT_PROPERTIES.map((k) => [k, `$initial_${k.replace('$', '')}`]))
 
 // Returns new properties with $set / $set_once extended; the input is left untouched. Explicit values in
 // the event's own $set / $set_once win over the derived ones.
 export function withInitialAndCampaignProperties(properties: Properties): Properties {
   // A server SDK stamps the host's OS, not the user's device; it must not become the person's OS.
   const skipHostOs = properties.$is_server === true
+  // Some SDKs send $os_name instead of $os: it only feeds $initial_os and is not kept under its own
+  // name (nor as $initial_os_name), so it is not added below rather than added and deleted.
+  const osName = properties.$os_name
+  const osNameOnlyInitial = osName !== undefined && !skipHostOs
   let set: Properties | undefined
   let setOnce: Properties | undefined
 
-  for (const key of mappedKeysOf(properties)) {
+  for (const rank of mappedRanksOf(properties)) {
+    const key = PERSON_MAPPED_EVENT_PROPERTIES[rank]!
     if (skipHostOs && (key === '$os' || key === '$os_version')) continue
     if (set === undefined || setOnce === undefined) {
       const ownSet = asPlainObject(properties.$set)
       const ownSetOnce = asPlainObject(properties.$set_once)
-      set = ownSet ? { ...ownSet } : {}
-      setOnce = ownSetOnce ? { ...ownSetOnce } : {}
+      set = ownSet ? copyOf(ownSet) : {}
+      setOnce = ownSetOnce ? copyOf(ownSetOnce) : {}
     }
+    if (osNameOnlyInitial && key === '$os_name') continue
     const value = properties[key]
     if (!(key in set)) set[key] = value
     // A null first-touch value would block the real one forever, since $set_once never overwrites.
-    const initial = initialKey(key)
+    const initial = INITIAL_NAMES[rank]!
     if (value !== null && value !== undefined && !(initial in setOnce)) setOnce[initial] = value
   }
   if (set === undefined || setOnce === undefined) return properties
 
-  // Some SDKs send $os_name instead of $os: it only feeds $initial_os and is not kept under its own name.
-  const osName = properties.$os_name
-  if (osName !== undefined && !skipHostOs) {
+  if (osNameOnlyInitial) {
     if (osName !== null && !('$initial_os' in setOnce)) setOnce.$initial_os = osName
-    delete set.$os_name
-    delete setOnce.$initial_os_name
+    // The event's own $set / $set_once lose them too.
+    if (Object.hasOwn(set, '$os_name')) delete set.$os_name
+    if (Object.hasOwn(setOnce, '$initial_os_name')) delete setOnce.$initial_os_name
   }
-  return { ...properties, $set: set, $set_once: setOnce }
+  const out = copyOf(properties)
+  out.$set = set
+  out.$set_once = setOnce
+  return out
 }

@@ -1,4 +1,5 @@
 import { withInitialAndCampaignProperties } from './initial-props.ts'
+import { copyOf } from './property-updates.ts'
 import { withTopLevelUpdates } from '../../jetstream/messages.ts'
 import type { DropReason, IdentityEvent, IngestionWarning, Properties } from './types.ts'
 
@@ -41,15 +42,15 @@ export function normalizeEvent(event: IdentityEvent): NormalizedEvent {
 
   // $groupidentify describes a group, so its $set must not leak onto the sender's person.
   if (!processPerson || event.event === '$groupidentify') {
-    properties = { ...properties }
+    properties = copyOf(properties)
     for (const key of PERSON_KEYS) delete properties[key]
   }
   // (no closure for this: a function made per event costs more than the copy it guards)
   if (!processPerson) {
-    if (properties === event.properties) properties = { ...properties }
+    if (properties === event.properties) properties = copyOf(properties)
     properties.$process_person_profile = false
   } else if ('$process_person_profile' in properties) {
-    if (properties === event.properties) properties = { ...properties }
+    if (properties === event.properties) properties = copyOf(properties)
     delete properties.$process_person_profile
   }
 

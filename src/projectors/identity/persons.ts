@@ -1,6 +1,12 @@
 import { isDistinctIdIllegal } from './illegal-ids.ts'
 import { uuidFromDistinctId } from './person-uuid.ts'
-import { applyPropertyUpdates, asPlainObject, computePropertyUpdates } from './property-updates.ts'
+import {
+  applyPropertyUpdates,
+  asPlainObject,
+  assignOwn,
+  computePropertyUpdates,
+  copyOf,
+} from './property-updates.ts'
 import type { IdentitySession } from './session.ts'
 import type { IngestionWarning, PersonState, Properties } from './types.ts'
 
@@ -22,6 +28,8 @@ export interface PersonContext {
   warnings: IngestionWarning[]
   // Set once an identify/alias passed its guards: the resulting person counts as identified.
   updateIsIdentified: boolean
+  // Set when the person's properties already show the event's $set (PropertyUpdates.setShown).
+  setShown?: boolean
 }
 
 interface MergeOutcome {
@@ -183,10 +191,13 @@ async function createPerson(
   const set = asPlainObject(ctx.properties.$set) ?? {}
   const setOnce = asPlainObject(ctx.properties.$set_once) ?? {}
   const distinctIds = [primaryDistinctId, ...extraDistinctIds]
+  // { ...setOnce, ...set, $creator_event_uuid }, made without adding keys to a spread copy
+  const properties = assignOwn(copyOf(setOnce), set)
+  properties.$creator_event_uuid = ctx.eventUuid
   let person: PersonState = {
     id: uuidFromDistinctId(ctx.teamId, primaryDistinctId),
     createdAtMs: ctx.timestampMs,
-    properties: { ...setOnce, ...set, $creator_event_uuid: ctx.eventUuid },
+    properties,
     isIdentified,
     version: 0,
     distinctIds,
@@ -203,6 +214,7 @@ async function createPerson(
 
 function updatePerson(ctx: PersonContext, person: PersonState): PersonState {
   const updates = computePropertyUpdates(ctx.properties, person.properties)
+  ctx.setShown = updates.setShown
   const becomesIdentified = ctx.updateIsIdentified && !person.isIdentified
   if (!updates.hasChanges && !becomesIdentified) return person
   const updated: PersonState = {

@@ -5,6 +5,11 @@ export interface PropertyUpdates {
   toSet: Properties
   toUnset: string[]
   hasChanges: boolean
+  // Whether toSet may hold a key the person does not have (adding keys costs more, see copyOf).
+  addsKeys: boolean
+  // Whether every key of the event's $set holds its $set value (same JSON) once the updates are
+  // applied: then the event shows the person's properties as they are (apply-event.ts).
+  setShown: boolean
 }
 
 /** The value as an object, if it is a plain one. */
@@ -12,6 +17,26 @@ export function asPlainObject(value: unknown): Properties | undefined {
   return typeof value === 'object' && value !== null && !Array.isArray(value)
     ? (value as Properties)
     : undefined
+}
+
+// Keys up to which copyOf uses Object.assign (see there).
+const ASSIGN_MAX_KEYS = 20
+
+/**
+ * A shallow copy of `source`, the same as `{ ...source }` (own enumerable keys, same order), made so
+ * that keys added to it afterwards stay cheap. On Node 20, adding a key to an object made by spread
+ * costs about a microsecond (more the more keys it has): every event's $set, $set_once and $group_N
+ * were added that way. Object.assign sets each key instead of defining it, which differs only for
+ * an own `__proto__` key (it would set the prototype): such a source is still spread. So is a large
+ * one: set key by key, an object of about 30 keys turns into a slow dictionary (measured: a spread
+ * copy is then cheaper overall, reads of the copy included).
+ */
+export function copyOf(source: Properties): Properties {
+  if (Object.hasOwn(source, '__proto__')) return { ...source }
+  let keys = 0
+  // (counted without making the list of keys; nothing inherited is enumerable)
+  for (const _ in source) if (++keys > ASSIGN_MAX_KEYS) return { ...source }
+  return Object.assign({}, source)
 }
 
 // PostHog compares with !==, which rewrites equal objects; comparing structurally only saves a version bump
@@ -46,6 +71,8 @@ export function computePropertyUpdates(eventProperties: Properties, current: Pro
   const toSet: Properties = {}
   const toUnset: string[] = []
   let hasChanges = false
+  let addsKeys = false
+  let setShown = true
 
   const setOnce = asPlainObject(eventProperties.$set_once)
   if (setOnce) {
@@ -53,6 +80,7 @@ export function computePropertyUpdates(eventProperties: Properties, current: Pro
       if (ownValue(current, key) === undefined) {
         setOwn(toSet, key, setOnce[key])
         hasChanges = true
+        addsKeys = true
       }
     }
   }
@@ -60,9 +88,13 @@ export function computePropertyUpdates(eventProperties: Properties, current: Pro
   if (set) {
     for (const key of Object.keys(set)) {
       const value = set[key]
-      if (!sameValue(ownValue(current, key), value)) {
+      // (an undefined value is never shown as a key the person has: no JSON gives one)
+      if (value === undefined) setShown = false
+      const had = ownValue(current, key)
+      if (!sameValue(had, value)) {
         setOwn(toSet, key, value)
         hasChanges = true
+        if (had === undefined) addsKeys = true
       }
     }
   }
@@ -70,14 +102,21 @@ export function computePropertyUpdates(eventProperties: Properties, current: Pro
     if (Object.hasOwn(current, key)) {
       toUnset.push(key)
       hasChanges = true
+      if (set && Object.hasOwn(set, key)) setShown = false
     }
   }
-  return { toSet, toUnset, hasChanges }
+  return { toSet, toUnset, hasChanges, addsKeys, setShown }
+}
+
+/** `{ ...target, ...source }` into `target` itself: `source`'s keys defined on it, in order. */
+export function assignOwn(target: Properties, source: Properties): Properties {
+  for (const key of Object.keys(source)) setOwn(target, key, source[key])
+  return target
 }
 
 /** The properties after the updates. */
 export function applyPropertyUpdates(current: Properties, updates: PropertyUpdates): Properties {
-  const next: Properties = { ...current, ...updates.toSet }
+  const next = updates.addsKeys ? assignOwn(copyOf(current), updates.toSet) : { ...current, ...updates.toSet }
   for (const key of updates.toUnset) delete next[key]
   return next
 }
