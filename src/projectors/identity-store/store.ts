@@ -1,4 +1,6 @@
 import type { KV } from '@nats-io/kv'
+import type { NatsConnection } from '@nats-io/nats-core'
+import { publishStored } from '../../jetstream/publish-stored.ts'
 import { teamPrefix } from '../identity-keys.ts'
 import { StateCache, teamOfKey } from './cache.ts'
 import { CommitLog, type StoredValue, visibleValue, writerOf } from './commit-protocol.ts'
@@ -10,6 +12,8 @@ import { TeamLoader } from './team-loader.ts'
 // an in-memory cache in front. See docs/projectors.md ("Identity state") and commit-protocol.ts.
 
 const CONCURRENCY = 256
+/** values published before their acknowledgements are awaited */
+const PUBLISH_WINDOW = 2048
 const encoder = new TextEncoder()
 
 async function inWindows<T>(items: T[], fn: (item: T) => Promise<unknown>): Promise<void> {
@@ -18,8 +22,17 @@ async function inWindows<T>(items: T[], fn: (item: T) => Promise<unknown>): Prom
   }
 }
 
+/** How long a commit's values may take to be stored before the batch is retried (as a KV put's default). */
+const PUT_TIMEOUT_MS = 5000
+
 /** Tuning of the identity store. */
 export interface KvIdentityStoreOptions {
+  /**
+   * The connection the bucket was opened on and the bucket's name (BUCKETS.identity): a commit's
+   * values are published on it together (publish-stored.ts), to the subjects kv.put writes to.
+   */
+  nc: NatsConnection
+  bucket: string
   /** committed values kept in memory (entries; oldest evicted first) */
   cacheSize?: number
   /** overrides the namespace pointers (replay builds into its own namespace) */
@@ -50,7 +63,7 @@ export class KvIdentityStore extends IdentityReads {
 
   constructor(
     private readonly kv: KV,
-    opts: KvIdentityStoreOptions = {},
+    private readonly opts: KvIdentityStoreOptions,
   ) {
     super()
     const cacheSize = opts.cacheSize ?? 500_000
@@ -180,7 +193,16 @@ export class KvIdentityStore extends IdentityReads {
       else w.stored.p = await this.load(w.full)
     })
     await fence?.()
-    await inWindows(writes, (w) => this.kv.put(w.full, encoder.encode(JSON.stringify(w.stored))))
+    // the subjects kv.put writes to (a bucket of this cluster: no domain, mirror or API prefix)
+    const subject = `$KV.${this.opts.bucket}.`
+    for (let i = 0; i < writes.length; i += PUBLISH_WINDOW) {
+      const window = writes.slice(i, i + PUBLISH_WINDOW)
+      await publishStored(
+        this.opts.nc,
+        window.map((w) => ({ subject: subject + w.full, data: encoder.encode(JSON.stringify(w.stored)) })),
+        PUT_TIMEOUT_MS,
+      )
+    }
     await fence?.()
     for (const [ns, seq] of seqs) {
       if (seq > (await this.watermark(ns, source))) await this.setWatermark(ns, source, seq)
