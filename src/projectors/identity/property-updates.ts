@@ -61,7 +61,8 @@ function unsetKeys(value: unknown): string[] {
 // assignment to `__proto__` would set the object's prototype instead).
 const ownValue = (o: Properties, key: string): unknown => (Object.hasOwn(o, key) ? o[key] : undefined)
 
-function setOwn(o: Properties, key: string, value: unknown): void {
+/** `o[key] = value` as an own data property, also for `__proto__` (an assignment would set the prototype). */
+export function setOwn(o: Properties, key: string, value: unknown): void {
   if (key === '__proto__')
     Object.defineProperty(o, key, { value, enumerable: true, writable: true, configurable: true })
   else o[key] = value
