@@ -1,6 +1,7 @@
 // Flag evaluation: POST /flags?v=2 for a project with 50 flags, against calling the evaluator in
 // process on the same definitions and inputs.
-// Run: npx tsx bench/flags.ts   (env REQUESTS, CONCURRENCY to size it)
+// Run: npx tsx bench/flags.ts   (env REQUESTS, CONCURRENCY to size it; GEOIP=1 sends each request
+// from a public address, in X-Forwarded-For, so that GeoIP person properties join the request's)
 import { flagDefinitionSchema } from '../src/flags/definition.ts'
 import { type EvalInput, evaluateFlags } from '../src/flags/evaluate.ts'
 import { randomUUID } from 'node:crypto'
@@ -11,6 +12,9 @@ import { benchBurrow, cpuSnapshot, httpPost, latencyLine, procStats, rate, runPo
 const REQUESTS = Number(process.env.REQUESTS ?? 4000)
 const CONCURRENCY = Number(process.env.CONCURRENCY ?? 16)
 const FLAG_COUNT = 50
+const ADDRESSES = ['8.8.8.8', '1.1.1.1', '81.2.69.142', '2a00:1450:4001::1']
+const from = (i: number): Record<string, string> =>
+  process.env.GEOIP === '1' ? { 'x-forwarded-for': ADDRESSES[i % ADDRESSES.length]! } : {}
 
 const loadAtStart = loadavg()[0]!
 const burrow = await benchBurrow({ API_RATE_LIMIT_PER_MINUTE: '0' })
@@ -145,6 +149,7 @@ async function evaluateOverHttp(i: number, withProperties: boolean) {
       distinct_id: distinctId(i),
       ...(withProperties ? { person_properties: properties(i) } : {}),
     }),
+    { 'content-type': 'application/json', ...from(i) },
   )
   if (res.status !== 200) throw new Error(`/flags: ${res.status} ${res.text}`)
   const body = JSON.parse(res.text) as Record<string, unknown>

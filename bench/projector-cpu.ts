@@ -9,7 +9,7 @@
 // PROFILE=1 writes a CPU profile of the warm pass to ./projector-cpu.cpuprofile, PROFILE=heap a profile
 // of what it allocates, collected objects included, to ./projector-cpu.heapprofile; RESOLVE_ONLY=1
 // times team spread's identity stage instead: the decisions and the resolved messages it publishes,
-// no event rows)
+// no event rows; GEOIP=1 runs the geoip plugin on every event, each with a public address)
 import { writeFileSync } from 'node:fs'
 import { Session } from 'node:inspector/promises'
 import { PerformanceObserver } from 'node:perf_hooks'
@@ -18,10 +18,11 @@ import { BUCKETS } from '../schema/jetstream.ts'
 import { bucket, connectNats, migrateJetStream } from '../src/jetstream/connection.ts'
 import { LOG_FORMAT_VERSION } from '../src/jetstream/messages.ts'
 import { createLogger } from '../src/observability/logger.ts'
-import type { LogMessage, ProjectionContext } from '../src/projectors/batch.ts'
+import type { LogMessage, ProjectionContext, TeamPipeline } from '../src/projectors/batch.ts'
 import { tsvBody } from '../src/projectors/clickhouse-io.ts'
 import { KvIdentityStore } from '../src/projectors/identity-store/store.ts'
 import { prepareBatch } from '../src/projectors/prepare.ts'
+import { runPlugins } from '../src/plugins/pipeline.ts'
 import { resolvedPieces } from '../src/projectors/resolved.ts'
 import { eventLine } from '../src/projectors/rows.ts'
 import { LIVE_TABLES } from '../src/projectors/tables.ts'
@@ -31,6 +32,8 @@ const BATCHES = Number(process.env.BATCHES ?? 60)
 const BATCH_SIZE = 1000
 const DISTINCT = Number(process.env.DISTINCT ?? 5000)
 const TEAM = 1
+// public addresses the DB-IP lite database locates (GEOIP=1)
+const GEOIP_ADDRESSES = ['8.8.8.8', '1.1.1.1', '81.2.69.142', '203.0.113.9', '2a00:1450:4001::1']
 
 // Time spent in garbage collection pauses on the main thread, in milliseconds, as V8 reports them.
 let gcMs = 0
@@ -47,6 +50,18 @@ try {
   // RESOLVE_ONLY=1: the identity stage of team spread (decisions published instead of rows)
   const resolveOnly = process.env.RESOLVE_ONLY === '1'
   const ctx = { ...decideOnlyContext(store, LIVE_TABLES, 'bench', log), resolveOnly }
+  const geoip = process.env.GEOIP === '1'
+  if (geoip) {
+    const at = new Date().toISOString()
+    const configs = [
+      {
+        ...{ id: 1, team_id: TEAM, plugin: 1, name: 'geoip', enabled: true, order: 0, config: {} },
+        ...{ log_level: 'WARN' as const, deleted: false, created_at: at, created_by: null, updated_at: at },
+      },
+    ]
+    const pipeline: TeamPipeline = (event) => runPlugins(configs, event, { write() {} })
+    ctx.plugins = { forTeam: async () => pipeline }
+  }
   const enc = new TextEncoder()
   const now = new Date().toISOString()
   // The same events as bench/ingest.ts, as capture stamps them.
@@ -62,7 +77,7 @@ try {
         timestamp: at,
         now,
         sent_at: null,
-        ip: null,
+        ip: geoip ? GEOIP_ADDRESSES[i % GEOIP_ADDRESSES.length]! : null,
         team_id: TEAM,
       }
     })

@@ -2,6 +2,7 @@ import { LRUCache } from 'lru-cache'
 import type { ClickHouseClient } from '@clickhouse/client'
 import { FLAG_GEOIP_KEYS, lookupGeoip } from '../geoip/index.ts'
 import type { Logger } from '../observability/logger.ts'
+import { merged } from '../projectors/identity/property-updates.ts'
 import type { FlagCache } from './cache.ts'
 import { enrollmentKey, type EvalInput, evaluateFlags, type FlagEvaluation } from './evaluate.ts'
 import { type GroupTypeCache, groupProperties, personProperties } from './properties.ts'
@@ -114,10 +115,9 @@ export async function evaluateRequest(
     group: groupFlags,
   } = split(deps.cache.flags(teamId), req.flagKeys)
   // Stored < GeoIP < request: the request's person_properties always win.
-  const personOverrides: Properties = {
-    ...(req.geoipDisable ? {} : geoipFor(clientIp)),
-    ...req.personProperties,
-  }
+  // (merged, not spread: keys added to a spread copy cost ~1 µs each on Node 20, and a located
+  // request added the request's keys, then these, to copies: 14-38 µs a request)
+  const personOverrides = merged(req.geoipDisable ? {} : geoipFor(clientIp), req.personProperties)
   const failed = new Map<string, string>()
 
   let mapping: Record<number, string> = {}
@@ -163,7 +163,7 @@ export async function evaluateRequest(
   if (storedGroups.status === 'fulfilled') {
     for (const [index, stored] of Object.entries(storedGroups.value)) {
       const name = mapping[Number(index)]!
-      groupProps[name] = { ...stored, ...req.groupProperties[name] }
+      groupProps[name] = merged(stored, req.groupProperties[name] ?? {})
     }
   } else {
     deps.log.warn({ err: storedGroups.reason, team_id: teamId }, 'group lookup failed')
@@ -172,7 +172,7 @@ export async function evaluateRequest(
 
   const input: EvalInput = {
     distinctId: req.distinctId,
-    personProperties: { ...person, ...personOverrides },
+    personProperties: merged(person, personOverrides),
     groups: req.groups,
     groupProperties: groupProps,
     groupTypeIndexToName: mapping,

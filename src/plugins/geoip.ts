@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { merged, setOwn } from '../projectors/identity/property-updates.ts'
 import { definePlugin } from './plugin.ts'
 
 // PostHog's GeoIP app: `$geoip_*` on the event from its IP, the same values `$set` on the person
@@ -29,20 +30,31 @@ export const geoipPlugin = definePlugin({
       ctx.log('DEBUG', `No location known for ${ip} (event ${event.uuid})`)
       return event
     }
-    const next = { ...props, ...location }
+    // (merged: every located event added its keys to spread copies, ~1 µs a key on Node 20)
+    const next = merged(props, location)
     if (config.set_person_properties) {
-      const initial = Object.fromEntries(
-        keys.map((k) => [k.replace(/^\$geoip_/, '$initial_geoip_'), location[k]]),
-      )
-      next.$set = { ...asObject(props.$set), ...location }
+      const initial: Record<string, unknown> = {}
+      for (const k of keys) setOwn(initial, initialName(k), location[k])
+      next.$set = merged(asObject(props.$set), location)
       // What the client set once itself wins over the derived value.
-      next.$set_once = { ...initial, ...asObject(props.$set_once) }
+      next.$set_once = merged(initial, asObject(props.$set_once))
     }
     const where = [location.$geoip_city_name, location.$geoip_country_code].filter(Boolean).join(', ')
     ctx.log('DEBUG', `Located ${ip} in ${where || 'unknown place'} (event ${event.uuid})`)
     return { ...event, properties: next }
   },
 })
+
+// `$initial_geoip_*` names, made once per name rather than by a regex per event and key
+const initialNames = new Map<string, string>()
+function initialName(key: string): string {
+  let name = initialNames.get(key)
+  if (name === undefined) {
+    name = key.replace(/^\$geoip_/, '$initial_geoip_')
+    initialNames.set(key, name)
+  }
+  return name
+}
 
 const asObject = (v: unknown): Record<string, unknown> =>
   v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {}

@@ -61,7 +61,8 @@ function unsetKeys(value: unknown): string[] {
 // assignment to `__proto__` would set the object's prototype instead).
 const ownValue = (o: Properties, key: string): unknown => (Object.hasOwn(o, key) ? o[key] : undefined)
 
-function setOwn(o: Properties, key: string, value: unknown): void {
+/** `o[key] = value` as an own data property, also for `__proto__` (an assignment would set the prototype). */
+export function setOwn(o: Properties, key: string, value: unknown): void {
   if (key === '__proto__')
     Object.defineProperty(o, key, { value, enumerable: true, writable: true, configurable: true })
   else o[key] = value
@@ -112,6 +113,18 @@ export function computePropertyUpdates(eventProperties: Properties, current: Pro
 export function assignOwn(target: Properties, source: Properties): Properties {
   for (const key of Object.keys(source)) setOwn(target, key, source[key])
   return target
+}
+
+/**
+ * `{ ...a, ...b }`, made so that b's keys are cheap to add (see copyOf): Object.assign then
+ * assignOwn, or spread when `a` has an own `__proto__` key. Unlike copyOf, also for a large `a`:
+ * the keys b adds to a spread copy cost more than the slow dictionary an Object.assign copy of
+ * that many keys may become (measured on 30-key properties plus 10 GeoIP keys: 32 -> 6 µs, JSON
+ * of the result included; plugins/geoip.ts, flags/service.ts).
+ */
+export function merged(a: Properties, b: Properties): Properties {
+  if (Object.hasOwn(a, '__proto__')) return { ...a, ...b }
+  return assignOwn(Object.assign({}, a), b)
 }
 
 /** The properties after the updates. */
