@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { merged, setOwn } from '../projectors/identity/property-updates.ts'
+import { merged, setOwn } from '../property-bags/copies.ts'
 import { definePlugin } from './plugin.ts'
 
 // PostHog's GeoIP app: `$geoip_*` on the event from its IP, the same values `$set` on the person

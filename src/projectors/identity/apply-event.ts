@@ -10,7 +10,8 @@ import {
 import { normalizeEvent } from './normalize.ts'
 import { PERSONLESS_CREATED_AT_MS, uuidFromDistinctId } from './person-uuid.ts'
 import { type PersonContext, processPerson } from './persons.ts'
-import { asPlainObject, assignOwn, copyOf, sameValue } from './property-updates.ts'
+import { assignOwn, copyOf } from '../../property-bags/copies.ts'
+import { asPlainObject, sameValue } from './property-updates.ts'
 import { emptyChanges, IdentitySession } from './session.ts'
 import type { ApplyEventResult, IdentityEvent, IdentityStore, PersonMode, Properties } from './types.ts'
 

@@ -1,4 +1,5 @@
-import { asPlainObject, copyOf, sameValue } from './property-updates.ts'
+import { copyOf } from '../../property-bags/copies.ts'
+import { asPlainObject, sameValue } from './property-updates.ts'
 import type { IdentitySession } from './session.ts'
 import type { DropReason, GroupColumns, Properties } from './types.ts'
 

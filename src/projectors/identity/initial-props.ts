@@ -1,4 +1,5 @@
-import { asPlainObject, copyOf } from './property-updates.ts'
+import { copyOf } from '../../property-bags/copies.ts'
+import { asPlainObject } from './property-updates.ts'
 import type { Properties } from './types.ts'
 
 // Event properties PostHog copies onto the person: the latest value via $set, the first one seen via

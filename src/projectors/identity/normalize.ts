@@ -1,5 +1,5 @@
 import { withInitialAndCampaignProperties } from './initial-props.ts'
-import { copyOf } from './property-updates.ts'
+import { copyOf } from '../../property-bags/copies.ts'
 import { withTopLevelUpdates } from '../../jetstream/messages.ts'
 import type { DropReason, IdentityEvent, IngestionWarning, Properties } from './types.ts'
 

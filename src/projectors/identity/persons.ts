@@ -1,12 +1,7 @@
 import { isDistinctIdIllegal } from './illegal-ids.ts'
 import { uuidFromDistinctId } from './person-uuid.ts'
-import {
-  applyPropertyUpdates,
-  asPlainObject,
-  assignOwn,
-  computePropertyUpdates,
-  copyOf,
-} from './property-updates.ts'
+import { assignOwn, copyOf } from '../../property-bags/copies.ts'
+import { applyPropertyUpdates, asPlainObject, computePropertyUpdates } from './property-updates.ts'
 import type { IdentitySession } from './session.ts'
 import type { IngestionWarning, PersonState, Properties } from './types.ts'
 

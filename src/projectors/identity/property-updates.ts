@@ -1,3 +1,4 @@
+import { assignOwn, copyOf, setOwn } from '../../property-bags/copies.ts'
 import type { Properties } from './types.ts'
 
 /** What an event changes on a person: keys to set, keys to remove. */
@@ -17,26 +18,6 @@ export function asPlainObject(value: unknown): Properties | undefined {
   return typeof value === 'object' && value !== null && !Array.isArray(value)
     ? (value as Properties)
     : undefined
-}
-
-// Keys up to which copyOf uses Object.assign (see there).
-const ASSIGN_MAX_KEYS = 20
-
-/**
- * A shallow copy of `source`, the same as `{ ...source }` (own enumerable keys, same order), made so
- * that keys added to it afterwards stay cheap. On Node 20, adding a key to an object made by spread
- * costs about a microsecond (more the more keys it has): every event's $set, $set_once and $group_N
- * were added that way. Object.assign sets each key instead of defining it, which differs only for
- * an own `__proto__` key (it would set the prototype): such a source is still spread. So is a large
- * one: set key by key, an object of about 30 keys turns into a slow dictionary (measured: a spread
- * copy is then cheaper overall, reads of the copy included).
- */
-export function copyOf(source: Properties): Properties {
-  if (Object.hasOwn(source, '__proto__')) return { ...source }
-  let keys = 0
-  // (counted without making the list of keys; nothing inherited is enumerable)
-  for (const _ in source) if (++keys > ASSIGN_MAX_KEYS) return { ...source }
-  return Object.assign({}, source)
 }
 
 // PostHog compares with !==, which rewrites equal objects; comparing structurally only saves a version bump
@@ -60,13 +41,6 @@ function unsetKeys(value: unknown): string[] {
 // any JSON key. So keys are looked up as own keys only, and written as own data properties (an
 // assignment to `__proto__` would set the object's prototype instead).
 const ownValue = (o: Properties, key: string): unknown => (Object.hasOwn(o, key) ? o[key] : undefined)
-
-/** `o[key] = value` as an own data property, also for `__proto__` (an assignment would set the prototype). */
-export function setOwn(o: Properties, key: string, value: unknown): void {
-  if (key === '__proto__')
-    Object.defineProperty(o, key, { value, enumerable: true, writable: true, configurable: true })
-  else o[key] = value
-}
 
 export function computePropertyUpdates(eventProperties: Properties, current: Properties): PropertyUpdates {
   const toSet: Properties = {}
@@ -107,24 +81,6 @@ export function computePropertyUpdates(eventProperties: Properties, current: Pro
     }
   }
   return { toSet, toUnset, hasChanges, addsKeys, setShown }
-}
-
-/** `{ ...target, ...source }` into `target` itself: `source`'s keys defined on it, in order. */
-export function assignOwn(target: Properties, source: Properties): Properties {
-  for (const key of Object.keys(source)) setOwn(target, key, source[key])
-  return target
-}
-
-/**
- * `{ ...a, ...b }`, made so that b's keys are cheap to add (see copyOf): Object.assign then
- * assignOwn, or spread when `a` has an own `__proto__` key. Unlike copyOf, also for a large `a`:
- * the keys b adds to a spread copy cost more than the slow dictionary an Object.assign copy of
- * that many keys may become (measured on 30-key properties plus 10 GeoIP keys: 32 -> 6 µs, JSON
- * of the result included; plugins/geoip.ts, flags/service.ts).
- */
-export function merged(a: Properties, b: Properties): Properties {
-  if (Object.hasOwn(a, '__proto__')) return { ...a, ...b }
-  return assignOwn(Object.assign({}, a), b)
 }
 
 /** The properties after the updates. */
