@@ -42,12 +42,15 @@ export class EventPublisher {
   private readonly js: JetStreamClient
   private readonly groups: GroupCommit
   private readonly partitionCache = new Map<number, number>()
+  /** bytes of events one group message may hold (a request's events over it are chunked instead) */
+  private readonly groupMaxBytes: number
 
   constructor(
     private readonly nc: NatsConnection,
     private readonly opts: PublishOptions,
   ) {
     this.js = jetstream(nc)
+    this.groupMaxBytes = this.maxMessageBytes - 256
     this.groups = new GroupCommit(
       async (subject, payload, msgID) => {
         const ack = await this.publishUntilAcked(subject, payload, msgID)
@@ -55,7 +58,7 @@ export class EventPublisher {
       },
       {
         maxEvents: opts.chunkEvents,
-        maxBytes: this.maxMessageBytes - 256,
+        maxBytes: this.groupMaxBytes,
         // 4, not 2: with 2, 32 clients in flight waited on acks with a core idle (9.0K against 13.8K
         // single events/s, p99 19 against 11.5 ms, the same CPU per event; docs/performance.md)
         maxInFlight: opts.groupMaxInFlight ?? 4,
@@ -118,7 +121,7 @@ export class EventPublisher {
         // them was refused by NATS (max_payload), a 503 the SDK would resend forever.
         let bytes = 0
         for (const i of items) bytes += i.s.size
-        if (bytes > this.maxMessageBytes - 256) {
+        if (bytes > this.groupMaxBytes) {
           return this.publish(
             this.chunk(
               teamId,
