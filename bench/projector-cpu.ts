@@ -46,7 +46,7 @@ const nats = await benchNatsServer('bench-cpu')
 const nc = await connectNats(nats.url)
 try {
   await migrateJetStream(nc, { eventsMaxAgeSeconds: 0 })
-  const store = new KvIdentityStore(await bucket(nc, BUCKETS.identity), { nc, bucket: BUCKETS.identity.name })
+  const store = new KvIdentityStore(await bucket(nc, BUCKETS.identity), { nc })
   // RESOLVE_ONLY=1: the identity stage of team spread (decisions published instead of rows)
   const resolveOnly = process.env.RESOLVE_ONLY === '1'
   const ctx = { ...decideOnlyContext(store, LIVE_TABLES, 'bench', log), resolveOnly }

@@ -127,7 +127,7 @@ const out: string[] = []
 try {
   await migrateJetStream(nc, { eventsMaxAgeSeconds: 0 })
   const kv = await bucket(nc, BUCKETS.identity)
-  const store = new KvIdentityStore(kv, { nc, bucket: BUCKETS.identity.name })
+  const store = new KvIdentityStore(kv, { nc })
   const ctx = decideOnlyContext(store, LIVE_TABLES, 'diff', log)
   const enc = new TextEncoder()
   const messages: LogMessage[] = batches.map((events, b) => ({

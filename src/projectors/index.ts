@@ -68,7 +68,7 @@ export interface ProjectorOptions {
   /** waits between attempts at a failed batch (default BATCH_RETRY: 200 ms doubling to 10 s) */
   retry?: BackoffPolicy
   /** cache size and whole-team loading of the identity state */
-  identity?: Omit<KvIdentityStoreOptions, 'nc' | 'bucket'>
+  identity?: Omit<KvIdentityStoreOptions, 'nc'>
   /**
    * publish the person change feed after each write (src/persons/change-feed.ts); default: when
    * writing the live tables (a replay builds tables nobody reads until it swaps them in)
@@ -116,7 +116,7 @@ export async function startProjector(o: ProjectorOptions): Promise<RunningProjec
   const durablePrefix = o.durablePrefix ?? 'projector'
   const jsm = await jetstreamManager(o.nc)
   const kv = await bucket(o.nc, BUCKETS.identity)
-  const store = new KvIdentityStore(kv, { nc: o.nc, bucket: BUCKETS.identity.name, ...o.identity })
+  const store = new KvIdentityStore(kv, { nc: o.nc, ...o.identity })
   const mutex = new Mutex()
   const control = await ProjectorControl.open(kv, () => store.reset())
   const consumers = new Map<Lane, LaneConsumer>()

@@ -144,7 +144,7 @@ class ReplayRun {
     const ctx: ProjectionContext = {
       ch: o.ch,
       js,
-      store: new KvIdentityStore(kv, { nc: o.nc, bucket: BUCKETS.identity.name, namespace: `r${state.id}` }),
+      store: new KvIdentityStore(kv, { nc: o.nc, namespace: `r${state.id}` }),
       tables,
       writer: new ClickHouseWriter(o.ch, tables),
       source: REPLAY_SOURCE,

@@ -1,4 +1,5 @@
 import type { KV } from '@nats-io/kv'
+import { BUCKETS } from '../../../schema/jetstream.ts'
 import type { NatsConnection } from '@nats-io/nats-core'
 import { publishStored } from '../../jetstream/publish-stored.ts'
 import { teamPrefix } from '../identity-keys.ts'
@@ -28,11 +29,10 @@ const PUT_TIMEOUT_MS = 5000
 /** Tuning of the identity store. */
 export interface KvIdentityStoreOptions {
   /**
-   * The connection the bucket was opened on and the bucket's name (BUCKETS.identity): a commit's
-   * values are published on it together (publish-stored.ts), to the subjects kv.put writes to.
+   * The connection the bucket was opened on: a commit's values are published on it together
+   * (publish-stored.ts), to the subjects kv.put writes to.
    */
   nc: NatsConnection
-  bucket: string
   /** committed values kept in memory (entries; oldest evicted first) */
   cacheSize?: number
   /** overrides the namespace pointers (replay builds into its own namespace) */
@@ -194,7 +194,7 @@ export class KvIdentityStore extends IdentityReads {
     })
     await fence?.()
     // the subjects kv.put writes to (a bucket of this cluster: no domain, mirror or API prefix)
-    const subject = `$KV.${this.opts.bucket}.`
+    const subject = `$KV.${BUCKETS.identity.name}.`
     for (let i = 0; i < writes.length; i += PUBLISH_WINDOW) {
       const window = writes.slice(i, i + PUBLISH_WINDOW)
       await publishStored(
