@@ -2,8 +2,8 @@
 // Fastify app (createHttpServer, as `burrow start` builds it) driven by `inject` with bodies of 1,000
 // events, publishing to a real JetStream (a nats-server of the bench's own). Baseline in the same
 // run, over the same bodies: the least a capture must do, JSON.parse of the body, JSON.stringify of
-// the chunk (the events stamped with a receive time and team, nothing else) and the publish with its
-// ack. CPU is this process's (user + system, GC threads included); the nats-server's is not counted.
+// each event (stamped with a receive time and team, nothing else) into the log message's lines and
+// the publish with its ack. CPU is this process's (user + system, GC threads included); the nats-server's is not counted.
 // Rounds alternate baseline and capture so that the machine's load falls on both alike.
 // Run: npx tsx bench/capture-cpu.ts   (env REQUESTS=40 per round and kind, ROUNDS=3, IN_FLIGHT=4;
 // PROFILE=1 writes a CPU profile of the last capture round to ./capture-cpu.cpuprofile)
@@ -13,6 +13,7 @@ import { gzipSync } from 'node:zlib'
 import { jetstream } from '@nats-io/jetstream'
 import LZString from 'lz-string'
 import { v7 as uuidv7 } from 'uuid'
+import { logMessage } from '../src/jetstream/messages.ts'
 import { captureApp } from './capture-app.ts'
 import { benchChunks, runPool } from './lib.ts'
 
@@ -139,25 +140,20 @@ try {
       const body = JSON.parse(set[i]!.payload.toString('utf8')) as { batch: Record<string, unknown>[] }
       const now = new Date().toISOString()
       const events = body.batch.map((e) => ({ ...e, now, team_id: TEAM }))
-      // as many messages as the server's max payload needs, as capture cuts them
-      let parts = 1
-      for (;;) {
-        const size = Math.ceil(events.length / parts)
-        const chunks = Array.from({ length: parts }, (_, p) =>
-          JSON.stringify({
-            v: 2,
-            team_id: TEAM,
-            lane: 'live',
-            events: events.slice(p * size, (p + 1) * size),
-          }),
-        )
-        if (chunks.some((c) => Buffer.byteLength(c) > publisher.maxMessageBytes)) {
-          parts++
-          continue
+      // each event serialized once, into as many messages as the server's max payload needs
+      const messages: string[][] = [[]]
+      let bytes = 0
+      for (const e of events) {
+        const line = JSON.stringify(e)
+        const size = Buffer.byteLength(line) + 1
+        if (bytes + size > publisher.maxMessageBytes - 256 && messages.at(-1)!.length > 0) {
+          messages.push([])
+          bytes = 0
         }
-        await Promise.all(chunks.map((c) => js.publish('events.live.0', c)))
-        break
+        messages.at(-1)!.push(line)
+        bytes += size
       }
+      await Promise.all(messages.map((m) => js.publish('events.live.0', logMessage(TEAM, 'live', m))))
     })
   }
   const cpuMs = (since: NodeJS.CpuUsage) => {

@@ -5,6 +5,8 @@
 // TSV line of each event and the request body of the lines. Times are CPU time of this process (user
 // + system, GC threads included), which a busy machine disturbs far less than wall time; wall time
 // and the main thread's GC pauses are printed beside.
+// Also printed: decodeChunk alone over the same chunks as version 2 wrote them (one JSON document)
+// and as capture writes them now (one event per line).
 // Run: npx tsx bench/projector-cpu.ts   (env BATCHES=60 batches of 1,000 events, DISTINCT=5000 ids;
 // PROFILE=1 writes a CPU profile of the warm pass to ./projector-cpu.cpuprofile, PROFILE=heap a profile
 // of what it allocates, collected objects included, to ./projector-cpu.heapprofile; RESOLVE_ONLY=1
@@ -16,11 +18,12 @@ import { PerformanceObserver } from 'node:perf_hooks'
 import { v7 as uuidv7 } from 'uuid'
 import { BUCKETS } from '../schema/jetstream.ts'
 import { bucket, connectNats, migrateJetStream } from '../src/jetstream/connection.ts'
-import { LOG_FORMAT_VERSION } from '../src/jetstream/messages.ts'
+import { encodeChunk, LOG_FORMAT_VERSION, parseLogMessage } from '../src/jetstream/messages.ts'
 import { createLogger } from '../src/observability/logger.ts'
 import type { LogMessage, ProjectionContext, TeamPipeline } from '../src/projectors/batch.ts'
 import { tsvBody } from '../src/projectors/clickhouse-io.ts'
 import { KvIdentityStore } from '../src/projectors/identity-store/store.ts'
+import { decodeChunk } from '../src/projectors/decode.ts'
 import { prepareBatch } from '../src/projectors/prepare.ts'
 import { runPlugins } from '../src/plugins/pipeline.ts'
 import { resolvedPieces } from '../src/projectors/resolved.ts'
@@ -62,8 +65,8 @@ try {
     const pipeline: TeamPipeline = (event) => runPlugins(configs, event, { write() {} })
     ctx.plugins = { forTeam: async () => pipeline }
   }
-  const enc = new TextEncoder()
   const now = new Date().toISOString()
+  const documents: Buffer[] = []
   // The same events as bench/ingest.ts, as capture stamps them.
   const messages: LogMessage[] = Array.from({ length: BATCHES }, (_, b) => {
     const events = Array.from({ length: BATCH_SIZE }, (_, j) => {
@@ -81,17 +84,38 @@ try {
         team_id: TEAM,
       }
     })
-    const body = JSON.stringify({ v: LOG_FORMAT_VERSION, team_id: TEAM, lane: 'live', events })
-    return { seq: b + 1, subject: 'events.live.0', data: enc.encode(body), redelivered: false }
+    const data = encodeChunk({ v: LOG_FORMAT_VERSION, team_id: TEAM, lane: 'live', events })
+    // the same chunk as version 2 wrote it (one JSON document), for the decoding comparison
+    documents.push(Buffer.from(JSON.stringify({ v: 2, team_id: TEAM, lane: 'live', events })))
+    return { seq: b + 1, subject: 'events.live.0', data, redelivered: false }
   })
 
-  // Baseline: parse each chunk and write each event's line with the person fields fixed.
+  // Decoding alone, the same chunks in both layouts, alternated three times: version 2's document
+  // (one string of the whole message) against the current version's lines; medians.
+  const decodeUs = { document: [] as number[], lines: [] as number[] }
+  for (let round = 0; round < 3; round++) {
+    for (const [kind, datas] of [
+      ['document', documents],
+      ['lines', messages.map((m) => m.data)],
+    ] as const) {
+      const c = process.cpuUsage()
+      let n = 0
+      for (const d of datas) {
+        const r = decodeChunk(d)
+        if (r.ok) n += r.events.length
+      }
+      decodeUs[kind].push((cpuMs(c) * 1000) / n)
+    }
+  }
+
+  // Baseline: parse each chunk (its lines, as any reader of the format must) and write each event's
+  // line with the person fields fixed.
   const personId = '0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5c'
   let lines = 0
   const c0 = process.cpuUsage()
   for (const m of messages) {
     const body: string[] = []
-    const chunk = JSON.parse(Buffer.from(m.data).toString('utf8')) as {
+    const chunk = (parseLogMessage(m.data) as { envelope: unknown }).envelope as {
       events: {
         uuid: string
         event: string
@@ -161,6 +185,12 @@ try {
     `events: ${cold.events} (${lines} baseline lines) in chunks of ${BATCH_SIZE}, ${DISTINCT} distinct ids`,
   )
   console.log(`baseline (JSON.parse + TSV line + body):  ${us(baselineMs, lines)} µs/event CPU`)
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
+  const [doc, byLine] = [median(decodeUs.document), median(decodeUs.lines)]
+  console.log(
+    `decodeChunk alone: version 2 document ${doc.toFixed(2)} µs/event, version 3 lines ${byLine.toFixed(2)} µs/event` +
+      `  ratio ${(byLine / doc).toFixed(2)}`,
+  )
   for (const [name, r] of [
     ['cold', cold],
     ['warm', warm],

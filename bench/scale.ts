@@ -25,6 +25,7 @@ import { connectNats, migrateJetStream } from '../src/jetstream/connection.ts'
 import {
   type CapturedEvent,
   chunkMessageId,
+  encodeChunk,
   type EventChunk,
   LOG_FORMAT_VERSION,
   partitionOf,
@@ -124,7 +125,7 @@ async function publish(teams: number): Promise<number[]> {
         }
       })
       const chunk: EventChunk = { v: LOG_FORMAT_VERSION, team_id: team, lane: 'live', events }
-      await js.publish(eventsSubject('live', partitionOf(team, PARTITIONS)), JSON.stringify(chunk), {
+      await js.publish(eventsSubject('live', partitionOf(team, PARTITIONS)), encodeChunk(chunk), {
         msgID: chunkMessageId(chunk),
       })
     }

@@ -1,5 +1,5 @@
 import type { Lane } from '../../schema/jetstream.ts'
-import { LOG_FORMAT_VERSION, messageIdOf } from '../jetstream/messages.ts'
+import { logMessage, messageIdOf } from '../jetstream/messages.ts'
 
 // Group commit for small requests (docs/capture.md, "Group commit"). One JetStream message and one
 // ack per request costs a publish, an ack and a socket write per event when SDKs send one event per
@@ -23,7 +23,7 @@ export interface SerializedEvent {
 export interface GroupCommitOptions {
   /** events in one message at most (CAPTURE_CHUNK_EVENTS) */
   maxEvents: number
-  /** bytes of the `events` array in one message at most (below the server's max payload) */
+  /** bytes of the events (their lines) in one message at most (below the server's max payload) */
   maxBytes: number
   /** messages of one key awaiting their ack before new requests wait for one of them */
   maxInFlight: number
@@ -74,35 +74,6 @@ interface Unacked {
 
 /** Events of unacknowledged messages remembered at most (the oldest are forgotten first). */
 const MAX_UNACKED_EVENTS = 200_000
-
-/**
- * The log message (current format version) holding already serialized events. `bytes`, when given,
- * is the sum of their SerializedEvent sizes. The events are written straight into one buffer of the
- * message's size: joining them into one string and encoding that copied every byte twice more.
- */
-export function chunkPayload(
-  teamId: number,
-  lane: Lane,
-  parts: readonly string[],
-  bytes?: number,
-): Uint8Array {
-  const head = `{"v":${LOG_FORMAT_VERSION},"team_id":${teamId},"lane":"${lane}","events":[`
-  let body = bytes
-  if (body === undefined) {
-    body = 0
-    for (const p of parts) body += Buffer.byteLength(p) + 1
-  }
-  // each size counts one separator: a comma between events, and the closing `]}` takes the last's
-  const out = Buffer.allocUnsafe(head.length + Math.max(body - 1, 0) + 2)
-  let at = out.write(head, 0, 'latin1')
-  for (let i = 0; i < parts.length; i++) {
-    if (i > 0) out[at++] = 0x2c
-    at += out.write(parts[i]!, at, 'utf8')
-  }
-  at += out.write(']}', at, 'latin1')
-  if (at !== out.length) throw new Error(`log message of ${at} bytes written into ${out.length}`)
-  return out
-}
 
 // A client that got no 200 sends the same request again, with the same event uuids. Grouped anew,
 // its events would go into a message with another id, and if the first message was stored after
@@ -174,7 +145,7 @@ export class GroupCommit {
     if (g.timer) clearTimeout(g.timer)
     this.inFlight.set(g.key, (this.inFlight.get(g.key) ?? 0) + 1)
     this.stats.messages++
-    const payload = chunkPayload(g.teamId, g.lane, g.parts, g.bytes)
+    const payload = logMessage(g.teamId, g.lane, g.parts, g.bytes)
     const msgId = messageIdOf(g.teamId, g.uuids)
     let sent: Promise<unknown>
     try {

@@ -5,11 +5,12 @@ import {
   type CapturedEvent,
   type EventChunk,
   LOG_FORMAT_VERSION,
+  logMessage,
   messageIdOf,
   partitionOf,
 } from '../jetstream/messages.ts'
 import type { NatsConnection } from '../jetstream/connection.ts'
-import { chunkPayload, GroupCommit, type SerializedEvent } from './group-commit.ts'
+import { GroupCommit, type SerializedEvent } from './group-commit.ts'
 
 // Resending a message the log did not acknowledge: the pause between attempts, and the shortest
 // wait for one attempt's ack.
@@ -192,7 +193,7 @@ export class EventPublisher {
         chunks.push({
           subject: eventsSubject(lane, partition),
           chunk: { v: LOG_FORMAT_VERSION, team_id: teamId, lane, events: current },
-          payload: chunkPayload(teamId, lane, parts, bytes),
+          payload: logMessage(teamId, lane, parts, bytes),
           msgId: messageIdOf(
             teamId,
             current.map((e) => e.uuid),

@@ -1,13 +1,23 @@
 import { z } from 'zod'
 import { LANES } from '../../schema/jetstream.ts'
-import { type CapturedEvent, CapturedEventSchema, LOG_FORMAT_VERSIONS } from '../jetstream/messages.ts'
+import {
+  type CapturedEvent,
+  CapturedEventSchema,
+  LOG_FORMAT_VERSIONS,
+  parseLogMessage,
+  UndecodableLine,
+} from '../jetstream/messages.ts'
 import { MAX_DATETIME_MS, MIN_DATETIME_MS } from './tsv.ts'
 
 // A chunk is checked in two steps so that one bad event does not take its 999 neighbours to the
 // dead-letter stream with it: the envelope first (a bad one poisons the whole message), then each event.
 // Every version of the log format is read (src/jetstream/messages.ts): replay reads old logs.
 const EnvelopeSchema = z.object({
-  v: z.union([z.literal(LOG_FORMAT_VERSIONS[0]), z.literal(LOG_FORMAT_VERSIONS[1])]),
+  v: z.union([
+    z.literal(LOG_FORMAT_VERSIONS[0]),
+    z.literal(LOG_FORMAT_VERSIONS[1]),
+    z.literal(LOG_FORMAT_VERSIONS[2]),
+  ]),
   team_id: z.number().int(),
   lane: z.enum(LANES),
   events: z.array(z.unknown()).min(1),
@@ -67,13 +77,9 @@ export type Decoded =
 
 /** Decodes a log message: the envelope must hold, each event is checked on its own. */
 export function decodeChunk(data: Uint8Array): Decoded {
-  let json: unknown
-  try {
-    json = JSON.parse(Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('utf8'))
-  } catch (err) {
-    return { ok: false, reason: `undecodable: ${(err as Error).message}` }
-  }
-  const env = EnvelopeSchema.safeParse(json)
+  const parsed = parseLogMessage(data)
+  if ('undecodable' in parsed) return { ok: false, reason: `undecodable: ${parsed.undecodable}` }
+  const env = EnvelopeSchema.safeParse(parsed.envelope)
   if (!env.success) return { ok: false, reason: `invalid chunk: ${summarize(env.error)}` }
   const teamId = env.data.team_id
   const version = env.data.v
@@ -85,6 +91,10 @@ export function decodeChunk(data: Uint8Array): Decoded {
   const raws = env.data.events
   for (let offset = 0; offset < raws.length; offset++) {
     const raw = raws[offset]
+    if (raw instanceof UndecodableLine) {
+      rejected.push({ offset, raw: raw.text, reason: `undecodable event: ${raw.reason}` })
+      continue
+    }
     let e = quickCheck(raw)
     if (!e) {
       const parsed = CapturedEventSchema.safeParse(raw)

@@ -8,6 +8,7 @@ import type { NatsConnection } from '../../src/jetstream/connection.ts'
 import {
   type CapturedEvent,
   chunkMessageId,
+  encodeChunk,
   type EventChunk,
   LOG_FORMAT_VERSION,
   partitionOf,
@@ -186,7 +187,7 @@ export async function publishHistory(
   for (let start = 0; start < events.length; start += chunk) {
     const part = events.slice(start, start + chunk).map((e) => ({ ...e, team_id: team }))
     const c: EventChunk = { v: LOG_FORMAT_VERSION, team_id: team, lane: 'live', events: part }
-    acks.push(js.publish(subject, JSON.stringify(c), { msgID: chunkMessageId(c) }))
+    acks.push(js.publish(subject, encodeChunk(c), { msgID: chunkMessageId(c) }))
   }
   await Promise.all(acks)
 }

@@ -1,7 +1,12 @@
 // Reads what capture wrote to the EVENTS stream, for assertions.
 import { DeliverPolicy, jetstream } from '@nats-io/jetstream'
 import { EVENTS_STREAM } from '../../schema/jetstream.ts'
-import { type CapturedEvent, type EventChunk, EventChunkSchema } from '../../src/jetstream/messages.ts'
+import {
+  type CapturedEvent,
+  type EventChunk,
+  EventChunkSchema,
+  parseLogMessage,
+} from '../../src/jetstream/messages.ts'
 import type { NatsConnection } from '../../src/jetstream/connection.ts'
 
 export interface LoggedChunk {
@@ -22,8 +27,9 @@ export async function readChunks(nc: NatsConnection, teamId: number): Promise<Lo
   for await (const m of messages) {
     // Other test files share this stream and may write other log versions (the replay tests write
     // version 1): only this team's chunks are read, and those strictly as capture writes them now.
-    const raw = m.json<{ team_id?: unknown }>()
-    if (raw.team_id === teamId)
+    const parsed = parseLogMessage(m.data)
+    const raw = 'envelope' in parsed ? (parsed.envelope as { team_id?: unknown }) : undefined
+    if (raw?.team_id === teamId)
       out.push({ subject: m.subject, seq: m.seq, chunk: EventChunkSchema.parse(raw) })
     if (m.seq >= last) break
   }

@@ -7,6 +7,7 @@ import {
 } from '@nats-io/jetstream'
 import { DLQ_STREAM, EVENTS_STREAM } from '../../../schema/jetstream.ts'
 import type { NatsConnection } from '../../jetstream/connection.ts'
+import { parseLogMessage } from '../../jetstream/messages.ts'
 import type { Logger } from '../../observability/logger.ts'
 import { DLQ_HEADERS } from '../../projectors/dead-letters.ts'
 
@@ -41,6 +42,13 @@ function parse(data: Uint8Array): Record<string, unknown> | undefined {
   } catch {
     return undefined
   }
+}
+
+/** The project a log message (any version) names, when it reads as one. */
+function teamOfChunk(data: Uint8Array): number | undefined {
+  const parsed = parseLogMessage(data)
+  const env = 'envelope' in parsed ? (parsed.envelope as { team_id?: unknown } | null) : undefined
+  return typeof env?.team_id === 'number' ? env.team_id : undefined
 }
 
 export class DeadLetterIndex {
@@ -84,7 +92,8 @@ export class DeadLetterIndex {
     // One refused event: its chunk's project owns it (the event's own team_id may be what was wrong).
     // A whole refused message: the chunk itself, if it still reads as one.
     let team = offset !== null && sourceSeq !== null ? await this.teamOfSource(sourceSeq) : undefined
-    if (team === undefined && typeof body?.team_id === 'number') team = body.team_id
+    if (team === undefined && offset === null) team = teamOfChunk(m.data)
+    else if (team === undefined && typeof body?.team_id === 'number') team = body.team_id
     const summary: DeadLetterSummary = {
       seq: m.seq,
       at: new Date(m.info.timestampNanos / 1e6).toISOString(),
@@ -118,8 +127,7 @@ export class DeadLetterIndex {
     try {
       const jsm = await jetstreamManager(this.nc)
       const sm = await jsm.streams.getMessage(this.eventsStream, { seq })
-      const body = sm ? parse(sm.data) : undefined
-      return typeof body?.team_id === 'number' ? body.team_id : undefined
+      return sm ? teamOfChunk(sm.data) : undefined
     } catch {
       return undefined
     }

@@ -1,6 +1,7 @@
 import { type ConsumerMessages, DeliverPolicy, type JsMsg, jetstream } from '@nats-io/jetstream'
 import { EVENTS_STREAM } from '../../../schema/jetstream.ts'
 import type { NatsConnection } from '../../jetstream/connection.ts'
+import { parseLogMessage } from '../../jetstream/messages.ts'
 import type { Logger } from '../../observability/logger.ts'
 import { ProjectionTracker } from './projection-tracker.ts'
 import { SecondCounts } from './second-counts.ts'
@@ -31,20 +32,14 @@ interface LogEvent {
   properties: Record<string, unknown>
 }
 
-const dec = new TextDecoder()
-
 /**
  * The team of one log message, how many events it holds, and those well-formed enough to show in a
  * tail; undefined for anything that is not an event chunk.
  */
 export function readChunk(data: Uint8Array): { team: number; count: number; events: LogEvent[] } | undefined {
-  let v: unknown
-  try {
-    v = JSON.parse(dec.decode(data))
-  } catch {
-    return undefined
-  }
-  const c = v as { team_id?: unknown; events?: unknown }
+  const parsed = parseLogMessage(data)
+  if ('undecodable' in parsed) return undefined
+  const c = parsed.envelope as { team_id?: unknown; events?: unknown } | null
   if (typeof c?.team_id !== 'number' || !Array.isArray(c.events)) return undefined
   const events = (c.events as Partial<LogEvent>[]).filter(
     (e): e is LogEvent =>

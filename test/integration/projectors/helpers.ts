@@ -7,6 +7,7 @@ import type { Lane } from '../../../schema/jetstream.ts'
 import {
   type CapturedEvent,
   chunkMessageId,
+  encodeChunk,
   type EventChunk,
   LOG_FORMAT_VERSION,
 } from '../../../src/jetstream/messages.ts'
@@ -45,7 +46,7 @@ export async function testLog(nc: NatsConnection): Promise<TestLog> {
     dlqSubject: `dlq.${prefix}`,
     async publish(lane, events, opts = {}) {
       const chunk: EventChunk = { v: LOG_FORMAT_VERSION, team_id: events[0]!.team_id, lane, events }
-      const ack = await js.publish(`${prefix}.${lane}.${opts.partition ?? 0}`, JSON.stringify(chunk), {
+      const ack = await js.publish(`${prefix}.${lane}.${opts.partition ?? 0}`, encodeChunk(chunk), {
         msgID: chunkMessageId(chunk),
       })
       return ack.seq

@@ -10,6 +10,7 @@ import { Kvm } from '@nats-io/kv'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
   chunkMessageId,
+  encodeChunk,
   type EventChunk,
   LOG_FORMAT_VERSION,
   partitionOf,
@@ -51,7 +52,7 @@ async function publish(teams: number[], from: number, to: number): Promise<void>
       }))
       if (events.length === 0) continue
       const chunk: EventChunk = { v: LOG_FORMAT_VERSION, team_id: team, lane: 'live', events }
-      await js.publish(`${PREFIX}.live.${partitionOf(team, PARTITIONS)}`, JSON.stringify(chunk), {
+      await js.publish(`${PREFIX}.live.${partitionOf(team, PARTITIONS)}`, encodeChunk(chunk), {
         msgID: chunkMessageId(chunk),
       })
     }

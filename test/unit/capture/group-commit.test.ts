@@ -1,9 +1,15 @@
 import { describe, expect, it } from 'vitest'
 import { GroupCommit, type SerializedEvent } from '../../../src/capture/group-commit.ts'
-import { chunkMessageId, type EventChunk, EventChunkSchema } from '../../../src/jetstream/messages.ts'
+import {
+  chunkMessageId,
+  type EventChunk,
+  EventChunkSchema,
+  parseLogMessage,
+} from '../../../src/jetstream/messages.ts'
 
 interface Sent {
   subject: string
+  text: string
   body: { v: number; team_id: number; lane: string; events: { uuid: string }[] }
   msgId: string
   ack(): void
@@ -17,7 +23,8 @@ function fakeLog() {
     new Promise<{ duplicate: boolean }>((resolve, reject) => {
       sent.push({
         subject,
-        body: JSON.parse(new TextDecoder().decode(payload)),
+        text: new TextDecoder().decode(payload),
+        body: (parseLogMessage(payload) as { envelope: Sent['body'] }).envelope,
         msgId,
         ack: () => resolve({ duplicate: false }),
         fail: reject,
@@ -68,10 +75,16 @@ describe('group commit', () => {
     const gc = new GroupCommit(log.send, opts)
     const done = gc.add(7, 'historical', 'events.historical.0', [ev(1), ev(2)])
     await turn()
+    // version 3: the envelope on the first line, then one event per line
+    expect(log.sent[0]!.text).toBe(
+      '{"v":3,"team_id":7,"lane":"historical"}\n' +
+        `{"uuid":"${ev(1).uuid}","event":"e","n":1}\n` +
+        `{"uuid":"${ev(2).uuid}","event":"e","n":2}`,
+    )
     const body = log.sent[0]!.body
-    expect(body).toMatchObject({ v: 2, team_id: 7, lane: 'historical' })
+    expect(body).toMatchObject({ v: 3, team_id: 7, lane: 'historical' })
     const chunk: EventChunk = {
-      v: 2,
+      v: 3,
       team_id: 7,
       lane: 'historical',
       events: body.events.map((e) => ({

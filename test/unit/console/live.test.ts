@@ -112,6 +112,22 @@ describe('the tail', () => {
 describe('readChunk', () => {
   const enc = (v: unknown) => new TextEncoder().encode(JSON.stringify(v))
 
+  it('reads a message as capture writes it now: one event per line, a bad line skipped', () => {
+    const text =
+      '{"v":3,"team_id":9,"lane":"live"}\n' +
+      '{"uuid":"a","event":"x","distinct_id":"d","timestamp":"t","properties":{"p":1}}\n' +
+      '{"uuid": nope\n' +
+      '{"uuid":"c","event":"z","distinct_id":"e"}'
+    expect(readChunk(new TextEncoder().encode(text))).toEqual({
+      team: 9,
+      count: 3,
+      events: [
+        { uuid: 'a', event: 'x', distinct_id: 'd', timestamp: 't', properties: { p: 1 } },
+        { uuid: 'c', event: 'z', distinct_id: 'e', timestamp: '', properties: {} },
+      ],
+    })
+  })
+
   it('reads the team and the well-formed events of a log message', () => {
     const c = readChunk(
       enc({
@@ -133,6 +149,7 @@ describe('readChunk', () => {
 
   it('gives nothing for what is not an event chunk', () => {
     expect(readChunk(new TextEncoder().encode('not json'))).toBeUndefined()
+    expect(readChunk(new TextEncoder().encode('{"v":3,"team_id":"7"}\n{}'))).toBeUndefined()
     expect(readChunk(enc({ events: [] }))).toBeUndefined()
     expect(readChunk(enc(null))).toBeUndefined()
   })

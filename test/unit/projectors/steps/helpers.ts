@@ -24,8 +24,9 @@ export function decoded(event: CapturedEvent = captured(), offset = 0): DecodedE
   return { offset, event, timestampMs: Date.parse(event.timestamp), nowMs: Date.parse(event.now) }
 }
 
-/** A log message holding `body` (a string is sent as it is, anything else as JSON). */
+/** A log message holding `body` (a string or bytes are sent as they are, anything else as JSON). */
 export function message(body: unknown, seq = 10): LogMessage {
+  if (body instanceof Uint8Array) return { seq, subject: 'events.live.0', data: body, redelivered: false }
   const text = typeof body === 'string' ? body : JSON.stringify(body)
   return { seq, subject: 'events.live.0', data: new TextEncoder().encode(text), redelivered: false }
 }
