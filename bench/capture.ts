@@ -3,7 +3,7 @@
 import { jetstream } from '@nats-io/jetstream'
 import { v7 as uuidv7 } from 'uuid'
 import { EventPublisher } from '../src/capture/publisher.ts'
-import type { CapturedEvent } from '../src/jetstream/messages.ts'
+import { type CapturedEvent, logMessage } from '../src/jetstream/messages.ts'
 import { connectNats } from '../src/jetstream/connection.ts'
 import { benchBurrow, cpuSnapshot, httpPost, latencyLine, processLines, rate, runPool } from './lib.ts'
 
@@ -73,19 +73,14 @@ await runPool(BATCHES, 4, async (i) => {
 const directChunkMs = performance.now() - t0
 
 const js = jetstream(nc)
-const enc = new TextEncoder()
 const directCpu0 = cpuSnapshot(burrow.pid)
 const directBench0 = process.cpuUsage()
 t0 = performance.now()
 await runPool(SINGLES, 32, async (i) => {
   const e = stamped(i)
-  await js.publish(
-    'events.live.0',
-    enc.encode(JSON.stringify({ v: 1, team_id: teamId, lane: 'live', events: [e] })),
-    {
-      msgID: e.uuid,
-    },
-  )
+  await js.publish('events.live.0', logMessage(teamId, 'live', [JSON.stringify(e)]), {
+    msgID: e.uuid,
+  })
 })
 const directSingleMs = performance.now() - t0
 const directBench = process.cpuUsage(directBench0)

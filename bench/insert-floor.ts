@@ -11,6 +11,7 @@
 //     the wall rate (the fastest this server takes these rows, nothing else running).
 // Run: npx tsx bench/insert-floor.ts   (env CHUNKS (300 chunks of 1,000 events), INFLIGHT (2), ROUNDS (3))
 import { request, Agent } from 'node:http'
+import { logMessage, parseLogMessage } from '../src/jetstream/messages.ts'
 import { tsvBody } from '../src/projectors/clickhouse-io.ts'
 import { EVENT_COLUMNS } from '../src/projectors/tables.ts'
 import { clickhouseClient } from '../src/clickhouse/client.ts'
@@ -38,17 +39,21 @@ if (!chPid) throw new Error('no clickhouse-server under the Burrow process (set 
 const team = burrow.credentials.project_id
 const TABLE = 'events_bench_floor'
 
-// The log's chunks as their JSON text, as the projector receives them.
+// The log's chunks as capture writes them (one event per line), as the projector receives them.
 const chunkTexts = benchChunks(CHUNKS, 1000, 5000, (b) => `bench_${b}`).map((events) =>
-  JSON.stringify({ v: 1, team_id: team, lane: 'live', events: events.map((e) => ({ ...e, team_id: team })) }),
+  logMessage(
+    team,
+    'live',
+    events.map((e) => JSON.stringify({ ...e, team_id: team })),
+  ),
 )
 
-/** JSON.parse, one line per event, one body per PER_INSERT chunks: the least a projector does. */
+/** JSON.parse of each event, one line per event, one body per PER_INSERT chunks: the least a projector does. */
 function encodeAll(): Buffer[] {
   const bodies: Buffer[] = []
   let lines: string[] = []
   for (let c = 0; c < chunkTexts.length; c++) {
-    const chunk = JSON.parse(chunkTexts[c]!) as { events: BenchEvent[] }
+    const chunk = (parseLogMessage(chunkTexts[c]!) as { envelope: { events: BenchEvent[] } }).envelope
     for (let offset = 0; offset < chunk.events.length; offset++)
       lines.push(benchEventLine(team, chunk.events[offset]!, c + 1, offset))
     if ((c + 1) % PER_INSERT === 0 || c === chunkTexts.length - 1) {

@@ -17,6 +17,7 @@ import { createLogger } from '../src/observability/logger.ts'
 import { ensureBinaries } from '../src/stack/install.ts'
 import { startNatsServer } from '../src/stack/nats-server.ts'
 import { freePort } from '../src/stack/ports.ts'
+import { logMessage } from '../src/jetstream/messages.ts'
 
 export interface BenchBurrow {
   url: string
@@ -154,8 +155,8 @@ export function benchChunks(count: number, size: number, distinct: number, name:
 }
 
 /**
- * Publishes each chunk straight to the log as capture stamps and writes it (log format version 1,
- * the benches' chunks carry no top-level person updates), for `team`, on the live lane.
+ * Publishes each chunk straight to the log as capture stamps and writes it (the current log format
+ * version), for `team`, on the live lane.
  */
 export async function publishChunks(
   js: JetStreamClient,
@@ -165,7 +166,14 @@ export async function publishChunks(
   const now = new Date().toISOString()
   for (const chunk of chunks) {
     const events = chunk.map((e) => ({ ...e, team_id: team, now, sent_at: null, ip: null }))
-    await js.publish('events.live.0', JSON.stringify({ v: 1, team_id: team, lane: 'live', events }))
+    await js.publish(
+      'events.live.0',
+      logMessage(
+        team,
+        'live',
+        events.map((e) => JSON.stringify(e)),
+      ),
+    )
   }
 }
 
