@@ -1,5 +1,5 @@
 // How fast the console's live watch reads the event log, against the least a reader must do: an
-// ordered consumer that JSON-parses each message and counts its events. Both read the same messages
+// ordered consumer that JSON-parses each message (each event line of it) and counts its events. Both read the same messages
 // from the same server; the watch also keeps per-second counters, tracks projection and feeds a tail.
 // Run: npx tsx bench/console-live.ts   (env SINGLES, CHUNKED to size it)
 import { DeliverPolicy, jetstream, jetstreamManager } from '@nats-io/jetstream'
@@ -7,7 +7,7 @@ import { v7 as uuidv7 } from 'uuid'
 import { EVENTS_STREAM } from '../schema/jetstream.ts'
 import { EventPublisher } from '../src/capture/publisher.ts'
 import { LogWatch, WINDOW_SECONDS } from '../src/console/live/log-watch.ts'
-import type { CapturedEvent } from '../src/jetstream/messages.ts'
+import { type CapturedEvent, parseLogMessage } from '../src/jetstream/messages.ts'
 import { connectNats } from '../src/jetstream/connection.ts'
 import { createLogger } from '../src/observability/logger.ts'
 import { benchBurrow, rate } from './lib.ts'
@@ -59,7 +59,7 @@ async function baseline(fromMs: number, lastSeq: number): Promise<{ events: numb
   const messages = await consumer.consume({ max_messages: 1000 })
   let events = 0
   for await (const m of messages) {
-    events += (JSON.parse(new TextDecoder().decode(m.data)) as { events: unknown[] }).events.length
+    events += (parseLogMessage(m.data) as { envelope: { events: unknown[] } }).envelope.events.length
     if (m.seq >= lastSeq) break
   }
   await messages.close()

@@ -6,6 +6,7 @@ import { jetstreamManager } from '@nats-io/jetstream'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { BUCKETS, EVENTS_STREAM } from '../../../schema/jetstream.ts'
 import { connectNats, type NatsConnection } from '../../../src/jetstream/connection.ts'
+import { parseLogMessage } from '../../../src/jetstream/messages.ts'
 import { type NatsCluster, startNatsCluster } from '../../../src/stack/nats-cluster.ts'
 import type { RunningBurrow } from '../../../src/runtime/start.ts'
 import { stack, startTestBurrow, tempDir } from '../../harness/index.ts'
@@ -49,7 +50,8 @@ async function uuidsInLog(): Promise<Map<string, number>> {
         await sleep(500)
       }
     }
-    for (const e of (m!.json() as { events: { uuid: string }[] }).events) {
+    const chunk = parseLogMessage(m!.data) as { envelope: { events: { uuid: string }[] } }
+    for (const e of chunk.envelope.events) {
       counts.set(e.uuid, (counts.get(e.uuid) ?? 0) + 1)
     }
   }
