@@ -21,11 +21,19 @@ export interface ClickHouseServerOptions {
  * default returns freed ("dirty") pages to the OS only after 10 s and only when the arena that
  * holds them allocates again, and each insert or merge thread's arena keeps its own. Under 10K
  * events/s that was 250–550 MiB of the server's 300–660 MiB (docs/performance.md). Returning them
- * after 1 s, from jemalloc's background thread, keeps ~100 MiB at the same CPU time. jemalloc
- * options, not ClickHouse settings: they apply to Debian's 18.16 (libjemalloc 5) and to current
- * ClickHouse builds (bundled jemalloc, which reads MALLOC_CONF too).
+ * after 1 s, from jemalloc's background thread, keeps ~100 MiB. But a page given back and touched
+ * again is a fresh page fault, dear on a VM (~10 µs here), and jemalloc 5.3 puts allocations of
+ * 8 MiB or more (`oversize_threshold`) in an arena of their own that it purges at once whenever the
+ * decay is above 0: every INSERT's large buffers were faulted in anew, 14–17 µs of ClickHouse CPU
+ * per inserted row against 7–8 µs with nothing returned. `oversize_threshold:0` keeps them in the
+ * ordinary arenas under the same 1 s: 10.5–11.9 µs, the soak's peak as before. Nothing returned
+ * (`dirty_decay_ms:-1`) grew the server to 1.4–2.0 GiB in two minutes at 10K events/s
+ * (docs/performance.md, "Fresh pages on this machine"). jemalloc options, not ClickHouse settings:
+ * they apply to Debian's 18.16 (libjemalloc 5.3) and to current ClickHouse builds (bundled
+ * jemalloc, which reads MALLOC_CONF too).
  */
-export const CLICKHOUSE_MALLOC_CONF = 'background_thread:true,dirty_decay_ms:1000,muzzy_decay_ms:0'
+export const CLICKHOUSE_MALLOC_CONF =
+  'background_thread:true,dirty_decay_ms:1000,muzzy_decay_ms:0,oversize_threshold:0'
 
 const xmlEscape = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;')
 
