@@ -1,3 +1,5 @@
+// Long because the walk over a body is one unit: its string and byte sources, the quick item read
+// and the member walk share every rule of JSON text (strings, nesting, blanks) and are tested together.
 import { isAscii } from 'node:buffer'
 import { setImmediate as nextTurn } from 'node:timers/promises'
 import { ValidationError } from '../http/errors.ts'
