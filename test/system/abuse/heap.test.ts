@@ -115,15 +115,22 @@ const snapshotsJson = (n: number, session: string) =>
   })
 /** A /s/ body of `n` snapshots of 1 MB each: ~n MB once inflated, ~n KB gzipped. */
 const snapshots = (n: number, session: string) => gzipSync(snapshotsJson(n, session))
-const postSnapshots = (body: Buffer) =>
-  send(b.url, 'POST', '/s/', body, { 'content-type': 'application/json', 'content-encoding': 'gzip' })
+/**
+ * Posts the bodies at once. They are all built before the first is sent: building one takes this
+ * process's event loop for a second or more, and a request whose body waited behind the building of
+ * the others could pass the server's 30-second request timeout on a busy machine and be cut off.
+ */
+const sendAll = (bodies: Buffer[]) =>
+  Promise.all(
+    bodies.map((body) =>
+      send(b.url, 'POST', '/s/', body, { 'content-type': 'application/json', 'content-encoding': 'gzip' }),
+    ),
+  )
 
 describe('large inflated bodies cannot fill the heap', () => {
   it('six bodies at once that inflate past the budget (under their 125 MB cap) are refused with a 400', async () => {
     // 100 KB each on the wire, 100 MB each once inflated: together they ended the process
-    const answers = await Promise.all(
-      [0, 1, 2, 3, 4, 5].map((i) => postSnapshots(snapshots(100, `heap-big-${i}`))),
-    )
+    const answers = await sendAll([0, 1, 2, 3, 4, 5].map((i) => snapshots(100, `heap-big-${i}`)))
     for (const a of answers) {
       expect(a.status, a.text.slice(0, 300)).toBe(400)
       expect(a.json).toMatchObject({ type: 'validation_error', code: 'payload_too_large' })
@@ -132,9 +139,7 @@ describe('large inflated bodies cannot fill the heap', () => {
   })
 
   it('six bodies at once within the budget are each stored or told to retry, and the process stays up', async () => {
-    const answers = await Promise.all(
-      [0, 1, 2, 3, 4, 5].map((i) => postSnapshots(snapshots(30, `heap-${i}`))),
-    )
+    const answers = await sendAll([0, 1, 2, 3, 4, 5].map((i) => snapshots(30, `heap-${i}`)))
     for (const a of answers) {
       expect([200, 503], a.text.slice(0, 300)).toContain(a.status)
       if (a.status === 503) expect(a.json).toMatchObject({ type: 'server_error', code: 'unavailable' })
