@@ -1,18 +1,19 @@
-import { isAscii } from 'node:buffer'
+import { isAscii, isUtf8 } from 'node:buffer'
 import { promisify } from 'node:util'
 import { setImmediate as nextTurn } from 'node:timers/promises'
 import { gunzip as gunzipCb, inflate as inflateCb, inflateRaw as inflateRawCb } from 'node:zlib'
 import { Unavailable, ValidationError } from '../http/errors.ts'
 import { heapShare } from '../runtime/byte-budget.ts'
-import { parseWhole, type ReadLimits, readCaptureJson } from './json-reader.ts'
+import { opensJson, parseWhole, type ReadLimits, readCaptureBytes, readCaptureJson } from './json-reader.ts'
 import { decompressLz64 } from './lz64.ts'
 
 // Turns a capture request body into JSON, whatever wrapping the SDK chose: plain JSON, gzip
 // (Content-Encoding or ?compression=gzip-js), deflate (Content-Encoding), lz-string base64
 // (?compression=lz64, posthog-js's legacy format), or a form post with a base64 (optionally
 // compressed) `data=` field. Every decompression stops at `maxDecompressedBytes`; inflating runs
-// on libuv's thread pool and big bodies are decoded and parsed in slices, so one large request
-// does not hold up the others.
+// on libuv's thread pool and big bodies are parsed in slices, so one large request does not hold
+// up the others. A big JSON body is never made one string: it is checked to be UTF-8 and read as
+// bytes, each event made a string of its own (json-reader.ts).
 
 export interface RawRequest {
   body: Buffer
@@ -109,6 +110,23 @@ async function text(b: Buffer): Promise<string> {
   }
 }
 
+const BOM = [0xef, 0xbb, 0xbf]
+
+/**
+ * `b` checked to be UTF-8, as the strict decoder checks it (the same error), and without the byte
+ * order mark the decoder drops: the bytes readCaptureBytes reads.
+ */
+function utf8Bytes(b: Buffer): Buffer {
+  if (!isUtf8(b)) throw new ValidationError('Body is not valid UTF-8.', null, 'invalid_payload')
+  return b[0] === BOM[0] && b[1] === BOM[1] && b[2] === BOM[2] ? b.subarray(3) : b
+}
+
+/** readCaptureJson of `b`'s text; a big body read as bytes, never made one string. */
+async function readJson(b: Buffer, limits: ReadLimits): Promise<unknown> {
+  if (b.length < limits.incrementalFrom) return readCaptureJson(await text(b), limits)
+  return readCaptureBytes(utf8Bytes(b), limits)
+}
+
 /** lz64's output counts against INFLATED_BUDGET_BYTES as it grows, as an inflated body does. */
 async function lz64(data: string, max: number, held: { bytes: number }): Promise<string> {
   const out = await decompressLz64(data, max, (chars) => {
@@ -167,16 +185,20 @@ async function decodeHeld(req: RawRequest, limits: ReadLimits, held: { bytes: nu
     if (data === null) throw new ValidationError('Form body has no data field.', 'data', 'no_data')
     if (isLz) return readCaptureJson(await lz64(data, max, held), limits)
     const inner = base64(data)
-    if (!isGzip(inner)) return readCaptureJson(await text(inner), limits)
+    if (!isGzip(inner)) return readJson(inner, limits)
     const inflated = await ungzip(inner, max)
     held.bytes += holdInflated(inflated.length)
-    return readCaptureJson(await text(inflated), limits)
+    return readJson(inflated, limits)
   }
   if (isLz) return readCaptureJson(await lz64(await text(body), max, held), limits)
+  if (body.length >= limits.incrementalFrom) {
+    const bytes = utf8Bytes(body)
+    if (opensJson(bytes)) return readCaptureBytes(bytes, limits)
+  }
   // A small body is decoded and parsed without an await (what nearly every request is)
   const raw = body.length <= UTF8_SLICE ? utf8(body) : await text(body)
   const first = raw.trimStart()[0]
   // Some clients post base64 JSON without a form wrapper.
-  if (first !== '{' && first !== '[') return readCaptureJson(await text(base64(raw)), limits)
+  if (first !== '{' && first !== '[') return readJson(base64(raw), limits)
   return raw.length < limits.incrementalFrom ? parseWhole(raw) : readCaptureJson(raw, limits)
 }

@@ -1,3 +1,6 @@
+// Long because the walk over a body is one unit: its string and byte sources, the quick item read
+// and the member walk share every rule of JSON text (strings, nesting, blanks) and are tested together.
+import { isAscii } from 'node:buffer'
 import { setImmediate as nextTurn } from 'node:timers/promises'
 import { ValidationError } from '../http/errors.ts'
 import { MAX_JSON_DEPTH, nestsDeeperThan } from '../http/json-depth.ts'
@@ -9,6 +12,12 @@ import { EventTooLarge, TooManyEvents } from './limits.ts'
 // finds where each member and each batch item starts and ends (minding strings and nesting), each
 // is parsed on its own by the native parser, and the work gives way to other requests every few
 // milliseconds. The result is what JSON.parse gives; invalid JSON is refused the same way.
+//
+// The pass reads a string (lz64's output) or, for every other body, the UTF-8 bytes themselves: a
+// string of a whole body would be one V8 large object (over 128 KiB), some twenty times dearer per
+// byte to make than the small strings of each item. A byte walk finds the same spans as a string
+// walk: JSON's structural characters, quotes and backslashes are ASCII, and no byte of a multi-byte
+// UTF-8 character is. Only lengths differ, and limits keep counting UTF-16 characters.
 
 /** A batch item whose text alone exceeds the per-event limit: dropped unread as too large. */
 export const OVERSIZE = Symbol('oversize event')
@@ -16,9 +25,9 @@ export const OVERSIZE = Symbol('oversize event')
 export interface ReadLimits {
   /** more items in a batch than this refuses the request (413) */
   maxEvents: number
-  /** a batch item longer than this is not parsed (OVERSIZE); another member this long is a 413 */
+  /** a batch item longer than this (UTF-16 characters) is not parsed (OVERSIZE); another member this long is a 413 */
   maxEventChars: number
-  /** bodies shorter than this are parsed in one go */
+  /** bodies shorter than this (UTF-16 characters) are parsed in one go */
   incrementalFrom: number
   /** how long to work before letting other requests run */
   sliceMs?: number
@@ -36,6 +45,122 @@ const OPEN_BRACE = 0x7b
 const CLOSE_BRACE = 0x7d
 const OPEN_BRACKET = 0x5b
 const CLOSE_BRACKET = 0x5d
+
+/** Whether JavaScript's trim() and \\s take the character `c` for white space. */
+function isJsSpace(c: number): boolean {
+  if (c < 0x80) return c === 0x20 || (c >= 0x09 && c <= 0x0d)
+  return (
+    c === 0xa0 ||
+    c === 0x1680 ||
+    (c >= 0x2000 && c <= 0x200a) ||
+    c === 0x2028 ||
+    c === 0x2029 ||
+    c === 0x202f ||
+    c === 0x205f ||
+    c === 0x3000 ||
+    c === 0xfeff
+  )
+}
+
+/**
+ * A body's text as the walk reads it, by index: the code units of a string, or the bytes of valid
+ * UTF-8. Structural characters are the same ASCII units in both.
+ */
+interface JsonSource {
+  readonly length: number
+  /** the unit at `i` (NaN or undefined past the end) */
+  at(i: number): number
+  /** the index of the next ASCII `unit` from `from`, or -1 */
+  find(unit: number, from: number): number
+  /** the text of [start, end) */
+  text(start: number, end: number): string
+  /** whether [start, end) is more than `max` UTF-16 characters long */
+  longerThan(start: number, end: number, max: number): boolean
+  /** the first index in [from, to) whose character is not white space to trim(), or `to` */
+  skipSpace(from: number, to: number): number
+}
+
+class StringSource implements JsonSource {
+  readonly length: number
+  constructor(private readonly s: string) {
+    this.length = s.length
+  }
+  at(i: number): number {
+    return this.s.charCodeAt(i)
+  }
+  find(unit: number, from: number): number {
+    return this.s.indexOf(String.fromCharCode(unit), from)
+  }
+  text(start: number, end: number): string {
+    return this.s.slice(start, end)
+  }
+  longerThan(start: number, end: number, max: number): boolean {
+    return end - start > max
+  }
+  skipSpace(from: number, to: number): number {
+    let i = from
+    while (i < to && isJsSpace(this.s.charCodeAt(i))) i++
+    return i
+  }
+}
+
+/** Valid UTF-8, without a byte order mark (the decoder drops it): decode.ts checks both. */
+class ByteSource implements JsonSource {
+  readonly length: number
+  private readonly ascii: boolean
+  constructor(private readonly b: Buffer) {
+    this.length = b.length
+    this.ascii = isAscii(b)
+  }
+  at(i: number): number {
+    return this.b[i]!
+  }
+  find(unit: number, from: number): number {
+    return this.b.indexOf(unit, from)
+  }
+  text(start: number, end: number): string {
+    // (an ASCII body's text is its latin1 one, copied without decoding)
+    return this.b.toString(this.ascii ? 'latin1' : 'utf8', start, end)
+  }
+  /**
+   * A character is one to three bytes, or four bytes and two UTF-16 units: the bytes bound the
+   * count both ways, and only a span between the bounds is counted (a lead byte starts a
+   * character; one of four bytes starts two units).
+   */
+  longerThan(start: number, end: number, max: number): boolean {
+    const bytes = end - start
+    if (bytes <= max) return false
+    if (this.ascii || bytes > 3 * max) return true
+    let chars = 0
+    for (let i = start; i < end; i++) {
+      const c = this.b[i]!
+      if ((c & 0xc0) !== 0x80) chars++
+      if (c >= 0xf0) chars++
+      if (chars > max) return true
+    }
+    return false
+  }
+  skipSpace(from: number, to: number): number {
+    let i = from
+    while (i < to) {
+      const c = this.b[i]!
+      if (c < 0x80) {
+        if (!isJsSpace(c)) return i
+        i++
+        continue
+      }
+      // every white space past ASCII is two or three bytes (U+00A0 to U+FEFF)
+      const two = (c & 0xe0) === 0xc0
+      if (!two && (c & 0xf0) !== 0xe0) return i
+      const cp = two
+        ? ((c & 0x1f) << 6) | (this.b[i + 1]! & 0x3f)
+        : ((c & 0x0f) << 12) | ((this.b[i + 1]! & 0x3f) << 6) | (this.b[i + 2]! & 0x3f)
+      if (!isJsSpace(cp)) return i
+      i += two ? 2 : 3
+    }
+    return to
+  }
+}
 
 /**
  * Lets other requests run once this stretch of work has taken `sliceMs`. Asked per event, so the
@@ -69,13 +194,13 @@ interface Member {
  * quote is found by the native search, and it closes the string unless an odd run of backslashes
  * precedes it.
  */
-function stringEnd(text: string, i: number): number {
+function stringEnd(src: JsonSource, i: number): number {
   let from = i + 1
   for (;;) {
-    const q = text.indexOf('"', from)
+    const q = src.find(QUOTE, from)
     if (q < 0) throw invalid()
     let b = q - 1
-    while (b > i && text.charCodeAt(b) === BACKSLASH) b--
+    while (b > i && src.at(b) === BACKSLASH) b--
     if ((q - 1 - b) % 2 === 0) return q + 1
     from = q + 1
   }
@@ -107,32 +232,32 @@ const QUICK_TRIES = 2
  * and finds whatever is wrong with it).
  */
 function quickItem(
-  text: string,
+  src: JsonSource,
   start: number,
   depth: number,
   maxChars: number,
 ): { value: unknown; end: number } | undefined {
   let at = start
-  while (at < text.length && isBlank(text.charCodeAt(at))) at++
-  if (text.charCodeAt(at) !== OPEN_BRACE) return undefined
+  while (at < src.length && isBlank(src.at(at))) at++
+  if (src.at(at) !== OPEN_BRACE) return undefined
   let from = at + 1
   for (let tries = 0; tries < QUICK_TRIES;) {
-    const close = text.indexOf('}', from)
+    const close = src.find(CLOSE_BRACE, from)
     if (close < 0) return undefined
     let end = close + 1
-    while (end < text.length && isBlank(text.charCodeAt(end))) end++
-    if (end - start > maxChars) return undefined
-    const c = text.charCodeAt(end)
+    while (end < src.length && isBlank(src.at(end))) end++
+    if (src.longerThan(start, end, maxChars)) return undefined
+    const c = src.at(end)
     let candidate = c === CLOSE_BRACKET
     if (c === COMMA) {
       let next = end + 1
-      while (next < text.length && isBlank(text.charCodeAt(next))) next++
-      candidate = text.charCodeAt(next) === OPEN_BRACE
+      while (next < src.length && isBlank(src.at(next))) next++
+      candidate = src.at(next) === OPEN_BRACE
     }
     from = close + 1
     if (!candidate) continue
     tries++
-    const item = text.slice(at, close + 1)
+    const item = src.text(at, close + 1)
     let value: unknown
     try {
       value = JSON.parse(item)
@@ -147,9 +272,9 @@ function quickItem(
   return undefined
 }
 
-function parseSpan(text: string, start: number, end: number): unknown {
+function parseSpan(src: JsonSource, start: number, end: number): unknown {
   try {
-    return JSON.parse(text.slice(start, end))
+    return JSON.parse(src.text(start, end))
   } catch {
     throw invalid()
   }
@@ -172,14 +297,14 @@ interface WalkHooks {
  * `hooks` of each member. Returns the index after the close.
  */
 async function walk(
-  text: string,
+  src: JsonSource,
   open: number,
   depth: number,
   slicer: Slicer,
   hooks: WalkHooks,
 ): Promise<number> {
   const { onMember, quickMaxChars, readValue } = hooks
-  const isObject = text.charCodeAt(open) === OPEN_BRACE
+  const isObject = src.at(open) === OPEN_BRACE
   let level = depth
   let memberStart = open + 1
   let valueStart = isObject ? -1 : open + 1
@@ -195,14 +320,14 @@ async function walk(
       return
     }
     // `[]` and `{}` have no members; any other blank member is a syntax error
-    if (closing && count === 0 && text.slice(open + 1, end).trim() === '') return
+    if (closing && count === 0 && src.skipSpace(open + 1, end) === end) return
     if (valueStart < 0) throw invalid()
     count++
     onMember({ key, start: valueStart, end })
   }
-  for (let i = open + 1; i < text.length; i++) {
+  for (let i = open + 1; i < src.length; i++) {
     if (quickMaxChars !== undefined && i === valueStart && !isObject) {
-      quick = quickItem(text, i, depth, quickMaxChars)
+      quick = quickItem(src, i, depth, quickMaxChars)
       // on to the `,` or `]` after the item
       if (quick) i = quick.end
     }
@@ -210,9 +335,9 @@ async function walk(
       steps = 0
       if (slicer.due()) await slicer.pause()
     }
-    const c = text.charCodeAt(i)
+    const c = src.at(i)
     if (c === QUOTE) {
-      i = stringEnd(text, i) - 1
+      i = stringEnd(src, i) - 1
     } else if (c === OPEN_BRACE || c === OPEN_BRACKET) {
       if (++level > MAX_JSON_DEPTH) throw tooDeep()
     } else if (c === CLOSE_BRACE || c === CLOSE_BRACKET) {
@@ -225,7 +350,7 @@ async function walk(
       return i + 1
     } else if (level === depth && c === COLON) {
       if (!isObject || valueStart >= 0) throw invalid()
-      const k = parseSpan(text, memberStart, i)
+      const k = parseSpan(src, memberStart, i)
       if (typeof k !== 'string') throw invalid()
       key = k
       valueStart = i + 1
@@ -260,27 +385,50 @@ export function parseWhole(text: string): unknown {
  * an object whose `batch` is one read item by item), giving way to other requests as it goes.
  * Items beyond `maxEvents` refuse the request before they are parsed.
  */
-export async function readCaptureJson(text: string, limits: ReadLimits): Promise<unknown> {
-  if (text.length < limits.incrementalFrom) return parseWhole(text)
-  const first = text.search(/\S/)
-  const opener = first < 0 ? -1 : text.charCodeAt(first)
-  if (opener !== OPEN_BRACKET && opener !== OPEN_BRACE) return parseWhole(text)
+export function readCaptureJson(text: string, limits: ReadLimits): Promise<unknown> {
+  return readSource(new StringSource(text), limits)
+}
+
+/**
+ * readCaptureJson of the text of `bytes`, which must be valid UTF-8 without a byte order mark (the
+ * decoder would have dropped it), read without making one string of them all.
+ */
+export function readCaptureBytes(bytes: Buffer, limits: ReadLimits): Promise<unknown> {
+  return readSource(new ByteSource(bytes), limits)
+}
+
+/** Whether the first character of `bytes` (valid UTF-8) that is not white space to trim() is `{` or `[`. */
+export function opensJson(bytes: Buffer): boolean {
+  const c = bytes[new ByteSource(bytes).skipSpace(0, bytes.length)]
+  return c === OPEN_BRACE || c === OPEN_BRACKET
+}
+
+async function readSource(src: JsonSource, limits: ReadLimits): Promise<unknown> {
+  const first = src.skipSpace(0, src.length)
+  const opener = src.at(first)
+  // (shorter than incrementalFrom: incrementalFrom - 1 characters at most)
+  if (
+    !src.longerThan(0, src.length, limits.incrementalFrom - 1) ||
+    (opener !== OPEN_BRACKET && opener !== OPEN_BRACE)
+  ) {
+    return parseWhole(src.text(0, src.length))
+  }
   const slicer = new Slicer(limits.sliceMs ?? 10)
 
   const readItems = async (open: number, depth: number) => {
     const items: unknown[] = []
-    const end = await walk(text, open, depth, slicer, {
+    const end = await walk(src, open, depth, slicer, {
       onMember(m) {
         if (items.length >= limits.maxEvents) throw new TooManyEvents(limits.maxEvents)
-        if (m.end - m.start > limits.maxEventChars) items.push(OVERSIZE)
-        else items.push('value' in m ? m.value : parseSpan(text, m.start, m.end))
+        if (src.longerThan(m.start, m.end, limits.maxEventChars)) items.push(OVERSIZE)
+        else items.push('value' in m ? m.value : parseSpan(src, m.start, m.end))
       },
       quickMaxChars: limits.maxEventChars,
     })
     return { items, end }
   }
-  const nothingAfter = (from: number, to = text.length) => {
-    if (text.slice(from, to).trim() !== '') throw invalid()
+  const nothingAfter = (from: number, to = src.length) => {
+    if (src.skipSpace(from, to) !== to) throw invalid()
   }
 
   if (opener === OPEN_BRACKET) {
@@ -297,8 +445,8 @@ export async function readCaptureJson(text: string, limits: ReadLimits): Promise
   const readValue = async (key: string, start: number) => {
     if (key !== 'batch') return undefined
     let at = start
-    while (at < text.length && isBlank(text.charCodeAt(at))) at++
-    if (text.charCodeAt(at) !== OPEN_BRACKET) return undefined
+    while (at < src.length && isBlank(src.at(at))) at++
+    if (src.at(at) !== OPEN_BRACKET) return undefined
     try {
       const read = await readItems(at, 2)
       batches.set(start, read)
@@ -307,21 +455,22 @@ export async function readCaptureJson(text: string, limits: ReadLimits): Promise
       return undefined
     }
   }
-  nothingAfter(await walk(text, first, 1, slicer, { onMember: (m) => void members.push(m), readValue }))
+  nothingAfter(await walk(src, first, 1, slicer, { onMember: (m) => void members.push(m), readValue }))
   // Later duplicates win, as in JSON.parse.
   const out: Record<string, unknown> = {}
   for (const m of members) {
-    const at = m.start + text.slice(m.start, m.end).search(/\S/)
-    if (m.key === 'batch' && text.charCodeAt(at) === OPEN_BRACKET) {
+    // (a value of only white space is not `[`: at `m.end` is its `,` or `}`)
+    const at = src.skipSpace(m.start, m.end)
+    if (m.key === 'batch' && src.at(at) === OPEN_BRACKET) {
       const { items, end } = batches.get(m.start) ?? (await readItems(at, 2))
       nothingAfter(end, m.end)
       out.batch = items
       continue
     }
-    if (m.end - m.start > limits.maxEventChars) throw new EventTooLarge(limits.maxEventChars)
+    if (src.longerThan(m.start, m.end, limits.maxEventChars)) throw new EventTooLarge(limits.maxEventChars)
     // an own property even for `__proto__`, as JSON.parse makes it
     Object.defineProperty(out, m.key!, {
-      value: parseSpan(text, m.start, m.end),
+      value: parseSpan(src, m.start, m.end),
       enumerable: true,
       writable: true,
       configurable: true,
