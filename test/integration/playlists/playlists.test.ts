@@ -301,12 +301,13 @@ describe('playlist recordings', () => {
         .status,
     ).toBe(200)
     expect((await post('w2', [rr.full(t0 + 60_000), rr.click(t0 + 120_500)])).status).toBe(200)
+    // both requests projected: the two windows reach the recording apart, and the list below reads both
+    const end = new Date(t0 + 120_500).toISOString()
     await until(
-      async () =>
-        (await env.call('GET', `/api/environments/${env.project.id}/session_recordings/${sessionA}/`))
-          .status === 200
-          ? true
-          : undefined,
+      async () => {
+        const r = await env.call('GET', `/api/environments/${env.project.id}/session_recordings/${sessionA}/`)
+        return r.status === 200 && r.body.end_time === end ? true : undefined
+      },
       30_000,
       'the recording',
     )
