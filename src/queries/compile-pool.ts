@@ -8,6 +8,7 @@ import { HogQLError } from '../hogql/errors.ts'
 import { materializedProperties } from '../hogql/materialized.ts'
 import { ZodError } from 'zod'
 import { AppError } from '../http/errors.ts'
+import { threadCpuMs } from '../runtime/thread-cpu.ts'
 import type { CompileAnswer, CompileFailure, CompileJob } from './compile-worker.ts'
 import { QueryTooComplex } from './hogql-bounds.ts'
 import type { KindCompiled } from './kinds.ts'
@@ -16,7 +17,9 @@ import type { DataFacts } from './person-overrides.ts'
 // Worker threads that parse and compile queries. The grammar's parser runs synchronously and
 // some texts take seconds (a 73 KB query: 8 s), which on the main thread would stall /_health and
 // every other request; here it stalls only its worker, and a job over its time budget has its
-// worker terminated (and replaced) and the query refused. The compiled query comes back by
+// worker terminated (and replaced) and the query refused. The budget is the worker thread's own CPU
+// time where Linux's /proc tells it (see compileTimeLeft), so a busy machine does not refuse a
+// query that is merely waiting for a core. The compiled query comes back by
 // structured clone: a kind's compiled plan must be plain data (objects, arrays, Dates), which every
 // kind's is today; a function or class instance in it would not survive the trip.
 
@@ -30,7 +33,27 @@ interface Pending {
 interface Slot {
   worker: Worker
   ready: boolean
-  current?: { pending: Pending; timer: NodeJS.Timeout }
+  /** the worker's kernel thread id, when it could tell */
+  tid?: number
+  current?: { pending: Pending; timer: NodeJS.Timeout; startedMs: number; cpuAtStartMs?: number }
+}
+
+/** How many times its budget a compile may take on the wall clock while its CPU time is within it. */
+export const WALL_BUDGETS = 4
+
+/**
+ * How much longer (ms) a compile that has run `wallMs` may go on before it is refused, given the CPU
+ * time its worker used meanwhile (undefined: not known, so the wall clock counts); 0 refuses it now.
+ * The CPU time counts against the budget; the wall clock only past WALL_BUDGETS budgets, so a compile
+ * starved of a core is not refused for the wait but nothing holds a worker forever.
+ */
+export function compileTimeLeft(budgetMs: number, wallMs: number, cpuUsedMs: number | undefined): number {
+  const wallLeft = budgetMs * (cpuUsedMs === undefined ? 1 : WALL_BUDGETS) - wallMs
+  if (wallLeft <= 0) return 0
+  if (cpuUsedMs === undefined) return wallLeft
+  const cpuLeft = budgetMs - cpuUsedMs
+  // the CPU time cannot run out sooner than the time left: look again then
+  return cpuLeft <= 0 ? 0 : Math.min(cpuLeft, wallLeft)
 }
 
 /**
@@ -118,7 +141,8 @@ export class CompilePool {
       if (!slot.ready || slot.current || this.queue.length === 0) continue
       const pending = this.queue.shift()!
       const timer = setTimeout(() => this.overBudget(slot), pending.budgetMs)
-      slot.current = { pending, timer }
+      const cpuAtStartMs = slot.tid === undefined ? undefined : threadCpuMs(slot.tid)
+      slot.current = { pending, timer, startedMs: performance.now(), cpuAtStartMs }
       slot.worker.postMessage(pending.job)
     }
   }
@@ -126,6 +150,7 @@ export class CompilePool {
   private answer(slot: Slot, m: CompileAnswer): void {
     if ('ready' in m) {
       slot.ready = true
+      slot.tid = m.tid
       return this.dispatch()
     }
     const current = slot.current
@@ -137,14 +162,22 @@ export class CompilePool {
     this.dispatch()
   }
 
-  /** The job ran past its budget: its worker is stopped mid-parse and replaced. */
+  /** The job's time is up unless its CPU time says otherwise: its worker is stopped mid-parse and replaced. */
   private overBudget(slot: Slot): void {
     const current = slot.current
     if (!current) return
+    const cpuNow = slot.tid === undefined ? undefined : threadCpuMs(slot.tid)
+    const cpuUsed =
+      cpuNow === undefined || current.cpuAtStartMs === undefined ? undefined : cpuNow - current.cpuAtStartMs
+    const left = compileTimeLeft(current.pending.budgetMs, performance.now() - current.startedMs, cpuUsed)
+    if (left > 0) {
+      current.timer = setTimeout(() => this.overBudget(slot), left)
+      return
+    }
     slot.current = undefined
     current.pending.reject(
       new QueryTooComplex(
-        `The query could not be parsed within ${current.pending.budgetMs} ms; simplify it.`,
+        `The query could not be compiled within ${current.pending.budgetMs} ms; simplify it.`,
       ),
     )
     this.replace(slot)

@@ -8,6 +8,7 @@ import { AppError } from '../http/errors.ts'
 import { HogQLError } from '../hogql/errors.ts'
 import { setMaterializedProperties } from '../hogql/materialized.ts'
 import { getParser } from '../hogql/parse.ts'
+import { currentThreadId } from '../runtime/thread-cpu.ts'
 import { withEventProperties } from './compile-cache.ts'
 import { queryKind } from './kinds.ts'
 import type { DataFacts } from './person-overrides.ts'
@@ -33,9 +34,9 @@ export type CompileFailure =
   | { zod: ZodError['issues'] }
   | { failed: string }
 
-/** What the worker answers. */
+/** What the worker answers; `ready` carries its kernel thread id (Linux) for the CPU budget. */
 export type CompileAnswer =
-  ({ id: number; ok: unknown } | ({ id: number } & CompileFailure)) | { ready: true }
+  ({ id: number; ok: unknown } | ({ id: number } & CompileFailure)) | { ready: true; tid?: number }
 
 const port = parentPort
 if (!port) throw new Error('compile-worker.ts runs only as a worker thread')
@@ -68,4 +69,4 @@ port.on('message', (job: CompileJob) => {
 
 // Instantiating the WebAssembly parser takes a moment: do it before saying ready, so no job's
 // time budget pays for it.
-void getParser().then(() => port.postMessage({ ready: true } satisfies CompileAnswer))
+void getParser().then(() => port.postMessage({ ready: true, tid: currentThreadId() } satisfies CompileAnswer))
