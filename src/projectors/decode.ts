@@ -13,11 +13,7 @@ import { MAX_DATETIME_MS, MIN_DATETIME_MS } from './tsv.ts'
 // dead-letter stream with it: the envelope first (a bad one poisons the whole message), then each event.
 // Every version of the log format is read (src/jetstream/messages.ts): replay reads old logs.
 const EnvelopeSchema = z.object({
-  v: z.union([
-    z.literal(LOG_FORMAT_VERSIONS[0]),
-    z.literal(LOG_FORMAT_VERSIONS[1]),
-    z.literal(LOG_FORMAT_VERSIONS[2]),
-  ]),
+  v: z.literal(LOG_FORMAT_VERSIONS),
   team_id: z.number().int(),
   lane: z.enum(LANES),
   events: z.array(z.unknown()).min(1),

@@ -89,11 +89,7 @@ export class DeadLetterIndex {
     const body = parse(m.data)
     const sourceSeq = num(h?.get(DLQ_HEADERS.seq))
     const offset = num(h?.get(DLQ_HEADERS.offset))
-    // One refused event: its chunk's project owns it (the event's own team_id may be what was wrong).
-    // A whole refused message: the chunk itself, if it still reads as one.
-    let team = offset !== null && sourceSeq !== null ? await this.teamOfSource(sourceSeq) : undefined
-    if (team === undefined && offset === null) team = teamOfChunk(m.data)
-    else if (team === undefined && typeof body?.team_id === 'number') team = body.team_id
+    const team = await this.teamOfLetter(m.data, body, offset, sourceSeq)
     const summary: DeadLetterSummary = {
       seq: m.seq,
       at: new Date(m.info.timestampNanos / 1e6).toISOString(),
@@ -113,6 +109,22 @@ export class DeadLetterIndex {
     t.count++
     t.recent.unshift(summary)
     if (t.recent.length > RECENT) t.recent.pop()
+  }
+
+  /**
+   * The project a letter belongs to. A whole refused message (no offset): the chunk's own, if it still
+   * reads as one. One refused event: its source chunk's project (the event's own team_id may be what
+   * was wrong), else the team_id the event carries.
+   */
+  private async teamOfLetter(
+    data: Uint8Array,
+    body: Record<string, unknown> | undefined,
+    offset: number | null,
+    sourceSeq: number | null,
+  ): Promise<number | undefined> {
+    if (offset === null) return teamOfChunk(data)
+    const team = sourceSeq === null ? undefined : await this.teamOfSource(sourceSeq)
+    return team ?? (typeof body?.team_id === 'number' ? body.team_id : undefined)
   }
 
   private async teamOfSource(seq: number): Promise<number | undefined> {
