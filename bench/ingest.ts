@@ -21,6 +21,7 @@ import {
   publishChunks,
   percentile,
   processLines,
+  queryableTimes,
   rate,
   runPool,
   untilIdle,
@@ -55,27 +56,15 @@ try {
   const batches = benchChunks(BATCHES, BATCH_SIZE, DISTINCT, (b) => `bench_${b}`)
 
   const acked = new Array<number>(BATCHES)
-  const visible = new Array<number>(BATCHES)
-  let seen = 0
-  let polling = true
-  const poller = (async () => {
-    while (polling) {
-      const rs = await ch.query({
-        query: `SELECT event, count() AS n FROM events WHERE team_id = ${team} GROUP BY event`,
-        format: 'JSONEachRow',
-      })
-      const now = performance.now()
-      for (const r of await rs.json<{ event: string; n: string }>()) {
-        const b = Number(r.event.slice(6))
-        if (Number(r.n) >= BATCH_SIZE && visible[b] === undefined) {
-          visible[b] = now
-          seen++
-        }
-      }
-      if (seen === BATCHES) return
-      await new Promise((r) => setTimeout(r, POLL_MS))
-    }
-  })()
+  const poller = queryableTimes(ch, {
+    team,
+    prefix: 'bench_',
+    count: BATCHES,
+    size: BATCH_SIZE,
+    pollMs: POLL_MS,
+  })
+  // (a failure is reported where it is awaited, after the requests)
+  poller.catch(() => {})
 
   const t0 = performance.now()
   await runPool(BATCHES, 4, async (b) => {
@@ -87,11 +76,7 @@ try {
     acked[b] = performance.now()
   })
   const capturedMs = performance.now() - t0
-  const deadline = Date.now() + 10 * 60_000
-  while (seen < BATCHES && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50))
-  polling = false
-  await poller
-  if (seen < BATCHES) throw new Error(`only ${seen}/${BATCHES} batches became queryable`)
+  const visible = await poller
   const e2eMs = Math.max(...visible) - t0
   const e2eCpu = cpuSnapshot(burrow.pid)
   const total = BATCHES * BATCH_SIZE

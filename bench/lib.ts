@@ -2,7 +2,7 @@
 // load generator does not share its event loop), and latency statistics.
 import { type ChildProcess, spawn } from 'node:child_process'
 import { Agent, request } from 'node:http'
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { createWriteStream, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Credentials } from '../src/accounts/bootstrap.ts'
@@ -39,10 +39,19 @@ export async function benchBurrow(env: Record<string, string> = {}): Promise<Ben
     process.execPath,
     [...nodeArgs, join(import.meta.dirname, '..', 'bin', 'burrow.js'), 'start'],
     {
-      env: { ...process.env, DATA_DIR: dir, PORT: String(port), LOG_LEVEL: 'warn', ...env },
+      env: {
+        ...process.env,
+        DATA_DIR: dir,
+        PORT: String(port),
+        LOG_LEVEL: process.env.BURROW_LOG_LEVEL ?? 'warn',
+        ...env,
+      },
       stdio: ['ignore', 'pipe', 'inherit'],
     },
   )
+  // BURROW_LOG_FILE: Burrow's log lines (pino JSON, e.g. the projector's per-batch timings at
+  // BURROW_LOG_LEVEL=debug) are copied there
+  if (process.env.BURROW_LOG_FILE) child.stdout!.pipe(createWriteStream(process.env.BURROW_LOG_FILE))
   const exited = new Promise((resolve) => child.once('exit', resolve))
   await untilListening(child, 'burrow')
   const stack = JSON.parse(readFileSync(join(dir, 'stack.json'), 'utf8'))
@@ -69,6 +78,38 @@ export function percentile(sorted: number[], p: number): number {
 export function latencyLine(ms: number[]): string {
   const s = [...ms].sort((a, b) => a - b)
   return `p50 ${percentile(s, 50).toFixed(2)} ms  p99 ${percentile(s, 99).toFixed(2)} ms`
+}
+
+/**
+ * When each of `count` batches of `size` events (named `<prefix><batch>`, of `team`) became
+ * queryable: ClickHouse is asked every `pollMs` (a lag is read to within one interval, rounded up).
+ * Resolves with each batch's performance.now() time; rejects when some are still missing after
+ * `timeoutMs`.
+ */
+export async function queryableTimes(
+  ch: ClickHouseClient,
+  o: { team: number; prefix: string; count: number; size: number; pollMs: number; timeoutMs?: number },
+): Promise<number[]> {
+  const visible = new Array<number>(o.count)
+  const deadline = performance.now() + (o.timeoutMs ?? 10 * 60_000)
+  let seen = 0
+  for (;;) {
+    const rs = await ch.query({
+      query: `SELECT event, count() AS n FROM events WHERE team_id = ${o.team} AND startsWith(event, '${o.prefix}') GROUP BY event`,
+      format: 'JSONEachRow',
+    })
+    const now = performance.now()
+    for (const r of await rs.json<{ event: string; n: string }>()) {
+      const b = Number(r.event.slice(o.prefix.length))
+      if (Number(r.n) >= o.size && visible[b] === undefined) {
+        visible[b] = now
+        seen++
+      }
+    }
+    if (seen === o.count) return visible
+    if (now > deadline) throw new Error(`only ${seen}/${o.count} batches became queryable`)
+    await new Promise((r) => setTimeout(r, o.pollMs))
+  }
 }
 
 /** Runs `task(i)` for i in [0, n) with `concurrency` in flight; returns per-task latencies in ms. */
