@@ -25,6 +25,13 @@ export const LOG_FORMAT_VERSION = 3
 /** Every version this release reads. */
 export const LOG_FORMAT_VERSIONS = [1, 2, 3] as const
 
+/**
+ * The version written as lines (an envelope line, then one event a line), which parseLogMessage
+ * reads line by line. Not LOG_FORMAT_VERSION: a later version moves that one, and its messages need
+ * their own branch in parseLogMessage whatever their layout.
+ */
+const LINES_FORMAT_VERSION = 3
+
 const PersonUpdates = z.record(z.string(), z.unknown())
 
 /** One captured event as the log holds it. */
@@ -118,7 +125,7 @@ export function parseLogMessage(data: Uint8Array): { envelope: unknown } | { und
     } catch {
       head = undefined // a version 1 or 2 document written across lines
     }
-    if (isPlainObject(head) && head.v === 3) {
+    if (isPlainObject(head) && head.v === LINES_FORMAT_VERSION) {
       const events: unknown[] = []
       let at = nl + 1
       while (at < buf.length) {
