@@ -8,13 +8,12 @@
 // and, as in bench/capture.ts, the baseline the issue names: one JetStream publish per event
 // straight from the bench process (no HTTP at all).
 // Run: npx tsx bench/floor.ts   (env SINGLES, ROUNDS)
-import { spawn } from 'node:child_process'
-import { join } from 'node:path'
 import { jetstream } from '@nats-io/jetstream'
 import { v7 as uuidv7 } from 'uuid'
 import { connectNats } from '../src/jetstream/connection.ts'
 import {
   benchBurrow,
+  benchChild,
   cpuSnapshot,
   httpPost,
   latencyLine,
@@ -48,28 +47,12 @@ interface Server {
 }
 
 async function floorServer(mode: string): Promise<Server> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(import.meta.dirname, 'floor-server.ts')], {
-    env: { ...process.env, MODE: mode, NATS_URL: burrow.natsUrl, SUBJECT: 'events.live.0' },
-    stdio: ['ignore', 'pipe', 'inherit'],
+  const child = await benchChild('floor-server.ts', {
+    MODE: mode,
+    NATS_URL: burrow.natsUrl,
+    SUBJECT: 'events.live.0',
   })
-  const exited = new Promise((resolve) => child.once('exit', resolve))
-  const port = await new Promise<number>((resolve, reject) => {
-    let out = ''
-    child.stdout!.on('data', (b: Buffer) => {
-      out += b.toString()
-      const m = /listening (\d+)/.exec(out)
-      if (m) resolve(Number(m[1]))
-    })
-    child.once('exit', (code) => reject(new Error(`${mode} exited with ${code}: ${out}`)))
-  })
-  return {
-    url: `http://127.0.0.1:${port}`,
-    pid: child.pid!,
-    async stop() {
-      child.kill('SIGTERM')
-      await exited
-    },
-  }
+  return { ...child, url: `http://127.0.0.1:${child.port}` }
 }
 
 const cpuOf = (pids: number[]) => {

@@ -10,13 +10,12 @@
 //                    baseline, lib.ts directInsertMs)
 // and the CPU each process used per event in each case.
 // Run: npx tsx bench/ingest-floor.ts   (env BATCHES (100), DISTINCT (5000), ROUNDS (2), POLL_MS (100))
-import { spawn } from 'node:child_process'
-import { join } from 'node:path'
 import { jetstreamManager } from '@nats-io/jetstream'
 import { clickhouseClient } from '../src/clickhouse/client.ts'
 import { connectNats } from '../src/jetstream/connection.ts'
 import {
   benchBurrow,
+  benchChild,
   benchChunks,
   directInsertMs,
   httpPost,
@@ -47,44 +46,17 @@ const nc = await connectNats(burrow.natsUrl)
 const jsm = await jetstreamManager(nc)
 await jsm.streams.add({ name: FLOOR_STREAM, subjects: [FLOOR_SUBJECT] })
 
-/** A child process of the floor pipeline; resolves once it printed `listening <port>` or `ready`. */
-async function floorProcess(mode: string): Promise<{ port: number; pid: number; stop(): Promise<void> }> {
-  const child = spawn(
-    process.execPath,
-    ['--import', 'tsx', join(import.meta.dirname, 'ingest-floor-server.ts')],
-    {
-      env: {
-        ...process.env,
-        MODE: mode,
-        NATS_URL: burrow.natsUrl,
-        CLICKHOUSE_URL: burrow.clickhouseUrl,
-        CLICKHOUSE_DATABASE: burrow.database,
-        STREAM: FLOOR_STREAM,
-        SUBJECT: FLOOR_SUBJECT,
-        TEAM: String(FLOOR_TEAM),
-      },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    },
-  )
-  const exited = new Promise((resolve) => child.once('exit', resolve))
-  const port = await new Promise<number>((resolve, reject) => {
-    let out = ''
-    child.stdout!.on('data', (b: Buffer) => {
-      out += b.toString()
-      const m = /listening (\d+)|ready/.exec(out)
-      if (m) resolve(Number(m[1] ?? 0))
-    })
-    child.once('exit', (code) => reject(new Error(`floor ${mode} exited with ${code}: ${out}`)))
+/** A process of the floor pipeline (bench/ingest-floor-server.ts in `mode`). */
+const floorProcess = (mode: string) =>
+  benchChild('ingest-floor-server.ts', {
+    MODE: mode,
+    NATS_URL: burrow.natsUrl,
+    CLICKHOUSE_URL: burrow.clickhouseUrl,
+    CLICKHOUSE_DATABASE: burrow.database,
+    STREAM: FLOOR_STREAM,
+    SUBJECT: FLOOR_SUBJECT,
+    TEAM: String(FLOOR_TEAM),
   })
-  return {
-    port,
-    pid: child.pid!,
-    async stop() {
-      child.kill('SIGTERM')
-      await exited
-    },
-  }
-}
 
 interface Case {
   name: string

@@ -391,6 +391,42 @@ export function httpPost(
   })
 }
 
+/** A helper process of a bench, and the port it listens on (0 for one that does not listen). */
+export interface BenchChild {
+  port: number
+  pid: number
+  stop(): Promise<void>
+}
+
+/**
+ * Starts `script` (a file beside this one, run through tsx) with `env` added to this process's, and
+ * resolves once it printed `listening <port>` or `ready`; rejects if it exits first.
+ */
+export async function benchChild(script: string, env: Record<string, string>): Promise<BenchChild> {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(import.meta.dirname, script)], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  })
+  const exited = new Promise((resolve) => child.once('exit', resolve))
+  const port = await new Promise<number>((resolve, reject) => {
+    let out = ''
+    child.stdout!.on('data', (b: Buffer) => {
+      out += b.toString()
+      const m = /listening (\d+)|ready/.exec(out)
+      if (m) resolve(Number(m[1] ?? 0))
+    })
+    child.once('exit', (code) => reject(new Error(`${script} exited with ${code}: ${out}`)))
+  })
+  return {
+    port,
+    pid: child.pid!,
+    async stop() {
+      child.kill('SIGTERM')
+      await exited
+    },
+  }
+}
+
 /** Resolves once a started `burrow` prints that it listens; rejects if it exits first. */
 export function untilListening(child: ChildProcess, name: string): Promise<void> {
   return new Promise<void>((resolve, reject) => {
