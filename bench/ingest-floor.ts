@@ -9,7 +9,8 @@
 //   direct           the same rows inserted straight into a copy of `events` (bench/ingest.ts's
 //                    baseline, lib.ts directInsertMs)
 // and the CPU each process used per event in each case.
-// Run: npx tsx bench/ingest-floor.ts   (env BATCHES (100), DISTINCT (5000), ROUNDS (2), POLL_MS (100))
+// Run: npx tsx bench/ingest-floor.ts   (env BATCHES (100), DISTINCT (5000), ROUNDS (2), POLL_MS (100),
+// INSERTS (2): the floor projector's INSERTs at once)
 import { jetstreamManager } from '@nats-io/jetstream'
 import { clickhouseClient } from '../src/clickhouse/client.ts'
 import { connectNats } from '../src/jetstream/connection.ts'
