@@ -135,10 +135,27 @@ export async function startTestBurrow(
     PROJECTOR_PROCESS: 'false',
     ...env,
   })
+  const started = performance.now()
   const burrow = await startBurrow(config, createLogger(config.LOG_LEVEL), components)
-  closers.push(() => burrow.stop())
+  reportIfSlow('start', started)
+  closers.push(async () => {
+    const stopping = performance.now()
+    await burrow.stop()
+    reportIfSlow('stop', stopping)
+  })
   return burrow
 }
+
+/**
+ * A Burrow under test sometimes took over a minute to start or stop in a loaded CI lane (the CORS
+ * file: 71 s once, ~3 s otherwise) and the run's output could not say which: this says it, on stderr
+ * beside the file's name. A note, not a check: tests never assert timings.
+ */
+function reportIfSlow(what: 'start' | 'stop', since: number): void {
+  const ms = performance.now() - since
+  if (ms > SLOW_BURROW_MS) console.warn(`[harness] a test Burrow took ${(ms / 1000).toFixed(1)} s to ${what}`)
+}
+const SLOW_BURROW_MS = 15_000
 
 /** A personal API key of the default user (run startTestBurrow first, which creates that user). */
 export async function createTestKey(scopes: string[], projects: number[] | null = null): Promise<string> {
