@@ -7,7 +7,8 @@ import { type ClickHouseFlavor, type OwnClickHouse, ownClickHouse } from './clic
 import { loadConfig } from '../../src/config/env.ts'
 import { AccountStore } from '../../src/accounts/store.ts'
 import { connectNats, type NatsConnection } from '../../src/jetstream/connection.ts'
-import { createLogger } from '../../src/observability/logger.ts'
+import { pino } from 'pino'
+import { createLogger, type Logger } from '../../src/observability/logger.ts'
 import { type RunningBurrow, startBurrow } from '../../src/runtime/start.ts'
 import { COMPONENTS } from '../../src/runtime/components.ts'
 import type { Component } from '../../src/runtime/types.ts'
@@ -135,25 +136,53 @@ export async function startTestBurrow(
     PROJECTOR_PROCESS: 'false',
     ...env,
   })
+  const steps: ShutdownTimes = []
+  const log = config.LOG_LEVEL === 'silent' ? shutdownStepLogger(steps) : createLogger(config.LOG_LEVEL)
   const started = performance.now()
-  const burrow = await startBurrow(config, createLogger(config.LOG_LEVEL), components)
+  const burrow = await startBurrow(config, log, components)
   reportIfSlow('start', started)
   closers.push(async () => {
     const stopping = performance.now()
     await burrow.stop()
-    reportIfSlow('stop', stopping)
+    reportIfSlow('stop', stopping, steps)
   })
   return burrow
 }
 
+/** When each shutdown step of a test Burrow began (performance.now()). */
+type ShutdownTimes = { step: string; at: number }[]
+
 /**
- * A Burrow under test sometimes took over a minute to start or stop in a loaded CI lane (the CORS
- * file: 71 s once, ~3 s otherwise) and the run's output could not say which: this says it, on stderr
- * beside the file's name. A note, not a check: tests never assert timings.
+ * A logger that writes nothing and notes when each shutdown step begins (start.ts logs each one).
+ * The hook sees a call before anything is serialized, so the silent default costs nothing more.
  */
-function reportIfSlow(what: 'start' | 'stop', since: number): void {
-  const ms = performance.now() - since
-  if (ms > SLOW_BURROW_MS) console.warn(`[harness] a test Burrow took ${(ms / 1000).toFixed(1)} s to ${what}`)
+function shutdownStepLogger(steps: ShutdownTimes): Logger {
+  return pino({
+    level: 'info',
+    hooks: {
+      logMethod(args) {
+        const [fields, msg] = args as unknown[]
+        if (msg === 'shutdown step' && typeof fields === 'object' && fields !== null) {
+          steps.push({ step: String((fields as { step?: unknown }).step), at: performance.now() })
+        }
+      },
+    },
+  })
+}
+
+/**
+ * A Burrow under test sometimes took over a minute to stop in a loaded CI lane (the CORS file: 70 s
+ * in two runs of three, under 4 s otherwise and alone). This says so on stderr beside the file's
+ * name, with how long each shutdown step took. A note, not a check: tests never assert timings.
+ */
+function reportIfSlow(what: 'start' | 'stop', since: number, steps: ShutdownTimes = []): void {
+  const end = performance.now()
+  if (end - since <= SLOW_BURROW_MS) return
+  const timed = steps.map((s, i) => `${s.step} ${(((steps[i + 1]?.at ?? end) - s.at) / 1000).toFixed(1)} s`)
+  console.warn(
+    `[harness] a test Burrow took ${((end - since) / 1000).toFixed(1)} s to ${what}` +
+      (timed.length ? ` (${timed.join(', ')})` : ''),
+  )
 }
 const SLOW_BURROW_MS = 15_000
 
