@@ -5,7 +5,7 @@ import type { Config } from '../config/env.ts'
 import { AccountMirror } from '../accounts/mirror.ts'
 import { AccountStore } from '../accounts/store.ts'
 import { Readiness, registerHealth, registerMetrics, registerReady } from '../http/health.ts'
-import { type App, createHttpServer } from '../http/server.ts'
+import { type App, closeHttpServer, createHttpServer } from '../http/server.ts'
 import { projectorLag } from '../jetstream/consumer-lag.ts'
 import { connectNats, migrateJetStream } from '../jetstream/connection.ts'
 import type { Logger } from '../observability/logger.ts'
@@ -170,7 +170,7 @@ export async function startBurrow(
         for (const r of running.reverse()) await r.stop()
       },
     })
-    cleanups.push({ name: 'http', run: () => app.close() })
+    cleanups.push({ name: 'http', run: () => closeHttpServer(app) })
     const url = await app.listen({ port: config.PORT, host: config.HOST })
     readiness.state = 'ready'
     reportToSupervisor(log)
