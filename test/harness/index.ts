@@ -171,9 +171,9 @@ function shutdownStepLogger(steps: ShutdownTimes): Logger {
 }
 
 /**
- * A Burrow under test sometimes took over a minute to stop in a loaded CI lane (the CORS file: 70 s
- * in two runs of three, under 4 s otherwise and alone). This says so on stderr beside the file's
- * name, with how long each shutdown step took. A note, not a check: tests never assert timings.
+ * Says on stderr, beside the file's name, that a Burrow under test was slow to start or stop, with
+ * how long each shutdown step took. It found a stop that waited out a keep-alive timeout (70 s in CI;
+ * src/http/server.ts closeHttpServer). A note, not a check: tests never assert timings.
  */
 function reportIfSlow(what: 'start' | 'stop', since: number, steps: ShutdownTimes = []): void {
   const end = performance.now()

@@ -27,14 +27,18 @@ describe('shutdown with a request in flight on a keep-alive connection', () => {
     const socket = connect(Number(port), '127.0.0.1')
     await new Promise((resolve) => socket.once('connect', resolve))
     const answer = untilClosed(socket)
+    // Fastify's own listener runs first: once this one runs, the request is routed (a request that
+    // arrives while the server closes is answered 503 and its connection closed at once).
+    const routed = new Promise((resolve) => burrow.app.server.once('request', resolve))
     // The headers and half the body: the request is routed and waits for the rest.
     socket.write(
       `POST /batch/ HTTP/1.1\r\nHost: x\r\nConnection: keep-alive\r\nContent-Type: application/json\r\n` +
         `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body.slice(0, 20)}`,
     )
-    await new Promise((resolve) => setTimeout(resolve, 300))
+    await routed
     const stopped = burrow.stop()
-    await new Promise((resolve) => setTimeout(resolve, 300))
+    // the server has begun to close (its idle connections closed, this one in flight)
+    while (burrow.app.server.listening) await new Promise((resolve) => setTimeout(resolve, 10))
     socket.write(body.slice(20))
     // Without the fix the connection stays open for 72 s and this test runs into its timeout.
     const text = await answer
