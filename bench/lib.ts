@@ -18,6 +18,7 @@ import { ensureBinaries } from '../src/stack/install.ts'
 import { startNatsServer } from '../src/stack/nats-server.ts'
 import { freePort } from '../src/stack/ports.ts'
 import { logMessage } from '../src/jetstream/messages.ts'
+import { statCpuMs } from '../src/runtime/thread-cpu.ts'
 
 export interface BenchBurrow {
   url: string
@@ -271,14 +272,11 @@ export async function directInsertMs(
 /** CPU seconds used so far and peak RSS (MiB) of a process, from /proc (Linux); undefined when gone. */
 export function procStats(pid: number): { cpuSeconds: number; peakRssMiB: number; name: string } | undefined {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-    // fields after the command name (which may contain spaces) start at the last ')'
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-    const ticks = Number(f[11]) + Number(f[12])
+    const cpuMs = statCpuMs(readFileSync(`/proc/${pid}/stat`, 'utf8')) ?? Number.NaN
     const status = readFileSync(`/proc/${pid}/status`, 'utf8')
     const hwm = /VmHWM:\s+(\d+) kB/.exec(status)
     const name = /Name:\s+(.*)/.exec(status)?.[1] ?? '?'
-    return { cpuSeconds: ticks / 100, peakRssMiB: hwm ? Number(hwm[1]) / 1024 : 0, name }
+    return { cpuSeconds: cpuMs / 1000, peakRssMiB: hwm ? Number(hwm[1]) / 1024 : 0, name }
   } catch {
     return undefined
   }

@@ -31,6 +31,7 @@ import {
   partitionOf,
 } from '../src/jetstream/messages.ts'
 import { createLogger } from '../src/observability/logger.ts'
+import { statCpuMs } from '../src/runtime/thread-cpu.ts'
 import { startClickHouseServer } from '../src/stack/clickhouse-server.ts'
 import { ensureBinaries } from '../src/stack/install.ts'
 import { startNatsServer } from '../src/stack/nats-server.ts'
@@ -43,7 +44,6 @@ const MODE = process.env.MODE === 'spread' ? 'spread' : 'leases'
 const PROJECTS = (process.env.PROJECTS ?? '1,8').split(',').map(Number)
 const DATABASE = 'burrow'
 const BIN = join(import.meta.dirname, '..', 'bin', 'burrow.js')
-const TICK = 100 // clock ticks per second (USER_HZ) on Linux
 
 const log = createLogger('warn')
 const bins = ensureBinaries(['nats-server', 'clickhouse-server'], { autoInstall: true, log })
@@ -60,9 +60,7 @@ const [nats, ch] = await Promise.all([
 
 /** CPU seconds (user + system) a process has used so far. */
 function cpuSeconds(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-  return (Number(fields[11]) + Number(fields[12])) / TICK
+  return (statCpuMs(readFileSync(`/proc/${pid}/stat`, 'utf8')) ?? Number.NaN) / 1000
 }
 
 async function startProjectors(n: number) {

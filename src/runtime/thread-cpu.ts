@@ -28,7 +28,10 @@ export function threadCpuMs(tid: number): number | undefined {
   }
 }
 
-/** utime + stime of a `stat` line in ms. The name field may hold spaces and parentheses. */
+/**
+ * utime + stime in ms of a `/proc/.../stat` line, a process's or a thread's. The name field may hold
+ * spaces and parentheses.
+ */
 export function statCpuMs(stat: string): number | undefined {
   // the fields after the name's closing parenthesis: state is the first, utime the 12th, stime the 13th
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
