@@ -1,9 +1,12 @@
 // Where single-event capture's ceiling is on this machine (issue #17): the same load generator as
-// bench/capture.ts (node:http keep-alive, 32 requests in flight, one event per request) against
-// servers that do less and less than Burrow, each in a process of its own as Burrow is:
+// bench/capture.ts (lib.ts httpPost, an undici pool; 32 requests in flight, one event per request)
+// against servers that do less and less than Burrow, each in a process of its own as Burrow is:
 //   node             node:http, body parsed, a fixed 200 (no durability: the least any Node server does)
 //   fastify          the same through Fastify, Burrow's framework
 //   fastify-publish  Fastify, then one JetStream message per request, answered after its ack
+//   fastify-group    Fastify, the requests of one event-loop turn in one JetStream message, each
+//                    answered after that message's ack (group commit with nothing else)
+//   fastify-group ×2 the same in two processes on one port (node:cluster): what a second core adds
 //   burrow           Burrow's /i/v0/e/ (role capture): key check, validation, group commit
 // and, as in bench/capture.ts, the baseline the issue names: one JetStream publish per event
 // straight from the bench process (no HTTP at all).
@@ -46,9 +49,10 @@ interface Server {
   stop(): Promise<void>
 }
 
-async function floorServer(mode: string): Promise<Server> {
+async function floorServer(mode: string, workers = 1): Promise<Server> {
   const child = await benchChild('floor-server.ts', {
     MODE: mode,
+    WORKERS: String(workers),
     NATS_URL: burrow.natsUrl,
     SUBJECT: 'events.live.0',
   })
@@ -116,7 +120,9 @@ function direct(): Promise<Result> {
 }
 
 const servers: Record<string, Server> = {}
-for (const mode of ['node', 'fastify', 'fastify-publish']) servers[mode] = await floorServer(mode)
+for (const mode of ['node', 'fastify', 'fastify-publish', 'fastify-group'])
+  servers[mode] = await floorServer(mode)
+servers['fastify-group-2'] = await floorServer('fastify-group', 2)
 const burrowPids = [...cpuSnapshot(burrow.pid).keys()]
 
 const rows: Record<string, Result[]> = {}
@@ -134,6 +140,13 @@ for (let round = 0; round <= ROUNDS; round++) {
   add('fastify, parse, 200', await drive(servers.fastify!.url, [servers.fastify!.pid]))
   const fp = servers['fastify-publish']!
   add('fastify + publish + ack', await drive(fp.url, natsPid ? [fp.pid, natsPid] : [fp.pid]))
+  for (const [name, key] of [
+    ['fastify + group commit', 'fastify-group'],
+    ['same, 2 processes', 'fastify-group-2'],
+  ] as const) {
+    const g = servers[key]!
+    add(name, await drive(g.url, natsPid ? [g.pid, natsPid] : [g.pid]))
+  }
   add('burrow /i/v0/e/', await drive(burrow.url, burrowPids))
 }
 
