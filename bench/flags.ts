@@ -6,9 +6,8 @@ import { flagDefinitionSchema } from '../src/flags/definition.ts'
 import { type EvalInput, evaluateFlags } from '../src/flags/evaluate.ts'
 import { randomUUID } from 'node:crypto'
 import { mkdtempSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { loadavg } from 'node:os'
 import { clickhouseClient } from '../src/clickhouse/client.ts'
 import {
   benchBurrow,
