@@ -32,6 +32,13 @@ export interface BenchBurrow {
   cleanup(): Promise<void>
 }
 
+/** Sends `child` SIGTERM when this process exits, however it exits short of SIGKILL. */
+function stopOnExit(child: ChildProcess): void {
+  const stop = () => child.kill('SIGTERM')
+  process.once('exit', stop)
+  child.once('exit', () => process.removeListener('exit', stop))
+}
+
 export async function benchBurrow(env: Record<string, string> = {}): Promise<BenchBurrow> {
   const dir = mkdtempSync(join(tmpdir(), 'burrow-bench-'))
   const port = await freePort()
@@ -55,6 +62,8 @@ export async function benchBurrow(env: Record<string, string> = {}): Promise<Ben
   // BURROW_LOG_LEVEL=debug) are copied there
   if (process.env.BURROW_LOG_FILE) child.stdout!.pipe(createWriteStream(process.env.BURROW_LOG_FILE))
   const exited = new Promise((resolve) => child.once('exit', resolve))
+  // A bench that throws or exits early takes its Burrow (and so its NATS and ClickHouse) with it.
+  stopOnExit(child)
   await untilListening(child, 'burrow')
   const stack = JSON.parse(readFileSync(join(dir, 'stack.json'), 'utf8'))
   return {
@@ -434,6 +443,7 @@ export async function benchChild(script: string, env: Record<string, string>): P
     stdio: ['ignore', 'pipe', 'inherit'],
   })
   const exited = new Promise((resolve) => child.once('exit', resolve))
+  stopOnExit(child)
   const port = await new Promise<number>((resolve, reject) => {
     let out = ''
     child.stdout!.on('data', (b: Buffer) => {
