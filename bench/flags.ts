@@ -251,10 +251,11 @@ const line = (
   label: string,
   requests: number,
   r: { ms: number; lat: number[]; cpuUs?: { burrow: number; children: number; bench: number } },
+  server = 'Burrow',
 ) =>
   `${label.padEnd(62)} ${String(rate(requests, r.ms)).padStart(7)} req/s ${String(rate(requests * FLAG_COUNT, r.ms)).padStart(9)} flag evals/s  ${latencyLine(r.lat)}` +
   (r.cpuUs
-    ? `  CPU/request: Burrow ${r.cpuUs.burrow.toFixed(0)} µs (its children ${r.cpuUs.children.toFixed(0)} µs), load generator ${r.cpuUs.bench.toFixed(0)} µs`
+    ? `  CPU/request: ${server} ${r.cpuUs.burrow.toFixed(0)} µs (its children ${r.cpuUs.children.toFixed(0)} µs), load generator ${r.cpuUs.bench.toFixed(0)} µs`
     : '')
 
 const inProcRate = rate(REQUESTS, inProcMs)
@@ -267,12 +268,7 @@ console.log(
   line('POST /flags?v=2, stored person properties, sequential', Math.min(REQUESTS, 1000), seqStored),
 )
 console.log(line(`POST /flags?v=2, stored person properties, ${CONCURRENCY} in flight`, REQUESTS, loadStored))
-console.log(
-  line(`least server, request properties, ${CONCURRENCY} in flight`, REQUESTS, loadFloor).replace(
-    'Burrow',
-    'server',
-  ),
-)
+console.log(line(`least server, request properties, ${CONCURRENCY} in flight`, REQUESTS, loadFloor, 'server'))
 console.log(
   line('evaluateFlags() in process, same definitions and inputs', REQUESTS, {
     ms: inProcMs,

@@ -22,7 +22,7 @@ function ready(port: number) {
   else console.log(`listening ${port}`)
 }
 
-async function serveNode() {
+function serveNode() {
   const server = createServer((req, res) => {
     const parts: Buffer[] = []
     req.on('data', (b: Buffer) => parts.push(b))
@@ -97,7 +97,7 @@ if (cluster.isPrimary && workers > 1) {
     process.exit(0)
   })
 } else if (mode === 'node') {
-  await serveNode()
+  serveNode()
 } else {
   await serveFastify()
 }

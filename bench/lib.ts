@@ -444,17 +444,9 @@ export async function benchChild(script: string, env: Record<string, string>): P
   })
   const exited = new Promise((resolve) => child.once('exit', resolve))
   stopOnExit(child)
-  const port = await new Promise<number>((resolve, reject) => {
-    let out = ''
-    child.stdout!.on('data', (b: Buffer) => {
-      out += b.toString()
-      const m = /listening (\d+)|ready/.exec(out)
-      if (m) resolve(Number(m[1] ?? 0))
-    })
-    child.once('exit', (code) => reject(new Error(`${script} exited with ${code}: ${out}`)))
-  })
+  const ready = await untilOutput(child, /listening (\d+)|ready/, script)
   return {
-    port,
+    port: Number(ready[1] ?? 0),
     pid: child.pid!,
     async stop() {
       child.kill('SIGTERM')
@@ -463,16 +455,22 @@ export async function benchChild(script: string, env: Record<string, string>): P
   }
 }
 
-/** Resolves once a started `burrow` prints that it listens; rejects if it exits first. */
-export function untilListening(child: ChildProcess, name: string): Promise<void> {
-  return new Promise<void>((resolve, reject) => {
+/** Resolves with the match once `child`'s stdout matches `pattern`; rejects if it exits first. */
+function untilOutput(child: ChildProcess, pattern: RegExp, name: string): Promise<RegExpExecArray> {
+  return new Promise((resolve, reject) => {
     let out = ''
     child.stdout!.on('data', (b: Buffer) => {
       out += b.toString()
-      if (out.includes('Burrow listening on')) resolve()
+      const m = pattern.exec(out)
+      if (m) resolve(m)
     })
     child.once('exit', (code) => reject(new Error(`${name} exited with ${code}: ${out}`)))
   })
+}
+
+/** Resolves once a started `burrow` prints that it listens; rejects if it exits first. */
+export async function untilListening(child: ChildProcess, name: string): Promise<void> {
+  await untilOutput(child, /Burrow listening on/, name)
 }
 
 /**

@@ -13,7 +13,7 @@
 // durables start at the beginning of the log, so a second mode in the same log would first project
 // every earlier run's events again; compare modes by alternating invocations.
 import { spawn } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { jetstream, jetstreamManager } from '@nats-io/jetstream'
@@ -31,12 +31,11 @@ import {
   partitionOf,
 } from '../src/jetstream/messages.ts'
 import { createLogger } from '../src/observability/logger.ts'
-import { statCpuMs } from '../src/runtime/thread-cpu.ts'
 import { startClickHouseServer } from '../src/stack/clickhouse-server.ts'
 import { ensureBinaries } from '../src/stack/install.ts'
 import { startNatsServer } from '../src/stack/nats-server.ts'
 import { freePort } from '../src/stack/ports.ts'
-import { benchProperties, untilListening } from './lib.ts'
+import { benchProperties, procStats, untilListening } from './lib.ts'
 
 const EVENTS = Number(process.env.EVENTS ?? 10_000)
 const PARTITIONS = Number(process.env.PARTITIONS ?? 8)
@@ -58,9 +57,11 @@ const [nats, ch] = await Promise.all([
   }),
 ])
 
-/** CPU seconds (user + system) a process has used so far. */
+/** CPU seconds (user + system) a process has used so far; throws once it is gone. */
 function cpuSeconds(pid: number): number {
-  return (statCpuMs(readFileSync(`/proc/${pid}/stat`, 'utf8')) ?? Number.NaN) / 1000
+  const stats = procStats(pid)
+  if (!stats) throw new Error(`process ${pid} has exited`)
+  return stats.cpuSeconds
 }
 
 async function startProjectors(n: number) {
