@@ -21,6 +21,7 @@ import {
   directInsertMs,
   httpPost,
   percentile,
+  cpuOfPids,
   procStats,
   processTree,
   queryableTimes,
@@ -69,14 +70,8 @@ interface Case {
 }
 
 /** CPU seconds used so far by each process of `pids` (the Burrow tree and the floor's processes). */
-function cpuNow(pids: Map<number, string>): Map<number, number> {
-  const out = new Map<number, number>()
-  for (const p of pids.keys()) out.set(p, procStats(p)?.cpuSeconds ?? 0)
-  return out
-}
-
 function cpuPerEvent(pids: Map<number, string>, from: Map<number, number>, events: number) {
-  const to = cpuNow(pids)
+  const to = cpuOfPids(pids.keys())
   const out = new Map<string, number>()
   for (const [p, name] of pids) {
     const us = (((to.get(p) ?? 0) - (from.get(p) ?? 0)) / events) * 1e6
@@ -108,7 +103,7 @@ async function endToEnd(
     pollMs: POLL_MS,
   })
   poller.catch(() => {})
-  const cpu0 = cpuNow(pids)
+  const cpu0 = cpuOfPids(pids.keys())
   const t0 = performance.now()
   await runPool(BATCHES, 4, async (b) => {
     const res = await httpPost(`${url}/batch/`, bodies[b]!)
@@ -149,7 +144,7 @@ try {
     results.push(await endToEnd('floor pipeline', floorUrl, FLOOR_TEAM, `f${round}_`, pids))
     results.push(await endToEnd('burrow', burrow.url, team, `b${round}_`, pids))
     const chunks = benchChunks(BATCHES, BATCH_SIZE, DISTINCT, (b) => `d${round}_${b}`)
-    const cpu0 = cpuNow(pids)
+    const cpu0 = cpuOfPids(pids.keys())
     const ms = await directInsertMs(ch, team, chunks)
     results.push({
       name: 'direct insert',

@@ -367,9 +367,14 @@ export function cpuPerThousand(
   })
 }
 
+/** CPU seconds of each of `pids` now (0 for one that is gone). */
+export function cpuOfPids(pids: Iterable<number>): Map<number, number> {
+  return new Map([...pids].map((p) => [p, procStats(p)?.cpuSeconds ?? 0]))
+}
+
 /** CPU seconds of each process of the tree now, to pass as `since` to processLines. */
 export function cpuSnapshot(pid: number): Map<number, number> {
-  return new Map(processTree(pid).map((p) => [p, procStats(p)?.cpuSeconds ?? 0]))
+  return cpuOfPids(processTree(pid))
 }
 
 // The load generator shares the 2 cores with the stack it measures, so its own cost per request
