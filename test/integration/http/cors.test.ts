@@ -32,6 +32,44 @@ describe('CORS by default', () => {
     expect(res.headers.get('access-control-allow-credentials')).toBeNull()
   })
 
+  it('answers a preflight with what the browser asked for, cacheable for a day', async () => {
+    const res = await fetch(`${burrow.url}/flags/?v=2`, {
+      method: 'OPTIONS',
+      headers: {
+        origin: 'https://shop.example',
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'content-type, x-request-id',
+      },
+    })
+    expect(res.status).toBe(204)
+    expect(res.headers.get('content-length')).toBe('0')
+    expect(res.headers.get('access-control-allow-methods')?.split(',')).toContain('POST')
+    expect(res.headers.get('access-control-allow-headers')).toBe('content-type, x-request-id')
+    expect(res.headers.get('access-control-max-age')).toBe('86400')
+    expect(res.headers.get('vary')).toBe('Origin, Access-Control-Request-Headers')
+    expect(await res.text()).toBe('')
+  })
+
+  it('refuses an OPTIONS request that is not a preflight', async () => {
+    const res = await fetch(`${burrow.url}/i/v0/e/`, {
+      method: 'OPTIONS',
+      headers: { origin: 'https://a.example' },
+    })
+    expect(res.status).toBe(400)
+  })
+
+  it('marks every answer as varying by Origin, and allows no origin that was not sent', async () => {
+    const res = await fetch(`${burrow.url}/i/v0/e/`, {
+      method: 'POST',
+      body: JSON.stringify({ api_key: 'phc_unknown', event: 'e', distinct_id: 'x' }),
+    })
+    expect(res.status).toBe(401)
+    expect(res.headers.get('vary')).toBe('Origin')
+    expect(res.headers.get('access-control-allow-origin')).toBeNull()
+    const api = await fetch(`${burrow.url}/api/projects/`, { headers: { authorization: `Bearer ${key}` } })
+    expect(api.headers.get('vary')).toBe('Origin')
+  })
+
   it('gives pages of other sites nothing on the management and query API', async () => {
     const res = await fetch(`${burrow.url}/api/projects/`, {
       headers: { origin: 'https://evil.example', authorization: `Bearer ${key}` },
@@ -78,5 +116,23 @@ describe('CORS with configured origins', () => {
     expect((await capture('https://console.example')).headers.get('access-control-allow-origin')).toBeNull()
     const withKey = await api('https://console.example')
     expect(withKey.headers.get('access-control-allow-credentials')).toBeNull()
+  })
+
+  it('lets a listed page preflight every method the management API has', async () => {
+    const pre = await fetch(`${burrow.url}/api/projects/1/feature_flags/1/`, {
+      method: 'OPTIONS',
+      headers: { origin: 'https://admin.example', 'access-control-request-method': 'DELETE' },
+    })
+    expect(pre.status).toBe(204)
+    expect(pre.headers.get('access-control-allow-origin')).toBe('https://admin.example')
+    expect(pre.headers.get('access-control-allow-methods')?.split(',')).toEqual(
+      expect.arrayContaining(['GET', 'POST', 'PUT', 'PATCH', 'DELETE']),
+    )
+    // a page not listed gets an answer that lets it read nothing
+    const other = await fetch(`${burrow.url}/api/projects/`, {
+      method: 'OPTIONS',
+      headers: { origin: 'https://shop.example', 'access-control-request-method': 'GET' },
+    })
+    expect(other.headers.get('access-control-allow-origin')).toBeNull()
   })
 })
