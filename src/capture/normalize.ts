@@ -95,7 +95,8 @@ const str = (v: unknown) => (typeof v === 'string' && v.length > 0 ? v : undefin
 function tokenOf(e: unknown): string | undefined {
   const p = RawEvent.safeParse(e)
   if (!p.success) return undefined
-  const props = Obj.safeParse(p.data.properties)
+  // (ObjectChecked, not Obj: only two keys are read, so no copy of every property)
+  const props = ObjectChecked.safeParse(p.data.properties)
   return (
     str(p.data.api_key) ??
     str(p.data.token) ??
@@ -113,8 +114,11 @@ export function parseEnvelope(body: unknown, query: { token?: string; sentAtMs?:
   if (Array.isArray(body)) {
     items = body
   } else if (body !== null && typeof body === 'object') {
-    const env = Envelope.safeParse(body)
-    if (env.success) {
+    // A body without `batch` is one event: it is not parsed as a batch only to fail (a failed
+    // parse builds an error with its stack: ~3.5 of the ~6 µs that reading and normalizing one
+    // event took in a micro-benchmark).
+    const env = 'batch' in body ? Envelope.safeParse(body) : undefined
+    if (env?.success) {
       items = env.data.batch
       token = str(env.data.api_key) ?? str(env.data.token)
       historical = env.data.historical_migration === true

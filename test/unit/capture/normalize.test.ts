@@ -98,6 +98,21 @@ describe('parseEnvelope', () => {
     expect(parseEnvelope({ event: 'e', $token: 'c' }, {}).token).toBe('c')
     expect(parseEnvelope({ event: 'e' }, { token: 'q' }).token).toBe('q')
   })
+  it('takes a body without batch as one event, and refuses a batch that is not an array', () => {
+    const one = parseEnvelope({ event: 'e', api_key: 'a', historical_migration: true }, {})
+    expect(one.items).toEqual([{ event: 'e', api_key: 'a', historical_migration: true }])
+    expect(one.historical).toBe(true)
+    for (const batch of ['x', {}, null, 5])
+      expect(() => parseEnvelope({ api_key: 'a', batch }, {}), String(batch)).toThrow(
+        'batch must be an array of events.',
+      )
+  })
+  it('reads a token in properties without other properties being objects of any kind', () => {
+    expect(parseEnvelope([{ event: 'e', properties: { token: 'b', nested: { a: [1] } } }], {}).token).toBe(
+      'b',
+    )
+    expect(() => parseEnvelope([{ event: 'e', properties: ['token'] }], {})).toThrow('API key not found')
+  })
   it('reads historical_migration only when it is true', () => {
     expect(parseEnvelope({ api_key: 'a', batch: [], historical_migration: true }, {}).historical).toBe(true)
     expect(parseEnvelope({ api_key: 'a', batch: [], historical_migration: 'yes' }, {}).historical).toBe(false)
