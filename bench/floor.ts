@@ -8,6 +8,8 @@
 //                    answered after that message's ack (group commit with nothing else)
 //   fastify-group ×2 the same in two processes on one port (node:cluster): what a second core adds
 //   burrow           Burrow's /i/v0/e/ (role capture): key check, validation, group commit
+//   burrow ×2        two Burrow capture processes on the same NATS, the requests sent to each in
+//                    turn: what a second core adds to Burrow (as two instances behind a balancer)
 // and, as in bench/capture.ts, the baseline the issue names: one JetStream publish per event
 // straight from the bench process (no HTTP at all).
 // Run: npx tsx bench/floor.ts   (env SINGLES, ROUNDS)
@@ -91,10 +93,15 @@ async function measure(pids: number[], send: (i: number) => Promise<void>): Prom
   }
 }
 
-/** One event per POST to `url`'s /i/v0/e/ (after one to warm the connection). */
-async function drive(url: string, serverPids: number[]): Promise<Result> {
-  await httpPost(`${url}/i/v0/e/`, JSON.stringify(event(0)))
+/**
+ * One event per POST to /i/v0/e/ (after one to warm each connection); with several `urls` the
+ * requests go to each in turn.
+ */
+async function drive(urls: string | string[], serverPids: number[]): Promise<Result> {
+  const all = typeof urls === 'string' ? [urls] : urls
+  for (const url of all) await httpPost(`${url}/i/v0/e/`, JSON.stringify(event(0)))
   return measure(serverPids, async (i) => {
+    const url = all[i % all.length]!
     const res = await httpPost(`${url}/i/v0/e/`, JSON.stringify(event(i)))
     if (res.status !== 200) throw new Error(`${url}: ${res.status} ${res.text}`)
   })
@@ -124,6 +131,14 @@ for (const mode of ['node', 'fastify', 'fastify-publish', 'fastify-group'])
   servers[mode] = await floorServer(mode)
 servers['fastify-group-2'] = await floorServer('fastify-group', 2)
 const burrowPids = [...cpuSnapshot(burrow.pid).keys()]
+// A second capture process on the first one's NATS and ClickHouse (it starts no servers of its own).
+const burrow2 = await benchBurrow({
+  ROLE: 'capture',
+  OVERFLOW_EVENTS_PER_SECOND: '1000000000',
+  NATS_URL: burrow.natsUrl,
+  CLICKHOUSE_URL: burrow.clickhouseUrl,
+})
+const burrowBoth = [...burrowPids, burrow2.pid]
 
 const rows: Record<string, Result[]> = {}
 const add = (name: string, r: Result) => (rows[name] ??= []).push(r)
@@ -131,7 +146,7 @@ const add = (name: string, r: Result) => (rows[name] ??= []).push(r)
 // warms up every server and the generator (JIT) and is not counted.
 for (let round = 0; round <= ROUNDS; round++) {
   if (round === 0) {
-    for (const s of [...Object.values(servers), burrow]) await drive(s.url, [])
+    for (const s of [...Object.values(servers), burrow, burrow2]) await drive(s.url, [])
     await direct()
     continue
   }
@@ -148,6 +163,7 @@ for (let round = 0; round <= ROUNDS; round++) {
     add(name, await drive(g.url, natsPid ? [g.pid, natsPid] : [g.pid]))
   }
   add('burrow /i/v0/e/', await drive(burrow.url, burrowPids))
+  add('burrow, 2 processes', await drive([burrow.url, burrow2.url], burrowBoth))
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
@@ -173,5 +189,6 @@ console.log(
 
 await nc.close()
 for (const s of Object.values(servers)) await s.stop()
+await burrow2.cleanup()
 await burrow.cleanup()
 process.exit(0)

@@ -39,25 +39,28 @@ function stopOnExit(child: ChildProcess): void {
   child.once('exit', () => process.removeListener('exit', stop))
 }
 
-export async function benchBurrow(env: Record<string, string> = {}): Promise<BenchBurrow> {
+/**
+ * Starts `burrow start` with `env` over the defaults (a data directory of its own, a free port,
+ * LOG_LEVEL warn), from the checkout at `root` (this one unless given: bench/ab.ts compares two).
+ */
+export async function benchBurrow(
+  env: Record<string, string> = {},
+  root = join(import.meta.dirname, '..'),
+): Promise<BenchBurrow> {
   const dir = mkdtempSync(join(tmpdir(), 'burrow-bench-'))
   const port = await freePort()
   // BURROW_NODE_ARGS: node flags for the Burrow process only, e.g. `--cpu-prof --cpu-prof-dir=/tmp/p`
   const nodeArgs = process.env.BURROW_NODE_ARGS?.split(' ').filter(Boolean) ?? []
-  const child = spawn(
-    process.execPath,
-    [...nodeArgs, join(import.meta.dirname, '..', 'bin', 'burrow.js'), 'start'],
-    {
-      env: {
-        ...process.env,
-        DATA_DIR: dir,
-        PORT: String(port),
-        LOG_LEVEL: process.env.BURROW_LOG_LEVEL ?? 'warn',
-        ...env,
-      },
-      stdio: ['ignore', 'pipe', 'inherit'],
+  const child = spawn(process.execPath, [...nodeArgs, join(root, 'bin', 'burrow.js'), 'start'], {
+    env: {
+      ...process.env,
+      DATA_DIR: dir,
+      PORT: String(port),
+      LOG_LEVEL: process.env.BURROW_LOG_LEVEL ?? 'warn',
+      ...env,
     },
-  )
+    stdio: ['ignore', 'pipe', 'inherit'],
+  })
   // BURROW_LOG_FILE: Burrow's log lines (pino JSON, e.g. the projector's per-batch timings at
   // BURROW_LOG_LEVEL=debug) are copied there
   if (process.env.BURROW_LOG_FILE) child.stdout!.pipe(createWriteStream(process.env.BURROW_LOG_FILE))
