@@ -5,8 +5,7 @@
 // both. Prints each round's rate and each process's CPU per event, and B / A of the medians.
 // B_NODE_OPTIONS gives B node flags of its own (B_ROOT may then be this checkout).
 // Run: B_ROOT=/tmp/b npx tsx bench/ab.ts   (env SINGLES, ROUNDS, B_NODE_OPTIONS)
-import { v7 as uuidv7 } from 'uuid'
-import { benchBurrow, cpuSnapshot, httpPost, rate, runPool } from './lib.ts'
+import { benchBurrow, cpuSnapshot, httpPost, rate, runPool, sdkPageview } from './lib.ts'
 
 const SINGLES = Number(process.env.SINGLES ?? 10000)
 const ROUNDS = Number(process.env.ROUNDS ?? 6)
@@ -24,14 +23,7 @@ const b = await benchBurrow(
 )
 const token = stack.credentials.project_api_key
 
-const event = (i: number) => ({
-  api_key: token,
-  event: '$pageview',
-  distinct_id: `user-${i % 5000}`,
-  uuid: uuidv7(),
-  timestamp: new Date().toISOString(),
-  properties: { $current_url: `https://example.com/p/${i % 100}`, $browser: 'Chrome', $lib: 'bench', n: i },
-})
+const event = (i: number) => ({ api_key: token, ...sdkPageview(i) })
 
 /** CPU seconds of a Burrow's processes. */
 const burrowCpu = (pid: number) => [...cpuSnapshot(pid).values()].reduce((s, v) => s + v, 0)

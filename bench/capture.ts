@@ -1,11 +1,19 @@
 // Capture throughput and latency against publishing the same events to JetStream directly.
 // Run: npx tsx bench/capture.ts   (env BATCHES, SINGLES to size it)
 import { jetstream } from '@nats-io/jetstream'
-import { v7 as uuidv7 } from 'uuid'
 import { EventPublisher } from '../src/capture/publisher.ts'
 import { type CapturedEvent, logMessage } from '../src/jetstream/messages.ts'
 import { connectNats } from '../src/jetstream/connection.ts'
-import { benchBurrow, cpuSnapshot, httpPost, latencyLine, processLines, rate, runPool } from './lib.ts'
+import {
+  benchBurrow,
+  cpuSnapshot,
+  httpPost,
+  latencyLine,
+  processLines,
+  rate,
+  runPool,
+  sdkPageview,
+} from './lib.ts'
 
 const BATCHES = Number(process.env.BATCHES ?? 200)
 const BATCH_SIZE = 1000
@@ -16,27 +24,19 @@ const burrow = await benchBurrow({ ROLE: 'capture', OVERFLOW_EVENTS_PER_SECOND: 
 const token = burrow.credentials.project_api_key
 const teamId = burrow.credentials.project_id
 
-const sdkEvent = (i: number) => ({
-  event: '$pageview',
-  distinct_id: `user-${i % 5000}`,
-  uuid: uuidv7(),
-  timestamp: new Date().toISOString(),
-  properties: { $current_url: `https://example.com/p/${i % 100}`, $browser: 'Chrome', $lib: 'bench', n: i },
-})
-
 async function post(path: string, body: unknown) {
   const res = await httpPost(`${burrow.url}${path}`, JSON.stringify(body))
   if (res.status !== 200) throw new Error(`${path}: ${res.status} ${res.text}`)
 }
 
 // warm up
-await post('/batch/', { api_key: token, batch: [sdkEvent(0)] })
+await post('/batch/', { api_key: token, batch: [sdkPageview(0)] })
 
 let t0 = performance.now()
 const batchLat = await runPool(BATCHES, 4, (i) =>
   post('/batch/', {
     api_key: token,
-    batch: Array.from({ length: BATCH_SIZE }, (_, j) => sdkEvent(i * BATCH_SIZE + j)),
+    batch: Array.from({ length: BATCH_SIZE }, (_, j) => sdkPageview(i * BATCH_SIZE + j)),
   }),
 )
 const batchMs = performance.now() - t0
@@ -44,7 +44,7 @@ const batchMs = performance.now() - t0
 const singleCpu0 = cpuSnapshot(burrow.pid)
 const benchCpu0 = process.cpuUsage()
 t0 = performance.now()
-const singleLat = await runPool(SINGLES, 32, (i) => post('/i/v0/e/', { api_key: token, ...sdkEvent(i) }))
+const singleLat = await runPool(SINGLES, 32, (i) => post('/i/v0/e/', { api_key: token, ...sdkPageview(i) }))
 const singleMs = performance.now() - t0
 const benchCpu = process.cpuUsage(benchCpu0)
 const singleCpu = processLines(burrow.pid, singleCpu0)
@@ -52,7 +52,7 @@ const singleCpuEnd = cpuSnapshot(burrow.pid)
 
 // Baselines on the same server: the same events, already stamped, published straight to JetStream.
 const stamped = (i: number): CapturedEvent => {
-  const e = sdkEvent(i)
+  const e = sdkPageview(i)
   const now = new Date().toISOString()
   return { ...e, timestamp: now, now, sent_at: null, ip: '127.0.0.1', team_id: teamId }
 }

@@ -14,7 +14,6 @@
 // straight from the bench process (no HTTP at all).
 // Run: npx tsx bench/floor.ts   (env SINGLES, ROUNDS)
 import { jetstream } from '@nats-io/jetstream'
-import { v7 as uuidv7 } from 'uuid'
 import { connectNats } from '../src/jetstream/connection.ts'
 import {
   benchBurrow,
@@ -26,6 +25,7 @@ import {
   processTree,
   rate,
   runPool,
+  sdkPageview,
 } from './lib.ts'
 
 const SINGLES = Number(process.env.SINGLES ?? 5000)
@@ -36,14 +36,7 @@ const burrow = await benchBurrow({ ROLE: 'capture', OVERFLOW_EVENTS_PER_SECOND: 
 const token = burrow.credentials.project_api_key
 const teamId = burrow.credentials.project_id
 
-const event = (i: number) => ({
-  api_key: token,
-  event: '$pageview',
-  distinct_id: `user-${i % 5000}`,
-  uuid: uuidv7(),
-  timestamp: new Date().toISOString(),
-  properties: { $current_url: `https://example.com/p/${i % 100}`, $browser: 'Chrome', $lib: 'bench', n: i },
-})
+const event = (i: number) => ({ api_key: token, ...sdkPageview(i) })
 
 interface Server {
   url: string

@@ -150,6 +150,18 @@ export async function runPool(
 
 export const rate = (count: number, ms: number) => Math.round((count / ms) * 1000)
 
+/**
+ * The i-th event of the capture benches as an SDK sends it: a `$pageview` of one of 5,000 ids, a
+ * new uuid, sent now.
+ */
+export const sdkPageview = (i: number) => ({
+  event: '$pageview',
+  distinct_id: `user-${i % 5000}`,
+  uuid: uuidv7(),
+  timestamp: new Date().toISOString(),
+  properties: { $current_url: `https://example.com/p/${i % 100}`, $browser: 'Chrome', $lib: 'bench', n: i },
+})
+
 /** The properties of the i-th event of the ingestion benches: a web event, a person update every 50th. */
 export function benchProperties(i: number): Record<string, unknown> {
   return {
