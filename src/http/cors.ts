@@ -64,8 +64,9 @@ const PREFLIGHT_MAX_AGE = '86400'
  *   before any route runs; an OPTIONS without those two headers there is a 400; elsewhere (a
  *   rule of `none`) an OPTIONS is a 404, as for a route that does not exist.
  *
- * Why not @fastify/cors: with options decided per request it rebuilds and copies them for every
- * request, ~10% of a single-event capture request's CPU (docs/performance.md, stop 36).
+ * Why not @fastify/cors: its per-request path (the options copied, the `Vary` header parsed,
+ * callbacks) was ~10% of a single-event capture request's CPU, with options decided per request
+ * and with static ones alike (docs/performance.md, stop 36).
  */
 export function registerCors(app: FastifyInstance, policy: CorsPolicy): void {
   const publicRule = originRule(policy.publicOrigins)
