@@ -18,6 +18,7 @@ import {
   procStats,
   rate,
   runPool,
+  untilIdle,
 } from './lib.ts'
 
 const REQUESTS = Number(process.env.REQUESTS ?? 4000)
@@ -189,26 +190,32 @@ for (let waited = 0; waited < 20_000; waited += 500) {
   if (ownCpuSeconds(burrow.pid) - before < 0.025) break
 }
 
+/** One run of `requests`; with several servers the requests go to each in turn. */
 async function measureHttp(
   withProperties: boolean,
   concurrency: number,
   requests: number,
-  server: { url: string; pid: number } = burrow,
+  server: { url: string; pid: number } | { url: string; pid: number }[] = burrow,
 ) {
-  const burrowCpu0 = ownCpuSeconds(server.pid)
-  const treeCpu0 = cpuSeconds(server.pid)
+  const servers = Array.isArray(server) ? server : [server]
+  const own = () => servers.reduce((t, s) => t + ownCpuSeconds(s.pid), 0)
+  const tree = () => servers.reduce((t, s) => t + cpuSeconds(s.pid), 0)
+  const burrowCpu0 = own()
+  const treeCpu0 = tree()
   const benchCpu0 = process.cpuUsage()
   const t0 = performance.now()
-  const lat = await runPool(requests, concurrency, (i) => evaluateOverHttp(i, withProperties, server.url))
+  const lat = await runPool(requests, concurrency, (i) =>
+    evaluateOverHttp(i, withProperties, servers[i % servers.length]!.url),
+  )
   const ms = performance.now() - t0
   const bench = process.cpuUsage(benchCpu0)
-  const own = ownCpuSeconds(server.pid) - burrowCpu0
+  const ownCpu = own() - burrowCpu0
   return {
     ms,
     lat,
     cpuUs: {
-      burrow: (own / requests) * 1e6,
-      children: ((cpuSeconds(server.pid) - treeCpu0 - own) / requests) * 1e6,
+      burrow: (ownCpu / requests) * 1e6,
+      children: ((tree() - treeCpu0 - ownCpu) / requests) * 1e6,
       bench: (bench.user + bench.system) / requests,
     },
   }
@@ -218,6 +225,20 @@ const seqWith = await measureHttp(true, 1, Math.min(REQUESTS, 1000))
 const loadWith = await measureHttp(true, CONCURRENCY, REQUESTS)
 const seqStored = await measureHttp(false, 1, Math.min(REQUESTS, 1000))
 const loadStored = await measureHttp(false, CONCURRENCY, REQUESTS)
+
+// What a second core would add: a second Burrow API process on the same NATS and ClickHouse (as two
+// instances behind a balancer), the requests sent to each in turn.
+const second = await benchBurrow({
+  API_RATE_LIMIT_PER_MINUTE: '0',
+  // (flag evaluation is one of the SDK endpoints, which role capture serves)
+  ROLE: 'capture',
+  NATS_URL: burrow.natsUrl,
+  CLICKHOUSE_URL: burrow.clickhouseUrl,
+})
+await runPool(1000, 8, (i) => evaluateOverHttp(i, i % 2 === 0, second.url))
+await untilIdle(second.pid)
+const loadStoredTwo = await measureHttp(false, CONCURRENCY, REQUESTS, [burrow, second])
+await second.cleanup()
 
 // The floor: the least server that answers the same requests with the same evaluator and JSON
 // text (bench/flags-floor-server.ts), in a process of its own as Burrow's API is, same generator.
@@ -268,6 +289,9 @@ console.log(
   line('POST /flags?v=2, stored person properties, sequential', Math.min(REQUESTS, 1000), seqStored),
 )
 console.log(line(`POST /flags?v=2, stored person properties, ${CONCURRENCY} in flight`, REQUESTS, loadStored))
+console.log(
+  line(`same, 2 Burrow API processes, ${CONCURRENCY} in flight`, REQUESTS, loadStoredTwo, 'Burrows'),
+)
 console.log(line(`least server, request properties, ${CONCURRENCY} in flight`, REQUESTS, loadFloor, 'server'))
 console.log(
   line('evaluateFlags() in process, same definitions and inputs', REQUESTS, {
