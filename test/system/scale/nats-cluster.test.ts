@@ -3,7 +3,7 @@
 // event and stores none twice; capture answers 503 while no quorum exists, and only then.
 import { join } from 'node:path'
 import { jetstreamManager } from '@nats-io/jetstream'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest'
 import { BUCKETS, EVENTS_STREAM } from '../../../schema/jetstream.ts'
 import { connectNats, type NatsConnection } from '../../../src/jetstream/connection.ts'
 import { parseLogMessage } from '../../../src/jetstream/messages.ts'
@@ -32,24 +32,30 @@ afterAll(async () => {
   await cluster?.stop()
 })
 
+/** `call`'s answer, asked up to 5 times half a second apart. */
+async function retried<T>(call: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await call()
+    } catch (err) {
+      if (attempt >= 5) throw err
+      await sleep(500)
+    }
+  }
+}
+
 /**
  * Occurrences of each event uuid in the EVENTS stream, read message by message (direct gets need
  * no consumer, whose creation can stall on a busy machine while the cluster misses a node).
  */
 async function uuidsInLog(): Promise<Map<string, number>> {
-  const jsm = await jetstreamManager(nc, { timeout: 10_000 })
-  const { first_seq, last_seq } = (await jsm.streams.info(EVENTS_STREAM)).state
+  // (each JetStream API call is tried again: after a node was killed the API can go unanswered for a
+  // while on a busy machine, and one call timed out in a CI run)
+  const jsm = await retried(() => jetstreamManager(nc, { timeout: 10_000 }))
+  const { first_seq, last_seq } = (await retried(() => jsm.streams.info(EVENTS_STREAM))).state
   const counts = new Map<string, number>()
   for (let seq = first_seq; seq <= last_seq && last_seq > 0; seq++) {
-    let m
-    for (let attempt = 1; !m; attempt++) {
-      try {
-        m = await jsm.streams.getMessage(EVENTS_STREAM, { seq })
-      } catch (err) {
-        if (attempt >= 5) throw err
-        await sleep(500)
-      }
-    }
+    const m = await retried(() => jsm.streams.getMessage(EVENTS_STREAM, { seq }))
     const chunk = parseLogMessage(m!.data) as { envelope: { events: { uuid: string }[] } }
     for (const e of chunk.envelope.events) {
       counts.set(e.uuid, (counts.get(e.uuid) ?? 0) + 1)
@@ -101,6 +107,11 @@ describe('a 3-node NATS cluster', () => {
       killedAt = Date.now()
       leader.process!.kill()
     })()
+    // (restarted even when a check below fails, once killed: the next test needs all three nodes)
+    onTestFinished(async () => {
+      await killer
+      await leader.start()
+    })
     await Promise.all([killer, ...[0, 1, 2, 3].map(worker)])
 
     expect(ledger.acked.size).toBeGreaterThan(200)
@@ -118,8 +129,6 @@ describe('a 3-node NATS cluster', () => {
     expect(twice).toEqual([])
     // nothing in the log that no client sent
     expect([...log.keys()].every((u) => ledger.sent.has(u))).toBe(true)
-
-    await leader.start()
   })
 
   it('answers 503 while no quorum exists, and 200 again once a quorum is back', async () => {
