@@ -21,8 +21,12 @@ import { SharedReads } from './shared-reads.ts'
 //   every project and day (ensureChangedDaysView).
 // - what the view does not see, as an "epoch" every value carries and must still match: the
 //   mutations of `events` (person deletion with events; their highest id and how many are running),
-//   its partitions (retention drops whole months), and the project's person_overrides (a merge
-//   changes who a `dau` bucket counts). The `events` table's engine and whether the view is attached
+//   the partitions of the months its bucket's days fall in (retention drops whole months), and the
+//   project's person_overrides (a merge changes who a `dau` bucket counts). A partition is known by
+//   its id and its lowest block number, which merges and mutations keep and a drop followed by new
+//   rows changes. Only the bucket's own months count: a month's first insert (its partition appears,
+//   as on the first of every month) leaves the other months' values valid; its own days are marked
+//   by the view anyway. The `events` table's engine and whether the view is attached
 //   to it are read too: the cache is off in cluster mode (a Distributed `events`, whose mutations and
 //   partitions are on the shards) and while the view is detached (after a swap, until re-created).
 // `asOf` is the server's now() when the state was read, before the computation ran, less the age of
@@ -63,8 +67,10 @@ export interface BucketKind {
 export interface DayState {
   /** server time (epoch seconds) values computed after this read are valid from */
   asOf: number
-  /** hash of the mutations, partitions and person overrides: a value from another epoch is stale */
-  epoch: string
+  /** what every value's epoch holds besides its months' partitions: mutations, person overrides */
+  base: string
+  /** partition id of `events` (its month, 'YYYYMM') → its identity: id and lowest block number */
+  partitions: Map<string, string>
   /**
    * whether the project had person overrides when the state was read: the compile's fact, read in
    * the same statement as the epoch, so a value is never stored under an epoch that counts a merge
@@ -85,7 +91,7 @@ const StateRow = z.object({
   inflight: z.coerce.number(),
   events_table: z.string(),
   mutations: z.string(),
-  partitions: z.string(),
+  partitions: z.array(z.string()),
   overrides: z.string(),
   markers: z.array(z.string()).optional(),
 })
@@ -108,8 +114,8 @@ export function dayStateSql(teamId: number, firstDay: string, lastDay: string, m
     ` FROM system.tables WHERE ${here} AND name = 'events') AS events_table,` +
     " (SELECT concat(toString(max(toUInt64OrZero(extract(mutation_id, '[0-9]+')))), '/', toString(sum(is_done = 0)))" +
     ` FROM system.mutations WHERE ${here} AND table = 'events') AS mutations,` +
-    " (SELECT arrayStringConcat(arraySort(groupUniqArray(partition_id)), ',')" +
-    ` FROM system.parts WHERE ${here} AND table = 'events' AND active) AS partitions,` +
+    " (SELECT groupArray(concat(partition_id, ':', toString(b))) FROM (SELECT partition_id, min(min_block_number) AS b" +
+    ` FROM system.parts WHERE ${here} AND table = 'events' AND active GROUP BY partition_id)) AS partitions,` +
     " (SELECT concat(toString(count()), '/', toString(max(version)))" +
     ` FROM person_overrides WHERE team_id = ${teamId}) AS overrides` +
     (markers ? markersSql(teamId, firstDay, lastDay) : '')
@@ -157,12 +163,23 @@ export async function readDayState(
     if (match[1] === '-1') everything = Math.max(everything, at)
     else changed?.set(match[2]!, Math.max(changed.get(match[2]!) ?? 0, at))
   }
-  const epoch = createHash('sha256')
-    .update(JSON.stringify([s.events_table, s.mutations, s.partitions, s.overrides]))
+  const partitions = new Map<string, string>()
+  for (const p of s.partitions) partitions.set(p.slice(0, p.indexOf(':')), p)
+  const base = JSON.stringify([s.events_table, s.mutations, s.overrides])
+  const personOverrides = Number(s.overrides.split('/')[0]) !== 0
+  return { asOf: s.now - Math.ceil(s.inflight), base, partitions, personOverrides, changed, everything }
+}
+
+/**
+ * The epoch of a bucket over UTC days `days` ('YYYY-MM-DD') in `state`: the state's base and the
+ * identity of each month's partition (none: '-'), hashed. Stored with a value, and compared.
+ */
+export function epochOf(state: DayState, days: readonly string[]): string {
+  const months = [...new Set(days.map((d) => `${d.slice(0, 4)}${d.slice(5, 7)}`))].sort()
+  return createHash('sha256')
+    .update(JSON.stringify([state.base, months.map((m) => state.partitions.get(m) ?? `${m}:-`)]))
     .digest('hex')
     .slice(0, 16)
-  const personOverrides = Number(s.overrides.split('/')[0]) !== 0
-  return { asOf: s.now - Math.ceil(s.inflight), epoch, personOverrides, changed, everything }
 }
 
 /** A stored value: [value, asOf, epoch]. */
@@ -174,7 +191,7 @@ export type StoredValues = Record<string, [number, number, string]>
 export function stillValid(v: [number, number, string], days: string[], state: DayState): boolean {
   const [, asOf, epoch] = v
   const changed = state.changed
-  if (!changed || epoch !== state.epoch || state.everything >= asOf) return false
+  if (!changed || state.everything >= asOf || epoch !== epochOf(state, days)) return false
   return days.every((d) => (changed.get(d) ?? 0) < asOf)
 }
 
@@ -373,7 +390,7 @@ export class DayCache {
           const out = fresh.get(cell.series) ?? {}
           for (const b of cell.buckets) {
             if (left.has(b.start)) continue
-            out[b.start] = [computed.get(cell.id)?.get(b.start) ?? 0, state.asOf, state.epoch]
+            out[b.start] = [computed.get(cell.id)?.get(b.start) ?? 0, state.asOf, epochOf(state, b.days)]
           }
           fresh.set(cell.series, out)
         }

@@ -2,7 +2,7 @@
 // (src/queries/insights/trends/buckets.ts, query.ts spansOf, src/queries/day-cache.ts stillValid).
 import { describe, expect, it } from 'vitest'
 import type { Project } from '../../../src/accounts/documents.ts'
-import { type DayState, dayStateSql, stillValid } from '../../../src/queries/day-cache.ts'
+import { type DayState, dayStateSql, epochOf, stillValid } from '../../../src/queries/day-cache.ts'
 import { trendsBucketCells } from '../../../src/queries/insights/trends/buckets.ts'
 import { spansOf } from '../../../src/queries/insights/trends/query.ts'
 import { resolveDateRange, wallString } from '../../../src/queries/insights/common/index.ts'
@@ -114,27 +114,68 @@ describe('spansOf', () => {
 describe('stillValid', () => {
   const state: DayState = {
     asOf: 1000,
-    epoch: 'e1',
+    base: '["MergeTree/1","4/0","0/0"]',
+    partitions: new Map([
+      ['202603', '202603:7'],
+      ['202604', '202604:9'],
+    ]),
     personOverrides: false,
     changed: new Map([['2026-03-29', 900]]),
     everything: 0,
   }
+  const march = epochOf(state, ['2026-03-29'])
 
   it('holds while no change at or after the value reached its days, in the same epoch', () => {
-    expect(stillValid([5, 950, 'e1'], ['2026-03-29'], state)).toBe(true)
-    expect(stillValid([5, 900, 'e1'], ['2026-03-29'], state)).toBe(false)
+    expect(stillValid([5, 950, march], ['2026-03-29'], state)).toBe(true)
+    expect(stillValid([5, 900, march], ['2026-03-29'], state)).toBe(false)
     expect(
-      stillValid([5, 950, 'e1'], ['2026-03-28', '2026-03-29'], {
+      stillValid([5, 950, march], ['2026-03-28', '2026-03-29'], {
         ...state,
         changed: new Map([['2026-03-28', 960]]),
       }),
     ).toBe(false)
     expect(stillValid([5, 950, 'e0'], ['2026-03-29'], state)).toBe(false)
-    expect(stillValid([5, 950, 'e1'], ['2026-03-29'], { ...state, everything: 950 })).toBe(false)
+    expect(stillValid([5, 950, march], ['2026-03-29'], { ...state, everything: 950 })).toBe(false)
   })
 
   it("holds for no value when the days' changes were not read (a force_ request's state)", () => {
-    expect(stillValid([5, 950, 'e1'], ['2026-03-28'], { ...state, changed: undefined })).toBe(false)
+    expect(stillValid([5, 950, march], ['2026-03-28'], { ...state, changed: undefined })).toBe(false)
+  })
+
+  it("holds when another month's partition appears, not when its own month's is dropped or replaced", () => {
+    const may = new Map([...state.partitions, ['202605', '202605:12']])
+    expect(stillValid([5, 950, march], ['2026-03-29'], { ...state, partitions: may })).toBe(true)
+    const dropped = new Map([['202604', '202604:9']])
+    expect(stillValid([5, 950, march], ['2026-03-29'], { ...state, partitions: dropped })).toBe(false)
+    // dropped, then rows again: the same id with a later lowest block
+    const again = new Map([...state.partitions, ['202603', '202603:15']])
+    expect(stillValid([5, 950, march], ['2026-03-29'], { ...state, partitions: again })).toBe(false)
+    // a mutation or a merge changes the base, not the partitions
+    expect(
+      stillValid([5, 950, march], ['2026-03-29'], { ...state, base: '["MergeTree/1","5/0","0/0"]' }),
+    ).toBe(false)
+  })
+})
+
+describe('epochOf', () => {
+  const state: DayState = {
+    asOf: 1000,
+    base: 'b',
+    partitions: new Map([['202603', '202603:7']]),
+    personOverrides: false,
+    changed: new Map(),
+    everything: 0,
+  }
+
+  it("names the months of a bucket's days, each once, whether its partition exists or not", () => {
+    // a week over a month's end: both months
+    const week = ['2026-03-30', '2026-03-31', '2026-04-01']
+    expect(epochOf(state, week)).toBe(epochOf(state, ['2026-04-02', '2026-03-01']))
+    expect(epochOf(state, week)).not.toBe(epochOf(state, ['2026-03-30']))
+    expect(epochOf({ ...state, partitions: new Map([['202604', '202604:3']]) }, ['2026-03-30'])).not.toBe(
+      epochOf(state, ['2026-03-30']),
+    )
+    expect(epochOf(state, ['2026-03-30'])).toMatch(/^[0-9a-f]{16}$/)
   })
 })
 

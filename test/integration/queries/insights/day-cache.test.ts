@@ -185,6 +185,39 @@ describe('trends over closed days', () => {
     const dropped = await ask(series, range)
     expect(dropped.results[0]!.data).toEqual([0, 0, 0])
     expect(dropped.bucket_cache).toEqual({ cached: 0, computed: 3 })
+
+    // dropped again, and rows for one of its days before the next request: the partition is back
+    // under its old id, but the other days' stored values are stale all the same
+    await insertEvents(ch, [old('01', 51), old('02', 51), old('02', 52)])
+    await nextSecond()
+    expect((await ask(series, range)).results[0]!.data).toEqual([1, 2, 0])
+    expect((await ask(series, range)).bucket_cache).toEqual({ cached: 3, computed: 0 })
+    await ch.command({ query: "ALTER TABLE events DROP PARTITION ID '202403'" })
+    await insertEvents(ch, [old('01', 53)])
+    await nextSecond()
+    const refilled = await ask(series, range)
+    expect(refilled.results[0]!.data).toEqual([1, 0, 0])
+    expect(refilled.bucket_cache).toEqual({ cached: 0, computed: 3 })
+  })
+
+  it("keeps a month's values when another month's first rows arrive (its partition appears)", async () => {
+    const at = (d: string, p: number, month: string) => ({
+      ...pageview(1, p),
+      event: 'monthly',
+      timestamp: `2023-${month}-${d} 12:00:00`,
+    })
+    await insertEvents(ch, [at('01', 61, '05'), at('02', 62, '05')])
+    await nextSecond()
+    const range = { dateRange: { date_from: '2023-05-01', date_to: '2023-05-03' } }
+    const series = [{ kind: 'EventsNode', event: 'monthly' }]
+    expect((await ask(series, range)).results[0]!.data).toEqual([1, 1, 0])
+    expect((await ask(series, range)).bucket_cache).toEqual({ cached: 3, computed: 0 })
+    // 2023-09 had no rows: this insert makes its partition (as the first event of every month does)
+    await insertEvents(ch, [at('01', 61, '09')])
+    await nextSecond()
+    const after = await ask(series, range)
+    expect(after.results[0]!.data).toEqual([1, 1, 0])
+    expect(after.bucket_cache).toEqual({ cached: 3, computed: 0 })
   })
 
   // last: it replaces the events table
