@@ -208,7 +208,7 @@ async function createPerson(
 }
 
 function updatePerson(ctx: PersonContext, person: PersonState): PersonState {
-  const updates = computePropertyUpdates(ctx.properties, person.properties)
+  const updates = computePropertyUpdates(ctx.properties, person.properties, ctx.eventName)
   ctx.setShown = updates.setShown
   const becomesIdentified = ctx.updateIsIdentified && !person.isIdentified
   if (!updates.hasChanges && !becomesIdentified) return person

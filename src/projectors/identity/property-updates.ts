@@ -42,10 +42,85 @@ function unsetKeys(value: unknown): string[] {
 // assignment to `__proto__` would set the object's prototype instead).
 const ownValue = (o: Properties, key: string): unknown => (Object.hasOwn(o, key) ? o[key] : undefined)
 
-export function computePropertyUpdates(eventProperties: Properties, current: Properties): PropertyUpdates {
+/**
+ * Properties that do not make an update of the person on their own (PostHog's
+ * FILTERED_PERSON_UPDATE_PROPERTIES, nodejs/src/common/persons/person-property-utils.ts): they change
+ * on nearly every event (the page, the window, the browser, most GeoIP fields). A change of one of them
+ * is kept when the same event changes anything else; alone it leaves the person as it was, and the
+ * event still shows the value (apply-event.ts shownProperties).
+ */
+export const FILTERED_PERSON_UPDATE_PROPERTIES: ReadonlySet<string> = new Set([
+  '$current_url',
+  '$pathname',
+  '$referring_domain',
+  '$referrer',
+  '$screen_height',
+  '$screen_width',
+  '$viewport_height',
+  '$viewport_width',
+  '$browser',
+  '$browser_version',
+  '$device_type',
+  '$raw_user_agent',
+  '$os',
+  '$os_name',
+  '$os_version',
+  '$geoip_postal_code',
+  '$geoip_time_zone',
+  '$geoip_latitude',
+  '$geoip_longitude',
+  '$geoip_accuracy_radius',
+  '$geoip_subdivision_1_code',
+  '$geoip_subdivision_1_name',
+  '$geoip_subdivision_2_code',
+  '$geoip_subdivision_2_name',
+  '$geoip_subdivision_3_code',
+  '$geoip_subdivision_3_name',
+  '$geoip_city_confidence',
+  '$geoip_country_confidence',
+  '$geoip_postal_code_confidence',
+  '$geoip_subdivision_1_confidence',
+  '$geoip_subdivision_2_confidence',
+])
+
+// Events that state who a person is: their updates are never filtered (PostHog's PERSON_EVENTS).
+const PERSON_EVENTS = new Set(['$identify', '$create_alias', '$merge_dangerously', '$set'])
+
+// Events PostHog processes apart from the others, with no ordering against person updates: they never
+// update a person's properties (PostHog's NO_PERSON_UPDATE_EVENTS). A person they create still takes
+// their $set and $set_once (persons.ts createPerson), as in PostHog.
+const NO_PERSON_UPDATE_EVENTS = new Set(['$exception', '$$heatmap'])
+
+const NO_UPDATES: PropertyUpdates = {
+  toSet: {},
+  toUnset: [],
+  hasChanges: false,
+  addsKeys: false,
+  setShown: false,
+}
+
+/**
+ * What `eventProperties`' $set_once, $set and $unset change on a person whose properties are `current`.
+ * `eventName` given: PostHog's rules for ordinary events apply — $exception and $$heatmap change
+ * nothing, and changes of FILTERED_PERSON_UPDATE_PROPERTIES alone change nothing either (a key the
+ * person lacks, given by $set, an $unset, or any other key counts; then every change of the event is
+ * kept). PostHog decides the last part per batch of its person store, keeping such changes in memory
+ * until the batch is written; here it is decided per event, so that a replay with other batch
+ * boundaries builds the same persons (docs/identity.md, "Updates PostHog filters"). Without
+ * `eventName` (a merge's own update) every change counts.
+ */
+export function computePropertyUpdates(
+  eventProperties: Properties,
+  current: Properties,
+  eventName?: string,
+): PropertyUpdates {
+  if (eventName !== undefined && NO_PERSON_UPDATE_EVENTS.has(eventName)) return NO_UPDATES
+  const filtered = eventName !== undefined && !PERSON_EVENTS.has(eventName)
   const toSet: Properties = {}
   const toUnset: string[] = []
   let hasChanges = false
+  // whether a change makes an update on its own (always, unless filtered)
+  let counts = !filtered
   let addsKeys = false
   let setShown = true
 
@@ -56,6 +131,7 @@ export function computePropertyUpdates(eventProperties: Properties, current: Pro
         setOwn(toSet, key, setOnce[key])
         hasChanges = true
         addsKeys = true
+        if (!counts && !FILTERED_PERSON_UPDATE_PROPERTIES.has(key)) counts = true
       }
     }
   }
@@ -70,6 +146,7 @@ export function computePropertyUpdates(eventProperties: Properties, current: Pro
         setOwn(toSet, key, value)
         hasChanges = true
         if (had === undefined) addsKeys = true
+        if (!counts && (had === undefined || !FILTERED_PERSON_UPDATE_PROPERTIES.has(key))) counts = true
       }
     }
   }
@@ -77,9 +154,11 @@ export function computePropertyUpdates(eventProperties: Properties, current: Pro
     if (Object.hasOwn(current, key)) {
       toUnset.push(key)
       hasChanges = true
+      counts = true
       if (set && Object.hasOwn(set, key)) setShown = false
     }
   }
+  if (hasChanges && !counts) return NO_UPDATES
   return { toSet, toUnset, hasChanges, addsKeys, setShown }
 }
 
