@@ -162,10 +162,17 @@ export const sdkPageview = (i: number) => ({
   properties: { $current_url: `https://example.com/p/${i % 100}`, $browser: 'Chrome', $lib: 'bench', n: i },
 })
 
+// BENCH_PAGES=per-event: each event of a person is on another page (with its $pathname), as a
+// visitor's pageviews are; the default keeps a person on one page (i % 100 with the benches' 5,000 or
+// 500 ids), the workload of every figure before stop 37 (docs/performance.md).
+const PAGE_PER_EVENT = process.env.BENCH_PAGES === 'per-event'
+
 /** The properties of the i-th event of the ingestion benches: a web event, a person update every 50th. */
 export function benchProperties(i: number): Record<string, unknown> {
+  const page = PAGE_PER_EVENT ? Math.floor(i / 7) % 100 : i % 100
   return {
-    $current_url: `https://example.com/p/${i % 100}`,
+    $current_url: `https://example.com/p/${page}`,
+    ...(PAGE_PER_EVENT ? { $pathname: `/p/${page}` } : {}),
     $browser: 'Chrome',
     $session_id: `s-${i % 777}`,
     $lib: 'bench',
