@@ -20,15 +20,12 @@ import { SharedReads } from './shared-reads.ts'
 //   overlaps has a record at or after the value's `asOf`. A replay's table swap writes a record for
 //   every project and day (ensureChangedDaysView).
 // - what the view does not see, as an "epoch" every value carries and must still match: the
-//   mutations of `events` (person deletion with events; their highest id and how many are running),
-//   the partitions of the months its bucket's days fall in (retention drops whole months), and the
-//   project's person_overrides (a merge changes who a `dau` bucket counts). A partition is known by
-//   its id and its lowest block number, which merges and mutations keep and a drop followed by new
-//   rows changes. Only the bucket's own months count: a month's first insert (its partition appears,
-//   as on the first of every month) leaves the other months' values valid; its own days are marked
-//   by the view anyway. The `events` table's engine and whether the view is attached
-//   to it are read too: the cache is off in cluster mode (a Distributed `events`, whose mutations and
-//   partitions are on the shards) and while the view is detached (after a swap, until re-created).
+//   mutations of `events` (person deletion with events), the partitions of its bucket's months
+//   (retention drops whole months; a partition by id and lowest block number, which merges keep
+//   and a drop then new rows change; another month's partition appearing changes nothing), and the
+//   project's person_overrides (a merge changes who a `dau` bucket counts). The `events` engine and
+//   whether the view is attached are read too: the cache is off in cluster mode (a Distributed
+//   `events`) and while the view is detached (after a swap, until re-created).
 // `asOf` is the server's now() when the state was read, before the computation ran, less the age of
 // the oldest INSERT running then: an insert in flight may already have its record while its rows
 // are not yet visible to the computation, and its record then falls after `asOf`.
@@ -71,11 +68,8 @@ export interface DayState {
   base: string
   /** partition id of `events` (its month, 'YYYYMM') → its identity: id and lowest block number */
   partitions: Map<string, string>
-  /**
-   * whether the project had person overrides when the state was read: the compile's fact, read in
-   * the same statement as the epoch, so a value is never stored under an epoch that counts a merge
-   * its computation did not join
-   */
+  /** whether the project had person overrides (read with the epoch: no value stored under an epoch
+   * counting a merge its computation did not join) */
   personOverrides: boolean
   /**
    * UTC day ('YYYY-MM-DD') → the latest insert into it (epoch seconds); undefined when not read (a
@@ -170,10 +164,7 @@ export async function readDayState(
   return { asOf: s.now - Math.ceil(s.inflight), base, partitions, personOverrides, changed, everything }
 }
 
-/**
- * The epoch of a bucket over UTC days `days` ('YYYY-MM-DD') in `state`: the state's base and the
- * identity of each month's partition (none: '-'), hashed. Stored with a value, and compared.
- */
+/** The epoch of a bucket over UTC days `days`: the state's base and its months' partitions, hashed. */
 export function epochOf(state: DayState, days: readonly string[]): string {
   const months = [...new Set(days.map((d) => `${d.slice(0, 4)}${d.slice(5, 7)}`))].sort()
   return createHash('sha256')
