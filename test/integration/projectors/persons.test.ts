@@ -200,6 +200,37 @@ describe('persons', () => {
     expect(snapshot(3)).toEqual({ a: 1, c: 1, d: 2, e: 1 })
   })
 
+  it('writes no person row for a pageview that only moves to another page (PostHog filters it)', async () => {
+    const t = await newTeam('filtered')
+    const page = (path: string, extra: Record<string, unknown> = {}) =>
+      ev(t, '$pageview', 'visitor', { $current_url: `https://a.test${path}`, $pathname: path, ...extra })
+    await send(t, page('/'), page('/pricing'), page('/docs'))
+    const [first] = await persons(ch, t)
+    expect(first).toMatchObject({ version: 0 })
+    expect(first!.properties).toMatchObject({ $current_url: 'https://a.test/', $initial_pathname: '/' })
+    const count = async () =>
+      Number((await rows<{ n: string }>(ch, `SELECT count() AS n FROM person WHERE team_id = ${t}`))[0]!.n)
+    expect(await count()).toBe(1)
+    // each event still shows its own page
+    const shown = await rows<{ url: string }>(
+      ch,
+      `SELECT visitParamExtractString(person_properties, '$current_url') AS url FROM events
+       WHERE team_id = ${t} ORDER BY timestamp_ms`,
+    )
+    expect(shown.map((r) => r.url)).toEqual([
+      'https://a.test/',
+      'https://a.test/pricing',
+      'https://a.test/docs',
+    ])
+
+    // a change PostHog keeps (a campaign parameter) takes the page with it
+    await send(t, page('/signup', { utm_source: 'news' }))
+    const [after] = await persons(ch, t)
+    expect(after).toMatchObject({ version: 1 })
+    expect(after!.properties).toMatchObject({ $current_url: 'https://a.test/signup', utm_source: 'news' })
+    expect(await count()).toBe(2)
+  })
+
   it('stores personless events under a deterministic id without a person, and links them on identify', async () => {
     const t = await newTeam('personless')
     await send(
