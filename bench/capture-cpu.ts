@@ -15,7 +15,7 @@ import LZString from 'lz-string'
 import { v7 as uuidv7 } from 'uuid'
 import { logMessage } from '../src/jetstream/messages.ts'
 import { captureApp } from './capture-app.ts'
-import { benchChunks, runPool } from './lib.ts'
+import { benchChunks, runPool, webProperties } from './lib.ts'
 
 const REQUESTS = Number(process.env.REQUESTS ?? 40)
 const ROUNDS = Number(process.env.ROUNDS ?? 3)
@@ -26,51 +26,10 @@ const TOKEN = 'phc_bench_capture_cpu'
 
 /** An event as posthog-js sends it: its usual properties, a person update now and then. */
 function webEvent(i: number) {
-  const page = i % 100
   return {
     uuid: uuidv7(),
     event: i % 10 === 0 ? '$pageview' : i % 10 === 1 ? '$autocapture' : 'clicked button',
-    properties: {
-      $os: 'Mac OS X',
-      $os_version: '14.5.0',
-      $browser: 'Chrome',
-      $device_type: 'Desktop',
-      $current_url: `https://app.example.com/project/${page}/insights?tab=trends`,
-      $host: 'app.example.com',
-      $pathname: `/project/${page}/insights`,
-      $raw_user_agent:
-        'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36',
-      $browser_version: 126,
-      $browser_language: 'en-US',
-      $screen_height: 1117,
-      $screen_width: 1728,
-      $viewport_height: 971,
-      $viewport_width: 1728,
-      $lib: 'web',
-      $lib_version: '1.150.0',
-      $insert_id: `ins${i.toString(36)}`,
-      $time: 1_732_000_000 + i / 10,
-      distinct_id: `user-${i % 5000}`,
-      $device_id: `dev-${i % 5000}`,
-      $user_id: `user-${i % 5000}`,
-      $initial_referrer: '$direct',
-      $initial_referring_domain: '$direct',
-      $referrer: 'https://app.example.com/home',
-      $referring_domain: 'app.example.com',
-      $session_id: `sess-${i % 777}`,
-      $window_id: `win-${i % 999}`,
-      $pageview_id: `pv-${i % 333}`,
-      $is_identified: true,
-      $process_person_profile: true,
-      token: TOKEN,
-      ...(i % 50 === 0 ? { $set: { email: `u${i % 5000}@example.com`, plan: 'pro' } } : {}),
-      ...(i % 10 === 1
-        ? {
-            $event_type: 'click',
-            $elements_chain: `button.btn.primary:attr__class="btn primary"nth-child="2"nth-of-type="1"text="Save ${page}";div.toolbar:nth-child="1"`,
-          }
-        : {}),
-    },
+    properties: { ...webProperties(i, i % 100), token: TOKEN },
     timestamp: new Date(Date.UTC(2026, 0, 1) + i * 1000).toISOString(),
   }
 }

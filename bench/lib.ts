@@ -165,11 +165,17 @@ export const sdkPageview = (i: number) => ({
 // BENCH_PAGES=per-event: each event of a person is on another page (with its $pathname), as a
 // visitor's pageviews are; the default keeps a person on one page (i % 100 with the benches' 5,000 or
 // 500 ids), the workload of every figure before stop 37 (docs/performance.md).
+// BENCH_EVENTS=web: events as posthog-js sends them (webProperties), each on another page.
 const PAGE_PER_EVENT = process.env.BENCH_PAGES === 'per-event'
+const WEB_EVENTS = process.env.BENCH_EVENTS === 'web'
+
+/** The page of the i-th event of a person, each event on another one (BENCH_PAGES=per-event). */
+const pageOfEvent = (i: number) => Math.floor(i / 7) % 100
 
 /** The properties of the i-th event of the ingestion benches: a web event, a person update every 50th. */
 export function benchProperties(i: number): Record<string, unknown> {
-  const page = PAGE_PER_EVENT ? Math.floor(i / 7) % 100 : i % 100
+  if (WEB_EVENTS) return webProperties(i, pageOfEvent(i))
+  const page = PAGE_PER_EVENT ? pageOfEvent(i) : i % 100
   return {
     $current_url: `https://example.com/p/${page}`,
     ...(PAGE_PER_EVENT ? { $pathname: `/p/${page}` } : {}),
@@ -179,6 +185,53 @@ export function benchProperties(i: number): Record<string, unknown> {
     n: i,
     nested: { a: i % 3, b: 'x' },
     ...(i % 50 === 0 ? { $set: { plan: i % 2 ? 'pro' : 'free' } } : {}),
+  }
+}
+
+/**
+ * The properties posthog-js sends with the i-th event of user `i % 5000` on page `page`: its usual
+ * ones, an autocapture's elements every tenth event, a person update every 50th (no token).
+ */
+export function webProperties(i: number, page: number): Record<string, unknown> {
+  return {
+    $os: 'Mac OS X',
+    $os_version: '14.5.0',
+    $browser: 'Chrome',
+    $device_type: 'Desktop',
+    $current_url: `https://app.example.com/project/${page}/insights?tab=trends`,
+    $host: 'app.example.com',
+    $pathname: `/project/${page}/insights`,
+    $raw_user_agent:
+      'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36',
+    $browser_version: 126,
+    $browser_language: 'en-US',
+    $screen_height: 1117,
+    $screen_width: 1728,
+    $viewport_height: 971,
+    $viewport_width: 1728,
+    $lib: 'web',
+    $lib_version: '1.150.0',
+    $insert_id: `ins${i.toString(36)}`,
+    $time: 1_732_000_000 + i / 10,
+    distinct_id: `user-${i % 5000}`,
+    $device_id: `dev-${i % 5000}`,
+    $user_id: `user-${i % 5000}`,
+    $initial_referrer: '$direct',
+    $initial_referring_domain: '$direct',
+    $referrer: 'https://app.example.com/home',
+    $referring_domain: 'app.example.com',
+    $session_id: `sess-${i % 777}`,
+    $window_id: `win-${i % 999}`,
+    $pageview_id: `pv-${i % 333}`,
+    $is_identified: true,
+    $process_person_profile: true,
+    ...(i % 50 === 0 ? { $set: { email: `u${i % 5000}@example.com`, plan: 'pro' } } : {}),
+    ...(i % 10 === 1
+      ? {
+          $event_type: 'click',
+          $elements_chain: `button.btn.primary:attr__class="btn primary"nth-child="2"nth-of-type="1"text="Save ${page}";div.toolbar:nth-child="1"`,
+        }
+      : {}),
   }
 }
 
@@ -239,17 +292,24 @@ export async function publishChunks(
 ): Promise<void> {
   const now = new Date().toISOString()
   for (const chunk of chunks) {
-    const events = chunk.map((e) => ({ ...e, team_id: team, now, sent_at: null, ip: null }))
-    await js.publish(
-      'events.live.0',
-      logMessage(
-        team,
-        'live',
-        events.map((e) => JSON.stringify(e)),
-      ),
-    )
+    const lines = chunk.map((e) => JSON.stringify({ ...e, team_id: team, now, sent_at: null, ip: null }))
+    // in messages under NATS's default max_payload (1 MiB), as capture splits a large batch
+    let from = 0
+    let bytes = 0
+    for (let i = 0; i <= lines.length; i++) {
+      const size = i < lines.length ? Buffer.byteLength(lines[i]!) + 1 : 0
+      if (i === lines.length || (i > from && bytes + size > PUBLISH_MAX_BYTES)) {
+        await js.publish('events.live.0', logMessage(team, 'live', lines.slice(from, i)))
+        from = i
+        bytes = 0
+      }
+      bytes += size
+    }
   }
 }
+
+/** The bytes of events one message of publishChunks holds at most. */
+const PUBLISH_MAX_BYTES = 900 * 1024
 
 /** The `events` line of a bench event as the projector writes it, without person work (no person). */
 export function benchEventLine(team: number, e: BenchEvent, seq: number, offset: number): string {
