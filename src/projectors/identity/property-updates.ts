@@ -45,7 +45,7 @@ const ownValue = (o: Properties, key: string): unknown => (Object.hasOwn(o, key)
 /**
  * Properties that do not make an update of the person on their own (PostHog's
  * FILTERED_PERSON_UPDATE_PROPERTIES, nodejs/src/common/persons/person-property-utils.ts): they change
- * on nearly every event (the page, the window, the browser, most GeoIP fields). A change of one of them
+ * on nearly every event (the page, the window, the browser, the finer GeoIP fields). A change of one of them
  * is kept when the same event changes anything else; alone it leaves the person as it was, and the
  * event still shows the value (apply-event.ts shownProperties).
  */
