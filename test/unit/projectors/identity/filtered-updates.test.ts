@@ -67,6 +67,14 @@ describe('updates PostHog filters', () => {
       $geoip_country_name: 'United States',
       $geoip_latitude: 37.7,
     })
+    // nor are the country code and the continent
+    const code = await personWith({ $geoip_country_code: 'CA', $geoip_continent_code: 'NA' })
+    await code.run.stamp('clicked', 'u1', { $set: { $geoip_country_code: 'US' } })
+    await code.run.stamp('clicked', 'u1', { $set: { $geoip_continent_code: 'EU' } })
+    expect((await code.run.person('u1'))?.properties).toMatchObject({
+      $geoip_country_code: 'US',
+      $geoip_continent_code: 'EU',
+    })
     expect(before.version).toBe(0)
   })
 
