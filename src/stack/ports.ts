@@ -4,9 +4,9 @@ import { createServer } from 'node:net'
 // Free ports are taken below the OS's ephemeral range. A port from that range (what listen(0) gives)
 // can be handed to any outgoing connection as its local port between the moment it is picked and the
 // moment the server binds it, or while a server is down between a stop and its restart on the same
-// port: clickhouse-server then exits with 70 (the port in use). The test suite's three lanes open
-// thousands of loopback connections a second while servers start and restart (a fault test's
-// restarted clickhouse-server failed so in CI). Below the range only a listener can take a port,
+// port: clickhouse-server then exits with 70. The test suite's three lanes open thousands of
+// loopback connections a second while servers start and restart (a fault test's clickhouse-server
+// exited 70 at start in a CI run, most likely so). Below the range only a listener can take a port,
 // and the bind check sees listeners.
 
 /** The lowest port picked (below it are well-known services' ports more often). */
