@@ -1,6 +1,6 @@
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
-import { type ManagedProcess, startProcess, stopStale, waitFor } from './process.ts'
+import { type ManagedProcess, startProcess, stopStale, untilServing } from './process.ts'
 
 export interface ClickHouseServerOptions {
   bin: string
@@ -117,20 +117,15 @@ export async function startClickHouseServer(
     env: { MALLOC_CONF: process.env.MALLOC_CONF ?? CLICKHOUSE_MALLOC_CONF },
   })
   const url = `http://127.0.0.1:${opts.httpPort}`
-  let exitCode: number | null = null
-  proc.child.once('exit', (code) => {
-    exitCode = code ?? -1
-  })
   try {
-    await waitFor(async () => {
-      if (exitCode !== null) throw new Error(`clickhouse-server exited with ${exitCode}`)
-      return pingClickHouse(url)
-    }, opts.timeoutMs ?? 60_000)
+    await untilServing(proc.child, () => pingClickHouse(url), opts.timeoutMs ?? 60_000)
   } catch (err) {
     proc.kill()
     throw new Error(
-      `clickhouse-server did not answer on ${url}${exitCode !== null ? ` (exited ${exitCode})` : ''}; see ${join(dir, 'log')}`,
-      { cause: err },
+      `clickhouse-server did not answer on ${url} (${(err as Error).message}); see ${join(dir, 'log')}`,
+      {
+        cause: err,
+      },
     )
   }
   return { ...proc, url }

@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs'
 import { connect as netConnect } from 'node:net'
 import { join, resolve } from 'node:path'
-import { type ManagedProcess, startProcess, stopStale, waitFor } from './process.ts'
+import { type ManagedProcess, startProcess, stopStale, untilServing } from './process.ts'
 
 export interface NatsServerOptions {
   bin: string
@@ -78,20 +78,14 @@ export async function startNatsServer(opts: NatsServerOptions): Promise<ManagedP
     // server collects more often, it does not fail (GOMEMLIMIT in the environment wins).
     env: { GOMEMLIMIT: process.env.GOMEMLIMIT ?? NATS_GOMEMLIMIT },
   })
-  let exitCode: number | null = null
-  proc.child.once('exit', (code) => {
-    exitCode = code ?? -1
-  })
   try {
-    await waitFor(async () => {
-      if (exitCode !== null) throw new Error(`nats-server exited with ${exitCode}`)
-      return tcpAnswers(opts.port)
-    }, opts.timeoutMs ?? 30_000)
+    await untilServing(proc.child, () => tcpAnswers(opts.port), opts.timeoutMs ?? 30_000)
   } catch (err) {
     proc.kill()
-    throw new Error(`nats-server did not answer on port ${opts.port}; see ${join(dir, 'server.log')}`, {
-      cause: err,
-    })
+    throw new Error(
+      `nats-server did not answer on port ${opts.port} (${(err as Error).message}); see ${join(dir, 'server.log')}`,
+      { cause: err },
+    )
   }
   return { ...proc, url: `nats://127.0.0.1:${opts.port}` }
 }

@@ -47,6 +47,29 @@ export async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs
   }
 }
 
+/**
+ * Waits until `answers()` says the started server serves (a throwing check counts as not yet), for
+ * at most `timeoutMs`. Rejects as soon as the process exits, with its exit code: a server that failed
+ * to start (clickhouse-server exits 70 when its port is in use) is not waited for.
+ */
+export async function untilServing(
+  child: ChildProcess,
+  answers: () => Promise<boolean>,
+  timeoutMs: number,
+): Promise<void> {
+  let exited: number | null = child.exitCode ?? (child.signalCode !== null ? -1 : null)
+  const onExit = (code: number | null) => {
+    exited = code ?? -1
+  }
+  child.once('exit', onExit)
+  try {
+    await waitFor(async () => exited !== null || (await answers()), timeoutMs)
+  } finally {
+    child.off('exit', onExit)
+  }
+  if (exited !== null) throw new Error(`exited with ${exited}`)
+}
+
 export function startProcess(opts: {
   name: string
   bin: string
