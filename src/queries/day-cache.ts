@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto'
 import type { KV } from '@nats-io/kv'
 import { z } from 'zod'
 import { BUCKETS } from '../../schema/jetstream.ts'
@@ -8,13 +7,14 @@ import { bucket, type NatsConnection } from '../jetstream/connection.ts'
 import { readDoc } from '../jetstream/kv-document.ts'
 import type { Project } from '../accounts/documents.ts'
 import type { CompiledQuery } from '../hogql/index.ts'
+import { CHANGED_DAYS, type DayState, epochOf, readDayState, stillValid } from './day-state.ts'
 import { SharedReads } from './shared-reads.ts'
 
 // Values of closed chart buckets (a trends series' count for one closed day, hour, week or month),
 // kept so that a dashboard asked again computes only today's bucket and the days that changed.
 //
 // A stored value is the answer for its bucket while nothing that could change it happened since it
-// was computed, which one ClickHouse query reads before every use (readDayState):
+// was computed, which one ClickHouse query reads before every use (day-state.ts readDayState):
 // - inserts: the events_changed_days view (schema/clickhouse/0011) records, per insert block, each
 //   (project, UTC day) it wrote and the server's time; a value is stale once any day its bucket
 //   overlaps has a record at or after the value's `asOf`. A replay's table swap writes a record for
@@ -32,9 +32,6 @@ import { SharedReads } from './shared-reads.ts'
 // Values live in the query cache's KV bucket (24 h expiry, refreshed whenever a series stores new
 // values), one key per project and series definition; a lost race between two writers loses values,
 // never mixes them.
-
-/** The materialized view and its table (schema/clickhouse/0011_events_changed_days.sql). */
-export const CHANGED_DAYS = { table: 'events_changed_days', view: 'events_changed_days_mv' }
 
 /** One (period, series) of a query: the buckets it may take from, and store to, the cache. */
 export interface BucketCell {
@@ -60,131 +57,10 @@ export interface BucketKind {
   rows(values: Map<string, Map<string, number>>): unknown[][]
 }
 
-/** What readDayState found: the time values computed now are stored with, and what makes them stale. */
-export interface DayState {
-  /** server time (epoch seconds) values computed after this read are valid from */
-  asOf: number
-  /** what every value's epoch holds besides its months' partitions: mutations, person overrides */
-  base: string
-  /** partition id of `events` (its month, 'YYYYMM') → its identity: id and lowest block number */
-  partitions: Map<string, string>
-  /** whether the project had person overrides (read with the epoch: no value stored under an epoch
-   * counting a merge its computation did not join) */
-  personOverrides: boolean
-  /**
-   * UTC day ('YYYY-MM-DD') → the latest insert into it (epoch seconds); undefined when not read (a
-   * read for force_ requests only, which use no stored value: no value is then still valid)
-   */
-  changed: Map<string, number> | undefined
-  /** the latest change of every day (a replay's swap), 0 if none */
-  everything: number
-}
-
-const StateRow = z.object({
-  now: z.coerce.number(),
-  inflight: z.coerce.number(),
-  events_table: z.string(),
-  mutations: z.string(),
-  partitions: z.array(z.string()),
-  overrides: z.string(),
-  markers: z.array(z.string()).optional(),
-})
-
-const isoDay = /^\d{4}-\d{2}-\d{2}$/
-
-/**
- * The one statement readDayState sends (system tables and two small tables; no events are read).
- * `markers` false leaves out the days' changes, which only a check of stored values needs (a
- * third of the statement's time on 18.16).
- */
-export function dayStateSql(teamId: number, firstDay: string, lastDay: string, markers = true): string {
-  if (!Number.isSafeInteger(teamId)) throw new Error('teamId must be an integer')
-  if (!isoDay.test(firstDay) || !isoDay.test(lastDay)) throw new Error('days must be YYYY-MM-DD')
-  const here = 'database = currentDatabase()'
-  return (
-    'SELECT toUInt32(now()) AS now,' +
-    ` (SELECT max(elapsed) FROM system.processes WHERE match(query, '(?i)^\\\\s*insert')) AS inflight,` +
-    ` (SELECT concat(any(engine), '/', toString(any(has(dependencies_table, '${CHANGED_DAYS.view}'))))` +
-    ` FROM system.tables WHERE ${here} AND name = 'events') AS events_table,` +
-    " (SELECT concat(toString(max(toUInt64OrZero(extract(mutation_id, '[0-9]+')))), '/', toString(sum(is_done = 0)))" +
-    ` FROM system.mutations WHERE ${here} AND table = 'events') AS mutations,` +
-    " (SELECT groupArray(concat(partition_id, ':', toString(b))) FROM (SELECT partition_id, min(min_block_number) AS b" +
-    ` FROM system.parts WHERE ${here} AND table = 'events' AND active GROUP BY partition_id)) AS partitions,` +
-    " (SELECT concat(toString(count()), '/', toString(max(version)))" +
-    ` FROM person_overrides WHERE team_id = ${teamId}) AS overrides` +
-    (markers ? markersSql(teamId, firstDay, lastDay) : '')
-  )
-}
-
-function markersSql(teamId: number, firstDay: string, lastDay: string): string {
-  return (
-    ", (SELECT groupArray(concat(toString(team_id), '/', toString(day), '=', toString(toUInt32(at))))" +
-    ` FROM (SELECT team_id, day, max(at) AS at FROM ${CHANGED_DAYS.table}` +
-    ` WHERE (team_id = ${teamId} AND day >= toDate('${firstDay}') AND day <= toDate('${lastDay}'))` +
-    ' OR team_id = -1 GROUP BY team_id, day)) AS markers'
-  )
-}
-
-/**
- * The state values of `teamId`'s buckets over UTC days `firstDay`..`lastDay` are checked against and
- * stored with (only stored with when `markers` is false); undefined when the cache must stay off
- * (cluster mode, the view not attached) or the state cannot be read.
- */
-export async function readDayState(
-  ch: ClickHouseClient,
-  teamId: number,
-  firstDay: string,
-  lastDay: string,
-  markers = true,
-): Promise<DayState | undefined> {
-  let row
-  try {
-    ;[row] = await selectRows<unknown>(ch, dayStateSql(teamId, firstDay, lastDay, markers))
-  } catch {
-    return undefined
-  }
-  const parsed = StateRow.safeParse(row)
-  if (!parsed.success) return undefined
-  const s = parsed.data
-  const [engine, attached] = s.events_table.split('/')
-  if (engine === 'Distributed' || attached !== '1') return undefined
-  const changed = s.markers && new Map<string, number>()
-  let everything = 0
-  for (const m of s.markers ?? []) {
-    const match = /^(-?\d+)\/(\d{4}-\d{2}-\d{2})=(\d+)$/.exec(m)
-    if (!match) continue
-    const at = Number(match[3])
-    if (match[1] === '-1') everything = Math.max(everything, at)
-    else changed?.set(match[2]!, Math.max(changed.get(match[2]!) ?? 0, at))
-  }
-  const partitions = new Map<string, string>()
-  for (const p of s.partitions) partitions.set(p.slice(0, p.indexOf(':')), p)
-  const base = JSON.stringify([s.events_table, s.mutations, s.overrides])
-  const personOverrides = Number(s.overrides.split('/')[0]) !== 0
-  return { asOf: s.now - Math.ceil(s.inflight), base, partitions, personOverrides, changed, everything }
-}
-
-/** The epoch of a bucket over UTC days `days`: the state's base and its months' partitions, hashed. */
-export function epochOf(state: DayState, days: readonly string[]): string {
-  const months = [...new Set(days.map((d) => `${d.slice(0, 4)}${d.slice(5, 7)}`))].sort()
-  return createHash('sha256')
-    .update(JSON.stringify([state.base, months.map((m) => state.partitions.get(m) ?? `${m}:-`)]))
-    .digest('hex')
-    .slice(0, 16)
-}
-
 /** A stored value: [value, asOf, epoch]. */
 const StoredValue = z.tuple([z.number(), z.number(), z.string()])
 const StoredDoc = z.object({ b: z.record(z.string(), StoredValue) })
 export type StoredValues = Record<string, [number, number, string]>
-
-/** Whether a stored value still answers for a bucket overlapping UTC days `days`. */
-export function stillValid(v: [number, number, string], days: string[], state: DayState): boolean {
-  const [, asOf, epoch] = v
-  const changed = state.changed
-  if (!changed || state.everything >= asOf || epoch !== epochOf(state, days)) return false
-  return days.every((d) => (changed.get(d) ?? 0) < asOf)
-}
 
 /** At most this many buckets per series are kept (the newest): 90 days of hours fit. */
 const MAX_VALUES = 4000

@@ -1,8 +1,8 @@
 // Which trends buckets may come from stored values, and how the statement is narrowed around them
-// (src/queries/insights/trends/buckets.ts, query.ts spansOf, src/queries/day-cache.ts stillValid).
+// (src/queries/insights/trends/buckets.ts, query.ts spansOf, src/queries/day-state.ts stillValid).
 import { describe, expect, it } from 'vitest'
 import type { Project } from '../../../src/accounts/documents.ts'
-import { type DayState, dayStateSql, epochOf, stillValid } from '../../../src/queries/day-cache.ts'
+import { type DayState, dayStateSql, epochOf, stillValid } from '../../../src/queries/day-state.ts'
 import { trendsBucketCells } from '../../../src/queries/insights/trends/buckets.ts'
 import { spansOf } from '../../../src/queries/insights/trends/query.ts'
 import { resolveDateRange, wallString } from '../../../src/queries/insights/common/index.ts'
