@@ -294,17 +294,19 @@ export async function publishChunks(
   for (const chunk of chunks) {
     const lines = chunk.map((e) => JSON.stringify({ ...e, team_id: team, now, sent_at: null, ip: null }))
     // in messages under NATS's default max_payload (1 MiB), as capture splits a large batch
-    let from = 0
+    let message: string[] = []
     let bytes = 0
-    for (let i = 0; i <= lines.length; i++) {
-      const size = i < lines.length ? Buffer.byteLength(lines[i]!) + 1 : 0
-      if (i === lines.length || (i > from && bytes + size > PUBLISH_MAX_BYTES)) {
-        await js.publish('events.live.0', logMessage(team, 'live', lines.slice(from, i)))
-        from = i
+    for (const line of lines) {
+      const size = Buffer.byteLength(line) + 1
+      if (message.length > 0 && bytes + size > PUBLISH_MAX_BYTES) {
+        await js.publish('events.live.0', logMessage(team, 'live', message))
+        message = []
         bytes = 0
       }
+      message.push(line)
       bytes += size
     }
+    await js.publish('events.live.0', logMessage(team, 'live', message))
   }
 }
 
