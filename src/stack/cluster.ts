@@ -16,7 +16,7 @@ import { startClickHouseServer } from './clickhouse-server.ts'
 import { ensureBinaries } from './install.ts'
 import { startNatsCluster } from './nats-cluster.ts'
 import { freePort } from './ports.ts'
-import { type ManagedProcess, waitFor } from './process.ts'
+import { type ManagedProcess, untilServing } from './process.ts'
 
 const BURROW_BIN = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'bin', 'burrow.js')
 
@@ -190,15 +190,24 @@ export async function startCluster(o: ClusterOptions): Promise<RunningCluster> {
     // One at a time: start-up is CPU-bound (TypeScript through tsx), and parallel starts on a small
     // machine take longer in all than serial ones.
     for (const [role, name] of roles) await spawnRole(role, name)
-    // "Answers": every process's /_health is 200 (its NATS and ClickHouse answer from there too).
-    await waitFor(async () => {
-      const codes = await Promise.all(
-        children.map((c) =>
-          fetch(`${c.url}/_health`, { signal: AbortSignal.timeout(2000) }).then((r) => r.status),
-        ),
+    // "Answers": every process's /_health is 200 (its NATS and ClickHouse answer from there too). A
+    // process that exits meanwhile ends the wait at once, with its name (its log says why).
+    await untilServing(
+      children,
+      async () => {
+        const codes = await Promise.all(
+          children.map((c) =>
+            fetch(`${c.url}/_health`, { signal: AbortSignal.timeout(2000) }).then((r) => r.status),
+          ),
+        )
+        return codes.every((s) => s === 200)
+      },
+      60_000,
+    ).catch((err: Error) => {
+      throw new Error(
+        `cluster: ${err.message} while starting (each process logs to ${dataDir}/<name>/burrow.log)`,
       )
-      return codes.every((s) => s === 200)
-    }, 60_000)
+    })
     const of = (role: string) => children.filter((c) => c.role === role)
     return {
       description: {

@@ -48,26 +48,32 @@ export async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs
 }
 
 /**
- * Waits until `answers()` says the started server serves (a throwing check counts as not yet), for
- * at most `timeoutMs`. Rejects as soon as the process exits, with its exit code: a server that failed
- * to start (clickhouse-server exits 70 when its port is in use) is not waited for.
+ * Waits until `answers()` says the started server (or every one of several) serves (a throwing
+ * check counts as not yet), for at most `timeoutMs`. Rejects as soon as one of the processes exits,
+ * naming it and its exit code: a server that failed to start (clickhouse-server exits 70 when its
+ * port is in use) is not waited for.
  */
 export async function untilServing(
-  child: ChildProcess,
+  children: ChildProcess | readonly { name: string; child: ChildProcess }[],
   answers: () => Promise<boolean>,
   timeoutMs: number,
 ): Promise<void> {
-  let exited: number | null = child.exitCode ?? (child.signalCode !== null ? -1 : null)
-  const onExit = (code: number | null) => {
-    exited = code ?? -1
-  }
-  child.once('exit', onExit)
+  const watched = Array.isArray(children) ? children : [{ name: '', child: children as ChildProcess }]
+  let exited: { name: string; code: number } | undefined
+  const onExit = watched.map(({ name, child }) => {
+    const seen = (code: number | null) => {
+      exited ??= { name, code: code ?? -1 }
+    }
+    if (child.exitCode !== null || child.signalCode !== null) seen(child.exitCode)
+    child.once('exit', seen)
+    return () => child.off('exit', seen)
+  })
   try {
-    await waitFor(async () => exited !== null || (await answers()), timeoutMs)
+    await waitFor(async () => exited !== undefined || (await answers()), timeoutMs)
   } finally {
-    child.off('exit', onExit)
+    for (const off of onExit) off()
   }
-  if (exited !== null) throw new Error(`exited with ${exited}`)
+  if (exited) throw new Error(`${exited.name ? `${exited.name} ` : ''}exited with ${exited.code}`)
 }
 
 export function startProcess(opts: {

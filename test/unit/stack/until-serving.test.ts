@@ -41,4 +41,26 @@ describe('untilServing', () => {
     await expect(untilServing(child, async () => false, 300)).rejects.toThrow('timed out after 300 ms')
     child.kill()
   })
+
+  it('of several processes, rejects naming the first that exits, while the others run on', async () => {
+    const children = [
+      { name: 'api', child: node('setTimeout(() => {}, 5000)') },
+      { name: 'projector1', child: node('setTimeout(() => process.exit(1), 200)') },
+    ]
+    const started = Date.now()
+    await expect(untilServing(children, async () => false, 20_000)).rejects.toThrow(
+      'projector1 exited with 1',
+    )
+    expect(Date.now() - started).toBeLessThan(10_000)
+    expect(children[0]!.child.exitCode).toBeNull()
+    children[0]!.child.kill()
+  })
+
+  it('of several processes, resolves once all of them answer', async () => {
+    const children = ['a', 'b'].map((name) => ({ name, child: node('setTimeout(() => {}, 5000)') }))
+    let calls = 0
+    await untilServing(children, async () => ++calls >= 2, 20_000)
+    expect(calls).toBe(2)
+    for (const c of children) c.child.kill()
+  })
 })
