@@ -18,10 +18,20 @@ export async function setupStack(project: TestProject, flavor: ClickHouseFlavor)
   const log = createLogger('warn')
   const bins = ensureBinaries(['nats-server', 'clickhouse-server'], { autoInstall: true, log })
   const dir = mkdtempSync(join(tmpdir(), `burrow-test-ch${flavor}-`))
-  const [nats, ch] = await Promise.all([
+  const started = await Promise.allSettled([
     startNatsServer({ bin: bins['nats-server'], dataDir: join(dir, 'nats'), port: await freePort() }),
     startSharedClickHouse(flavor, bins['clickhouse-server'], dir),
   ])
+  const [natsStart, chStart] = started
+  if (natsStart.status === 'rejected' || chStart.status === 'rejected') {
+    // vitest runs no teardown for a set-up that threw: the server that did start is stopped here,
+    // or it would outlive the run.
+    await Promise.all(started.map((s) => (s.status === 'fulfilled' ? s.value.stop() : undefined)))
+    rmSync(dir, { recursive: true, force: true })
+    throw natsStart.status === 'rejected' ? natsStart.reason : (chStart as PromiseRejectedResult).reason
+  }
+  const nats = natsStart.value
+  const ch = chStart.value
   const database = 'burrow_test'
   const nc = await connectNats(nats.url)
   await migrateJetStream(nc, { eventsMaxAgeSeconds: 0 })
