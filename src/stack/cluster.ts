@@ -206,6 +206,7 @@ export async function startCluster(o: ClusterOptions): Promise<RunningCluster> {
     ).catch((err: Error) => {
       throw new Error(
         `cluster: ${err.message} while starting (each process logs to ${dataDir}/<name>/burrow.log)`,
+        { cause: err },
       )
     })
     const of = (role: string) => children.filter((c) => c.role === role)
