@@ -226,9 +226,10 @@ describe('persons', () => {
     // a change PostHog keeps (a campaign parameter) takes the page with it
     await send(t, page('/signup', { utm_source: 'news' }))
     const [after] = await persons(ch, t)
+    // (version 1 says one row was written since: `person` is a ReplacingMergeTree, so a count of its
+    // rows may already be 1 again once a background merge replaced version 0)
     expect(after).toMatchObject({ version: 1 })
     expect(after!.properties).toMatchObject({ $current_url: 'https://a.test/signup', utm_source: 'news' })
-    expect(await count()).toBe(2)
   })
 
   it('stores personless events under a deterministic id without a person, and links them on identify', async () => {
