@@ -45,6 +45,15 @@ export function keepWorking(
   )
 }
 
+// A pull bounded by bytes ends (409) when the next message is larger than the bytes it has left, and
+// the client (@nats-io/jetstream 3.4 consume) asks again on that answer only when it still holds
+// messages; otherwise it waits until it has missed two idle heartbeats, which default to half the
+// pull's 30-second expiry. With messages near max_payload (a web SDK's batches) the projector then
+// sat idle for 35-41 s now and then with the log full (bench/ingest.ts, `BENCH_EVENTS=web`): one
+// batch in ten. Heartbeats every second bring that wait down to about two seconds.
+const PULL_HEARTBEAT_MS = 1000
+const PULL_EXPIRES_MS = 5000
+
 /**
  * A durable consumer's delivered messages, waiting in order to be taken in batches. Batching is done
  * in-process because `fetch()` cannot wait less than one second. The client pulls again as messages
@@ -72,7 +81,9 @@ export class MessageFeed {
     const consumer = await js.consumers.get(stream, durable)
     const bytes = this.o.bytes
     this.messages = await consumer.consume(
-      bytes ? { max_bytes: bytes.pull } : { max_messages: Math.max(this.o.batchSize * 2, 16) },
+      bytes
+        ? { max_bytes: bytes.pull, expires: PULL_EXPIRES_MS, idle_heartbeat: PULL_HEARTBEAT_MS }
+        : { max_messages: Math.max(this.o.batchSize * 2, 16) },
     )
     const messages = this.messages
     void (async () => {
