@@ -33,8 +33,9 @@ const PULL_OVERHEAD = 4096
  * The server ends a request (409) when the next message is larger than the bytes the request has
  * left, and the client (@nats-io/jetstream 3.4 consume) does not ask again on that answer when it
  * has nothing buffered, only as messages arrive. It keeps what it asked for at least ¾ of this in
- * at most five requests (a new one per ¼ of the bytes or of its 100 messages arrived), so one of
- * them always has room for the next message; failing that, its missed-heartbeat check asks afresh.
+ * at most five requests (a new one per ¼ of the bytes or of its 100 messages arrived), but a request
+ * made on the message count may ask for less than one message: then all of them can end together,
+ * and only its missed-heartbeat check asks afresh (every second here: feed.ts PULL_HEARTBEAT_MS).
  */
 export const pullBytes = (maxPayload: number) => 8 * (maxPayload + PULL_OVERHEAD)
 
