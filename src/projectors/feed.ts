@@ -49,8 +49,8 @@ export function keepWorking(
 // the client (@nats-io/jetstream 3.4 consume) asks again on that answer only when it still holds
 // messages; otherwise it waits until it has missed two idle heartbeats, which default to half the
 // pull's 30-second expiry. With messages near max_payload (a web SDK's batches) the projector then
-// sat idle for 35-41 s now and then with the log full (bench/ingest.ts, `BENCH_EVENTS=web`): one
-// batch in ten. Heartbeats every second bring that wait down to about two seconds.
+// sat idle for 35-41 s with the log full in 2 runs of 20 (bench/ingest.ts, `BENCH_EVENTS=web`).
+// Heartbeats every second bring that wait down to about two seconds.
 const PULL_HEARTBEAT_MS = 1000
 const PULL_EXPIRES_MS = 5000
 
