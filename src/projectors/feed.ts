@@ -45,12 +45,10 @@ export function keepWorking(
   )
 }
 
-// A pull bounded by bytes ends (409) when the next message is larger than the bytes it has left, and
-// the client (@nats-io/jetstream 3.4 consume) asks again on that answer only when it still holds
-// messages; otherwise it waits until it has missed two idle heartbeats, which default to half the
-// pull's 30-second expiry. With messages near max_payload (a web SDK's batches) the projector then
-// sat idle for 35-41 s with the log full in 2 runs of 20 (bench/ingest.ts, `BENCH_EVENTS=web`).
-// Heartbeats every second bring that wait down to about two seconds.
+// Pulls bounded by bytes can all end together, and then only two missed idle heartbeats make the
+// client ask again (batch-cut.ts pullBytes). At its default heartbeat (15 s, half the 30-second
+// expiry) the projector sat idle for 35-41 s with the log full in 2 runs of 20 of bench/ingest.ts
+// with `BENCH_EVENTS=web` (messages near max_payload); a heartbeat every second makes it ~2 s.
 const PULL_HEARTBEAT_MS = 1000
 const PULL_EXPIRES_MS = 5000
 
