@@ -14,6 +14,7 @@ import { createLogger } from '../../../src/observability/logger.ts'
 import { pullBytes } from '../../../src/projectors/batch-cut.ts'
 import { MessageFeed } from '../../../src/projectors/feed.ts'
 import { stack } from '../../harness/index.ts'
+import { sleep } from './helpers.ts'
 
 const STREAM = 'FEED_STALL'
 const MESSAGES = 40
@@ -75,7 +76,7 @@ describe('a lane consumer bounded by bytes', () => {
           ]).finally(() => clearTimeout(timer))
           longest = Math.max(longest, Date.now() - last)
           // worked on for a while, as a projector decodes and writes a batch, then acknowledged
-          await new Promise((r) => setTimeout(r, 20 + 30 * batch.length))
+          await sleep(20 + 30 * batch.length)
           for (const m of batch) {
             m.ack()
             feed.settled(m)
@@ -85,7 +86,7 @@ describe('a lane consumer bounded by bytes', () => {
         }
         await Promise.all(published)
         rounds++
-        await new Promise((r) => setTimeout(r, 300))
+        await sleep(300)
       }
     } finally {
       await feed.close()
