@@ -15,4 +15,10 @@ export default tseslint.config(
   },
   // The console's browser modules (served as they are, see docs/console.md).
   { files: ['src/console/web/**/*.js'], languageOptions: { globals: globals.browser } },
+  // The embedded ClickHouse's process entry (plain CommonJS, see its header).
+  {
+    files: ['bin/**/*.cjs'],
+    languageOptions: { sourceType: 'commonjs', globals: globals.node },
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
+  },
 )

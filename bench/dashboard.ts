@@ -4,36 +4,26 @@
 // the second load takes the closed days from stored values (src/queries/day-cache.ts) and computes
 // today only. A third load repeats the second (its narrowed statements now compiled before), and a
 // fourth with `force_blocking` computes everything again, for comparison.
-// Run: npx tsx bench/dashboard.ts   (env EVENTS (2M), PERSONS (50K); CLICKHOUSE=26 runs on chdb 26.x
-// behind the test harness's HTTP server instead of the embedded 18.16)
+// Run: npx tsx bench/dashboard.ts   (env EVENTS (2M), PERSONS (50K))
 //
 // Each load sends the 10 requests at once, as a dashboard does. Every load's queries differ in a
 // display-only field (`trendsFilter.load`), so the whole-result cache (docs/query.md) never answers:
 // what is measured is the per-bucket path. Printed per load: wall time, the ClickHouse server's and
 // Burrow's CPU time (from /proc, 10 ms ticks: what the load cost, which the machine's load moves far
 // less than wall time), and how many buckets came from stored values and how many were computed.
-import { mkdtempSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { createClient } from '@clickhouse/client'
-import { startChdbServer } from '../test/harness/chdb/index.ts'
 import { generateDataset } from './dataset.ts'
 import { benchBurrow, procStats, processTree } from './lib.ts'
 
 const EVENTS = Number(process.env.EVENTS ?? 2_000_000)
 const PERSONS = Number(process.env.PERSONS ?? 50_000)
 
-const chdbDir =
-  process.env.CLICKHOUSE === '26' ? mkdtempSync(join(tmpdir(), 'burrow-bench-chdb-')) : undefined
-const chdb = chdbDir ? await startChdbServer({ dataDir: chdbDir }) : undefined
 // a dashboard sends its 10 requests at once: more than the default 4 per key and 8 per project
 const burrow = await benchBurrow({
   QUERY_MAX_CONCURRENT_PER_KEY: '10',
   QUERY_MAX_CONCURRENT_PER_PROJECT: '10',
-  ...(chdb ? { CLICKHOUSE_URL: chdb.url } : {}),
 })
-const serverPid =
-  chdb?.pid ?? processTree(burrow.pid).find((p) => procStats(p)?.name.startsWith('clickhouse')) ?? 0
+const serverPid = processTree(burrow.pid).find((p) => procStats(p)?.name.startsWith('clickhouse')) ?? 0
 const serverCpuMs = () => (procStats(serverPid)?.cpuSeconds ?? Number.NaN) * 1000
 // Burrow's own node processes (compile workers are threads of them); not NATS, not ClickHouse
 const burrowCpuMs = () =>
@@ -131,5 +121,4 @@ try {
 } finally {
   await ch.close()
   await burrow.cleanup()
-  await chdb?.stop()
 }

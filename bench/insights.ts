@@ -3,9 +3,8 @@
 // ClickHouse (INSERT … SELECT FROM system.numbers), then each insight kind through POST /query/
 // against a hand-written ClickHouse query computing the same answer, in the same run; the answers
 // must match. Run: npx tsx bench/insights.ts   (env EVENTS, PERSONS, RUNS to size it; ONLY=<part of
-// a case name> runs a subset; SQL_DIR=<dir> writes each case's two statements there; CLICKHOUSE=26 runs on the current ClickHouse, chdb 26.x behind the test
-// harness's HTTP server, instead of the embedded 18.16; MAX_THREADS=<n> sets max_threads for the
-// statements the bench runs itself)
+// a case name> runs a subset; SQL_DIR=<dir> writes each case's two statements there; MAX_THREADS=<n> sets max_threads for
+// the statements the bench runs itself)
 //
 // The hand-written queries are the fastest ClickHouse SQL we know for each answer on this server:
 // one pass over events, the team and date conditions on the sort key, no JSON, no joins that the
@@ -26,14 +25,12 @@
 // the hand-written query (from /proc, 10 ms ticks over RUNS runs): the work each costs, which the
 // machine's load moves far less than wall time. ClickHouse's JSON `statistics.elapsed` leaves out its parse and analysis, which
 // for long statements on 18.16 is tens of milliseconds, so it is not used for the split.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { createClient } from '@clickhouse/client'
 import { clickhouseClient, selectJson } from '../src/clickhouse/client.ts'
 import { guardSettings } from '../src/hogql/capabilities.ts'
 import { readServerInfo } from '../src/queries/execute.ts'
-import { startChdbServer } from '../test/harness/chdb/index.ts'
 import { benchBurrow, percentile, procStats, processTree } from './lib.ts'
 
 const EVENTS = Number(process.env.EVENTS ?? 10_000_000)
@@ -41,16 +38,10 @@ const PERSONS = Number(process.env.PERSONS ?? 100_000)
 const RUNS = Number(process.env.RUNS ?? 5)
 const DAYS = 90
 
-// CLICKHOUSE=26: the test suite's current ClickHouse (chdb 26.x over HTTP, test/harness/chdb), which
-// Burrow then uses through CLICKHOUSE_URL instead of starting its embedded 18.16.
-const chdbDir =
-  process.env.CLICKHOUSE === '26' ? mkdtempSync(join(tmpdir(), 'burrow-bench-chdb-')) : undefined
-const chdb = chdbDir ? await startChdbServer({ dataDir: chdbDir }) : undefined
-const burrow = await benchBurrow(chdb ? { CLICKHOUSE_URL: chdb.url } : {})
-// The ClickHouse server's process (chdb's, or the embedded 18.16 that Burrow started): its CPU time
+const burrow = await benchBurrow({})
+// The ClickHouse server's process (the embedded one Burrow started): its CPU time
 // across the runs of a statement is the work the statement costs, which load hardly changes.
-const serverPid =
-  chdb?.pid ?? processTree(burrow.pid).find((p) => procStats(p)?.name.startsWith('clickhouse')) ?? 0
+const serverPid = processTree(burrow.pid).find((p) => procStats(p)?.name.startsWith('clickhouse')) ?? 0
 const serverCpuMs = () => (procStats(serverPid)?.cpuSeconds ?? Number.NaN) * 1000
 const { project_id: team, personal_api_key: key } = burrow.credentials
 const ch = createClient({
@@ -504,6 +495,4 @@ try {
   await ch.close()
   await lean.close()
   await burrow.cleanup()
-  await chdb?.stop()
-  if (chdbDir) rmSync(chdbDir, { recursive: true, force: true })
 }

@@ -31,6 +31,7 @@ import {
   partitionOf,
 } from '../src/jetstream/messages.ts'
 import { createLogger } from '../src/observability/logger.ts'
+import { clickhouseLibrary } from '../src/stack/clickhouse-library.ts'
 import { startClickHouseServer } from '../src/stack/clickhouse-server.ts'
 import { ensureBinaries } from '../src/stack/install.ts'
 import { startNatsServer } from '../src/stack/nats-server.ts'
@@ -45,12 +46,12 @@ const DATABASE = 'burrow'
 const BIN = join(import.meta.dirname, '..', 'bin', 'burrow.js')
 
 const log = createLogger('warn')
-const bins = ensureBinaries(['nats-server', 'clickhouse-server'], { autoInstall: true, log })
+const bins = ensureBinaries(['nats-server'], { autoInstall: true, log })
 const dir = mkdtempSync(join(tmpdir(), 'burrow-bench-scale-'))
 const [nats, ch] = await Promise.all([
   startNatsServer({ bin: bins['nats-server'], dataDir: join(dir, 'nats'), port: await freePort() }),
   startClickHouseServer({
-    bin: bins['clickhouse-server'],
+    library: await clickhouseLibrary(),
     dataDir: join(dir, 'ch'),
     httpPort: await freePort(),
     tcpPort: await freePort(),

@@ -6,6 +6,7 @@ import { AccountStore } from '../src/accounts/store.ts'
 import { connectNats, migrateJetStream } from '../src/jetstream/connection.ts'
 import { createLogger, type Logger } from '../src/observability/logger.ts'
 import type { RunningBurrow } from '../src/runtime/start.ts'
+import { clickhouseLibrary } from '../src/stack/clickhouse-library.ts'
 import { pingClickHouse } from '../src/stack/clickhouse-server.ts'
 import { replayCommand } from '../src/projectors/replay-command.ts'
 import { replayRecordingsCommand } from '../src/recordings/replay.ts'
@@ -361,21 +362,20 @@ program
 
 program
   .command('setup-deps')
-  .description('install nats-server and clickhouse-server from Debian when missing (needs root)')
+  .description(
+    'install nats-server from Debian when missing (needs root) and the embedded ClickHouse when its build is not installed',
+  )
   .option('--with-browser', 'also install chromium (for the SDK contract tests)')
-  .action((opts: { withBrowser?: boolean }) => {
+  .action(async (opts: { withBrowser?: boolean }) => {
     const cfg = config()
-    const wanted: Binary[] = [
-      'nats-server',
-      'clickhouse-server',
-      ...(opts.withBrowser ? (['chromium'] as const) : []),
-    ]
+    const wanted: Binary[] = ['nats-server', ...(opts.withBrowser ? (['chromium'] as const) : [])]
     const bins = ensureBinaries(wanted, {
       autoInstall: cfg.AUTO_INSTALL,
       log: createLogger(cfg.LOG_LEVEL),
     })
+    const clickhouse = await clickhouseLibrary(undefined, (spec) => console.log(`installing ${spec}`))
     console.log(
-      Object.entries(bins)
+      Object.entries({ ...bins, clickhouse })
         .map(([k, v]) => `${k}: ${v}`)
         .join('\n'),
     )

@@ -10,9 +10,7 @@ import { createInterface } from 'node:readline'
 
 /** The lanes, each a list of vitest projects (vitest.config.ts) run in one process. */
 export const LANES: Record<string, string[]> = {
-  // the abuse, fault and shards files on 26.x (~110 s) go with the lightest lane
-  '18.16': ['clickhouse-18.16', 'system-26'],
-  '26': ['clickhouse-26'],
+  '26.7': ['clickhouse-26.7'],
   system: ['unit', 'system', 'scale'],
 }
 

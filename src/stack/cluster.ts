@@ -12,6 +12,7 @@ import { CLICKHOUSE_CLUSTER } from '../../schema/cluster.ts'
 import { migrateDeployment } from '../clickhouse/deployment.ts'
 import { connectNats, migrateJetStream } from '../jetstream/connection.ts'
 import type { Logger } from '../observability/logger.ts'
+import { clickhouseLibrary } from './clickhouse-library.ts'
 import { startClickHouseServer } from './clickhouse-server.ts'
 import { ensureBinaries } from './install.ts'
 import { startNatsCluster } from './nats-cluster.ts'
@@ -110,7 +111,8 @@ export interface RunningCluster {
 export async function startCluster(o: ClusterOptions): Promise<RunningCluster> {
   const dataDir = resolve(o.dataDir)
   mkdirSync(dataDir, { recursive: true })
-  const bins = ensureBinaries(['nats-server', 'clickhouse-server'], { autoInstall: false, log: o.log })
+  const bins = ensureBinaries(['nats-server'], { autoInstall: false, log: o.log })
+  const library = await clickhouseLibrary()
   const servers: ManagedProcess[] = []
   const children: Child[] = []
   const stop = async () => {
@@ -134,7 +136,7 @@ export async function startCluster(o: ClusterOptions): Promise<RunningCluster> {
     const shards = await Promise.all(
       tcpPorts.map((tcpPort, i) =>
         startClickHouseServer({
-          bin: bins['clickhouse-server'],
+          library,
           dataDir: join(dataDir, 'clickhouse', `shard${i + 1}`),
           httpPort: httpPorts[i]!,
           tcpPort,

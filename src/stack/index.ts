@@ -3,8 +3,9 @@ import { join, resolve } from 'node:path'
 import { z } from 'zod'
 import type { Config } from '../config/env.ts'
 import type { Logger } from '../observability/logger.ts'
+import { clickhouseLibrary } from './clickhouse-library.ts'
 import { startClickHouseServer } from './clickhouse-server.ts'
-import { type Binary, ensureBinaries } from './install.ts'
+import { ensureBinaries } from './install.ts'
 import { startNatsServer } from './nats-server.ts'
 import { portOrFree } from './ports.ts'
 import type { ManagedProcess } from './process.ts'
@@ -33,10 +34,9 @@ export function readStackFile(dataDir: string): z.infer<typeof StackFileSchema> 
 export async function startStack(config: Config, log: Logger): Promise<Stack> {
   const dataDir = resolve(config.DATA_DIR)
   mkdirSync(dataDir, { recursive: true })
-  const needed: Binary[] = []
-  if (!config.NATS_URL) needed.push('nats-server')
-  if (!config.CLICKHOUSE_URL) needed.push('clickhouse-server')
-  const bins = needed.length ? ensureBinaries(needed, { autoInstall: config.AUTO_INSTALL, log }) : undefined
+  const bins = config.NATS_URL
+    ? undefined
+    : ensureBinaries(['nats-server'], { autoInstall: config.AUTO_INSTALL, log })
   const processes: ManagedProcess[] = []
   const stop = async () => {
     await Promise.all(processes.map((p) => p.stop()))
@@ -52,15 +52,18 @@ export async function startStack(config: Config, log: Logger): Promise<Stack> {
     }
     let clickhouseUrl = config.CLICKHOUSE_URL
     if (!clickhouseUrl) {
+      const library = await clickhouseLibrary(undefined, (spec) =>
+        log.info({ package: spec }, 'installing the embedded ClickHouse (~190 MB to download, once)'),
+      )
       const ch = await startClickHouseServer({
-        bin: bins!['clickhouse-server'],
+        library,
         dataDir: join(dataDir, 'clickhouse'),
         httpPort: await portOrFree(config.EMBEDDED_CLICKHOUSE_HTTP_PORT),
         tcpPort: await portOrFree(config.EMBEDDED_CLICKHOUSE_TCP_PORT),
       })
       processes.push(ch)
       clickhouseUrl = ch.url
-      log.info({ url: clickhouseUrl }, 'embedded clickhouse-server started')
+      log.info({ url: clickhouseUrl }, 'embedded ClickHouse started')
     }
     writeFileSync(
       stackFile(dataDir),

@@ -4,10 +4,6 @@ import type { Logger } from '../observability/logger.ts'
 
 export const BINARIES = {
   'nats-server': { pkg: 'nats-server', paths: ['/usr/sbin/nats-server', '/usr/bin/nats-server'] },
-  'clickhouse-server': {
-    pkg: 'clickhouse-server',
-    paths: ['/usr/sbin/clickhouse-server', '/usr/bin/clickhouse-server'],
-  },
   // only the SDK contract tests need it (posthog-js runs in headless Chromium)
   chromium: { pkg: 'chromium', paths: ['/usr/bin/chromium'] },
 } as const
@@ -53,7 +49,7 @@ export function ensureBinaries(
     if (!opts.autoInstall || !isRoot) {
       throw new MissingDependencyError(
         `${missing.join(' and ')} not installed. Install with: sudo apt-get install -y ${pkgs.join(' ')} ` +
-          '(or point NATS_URL / CLICKHOUSE_URL at running servers)',
+          '(or point NATS_URL at a running server)',
       )
     }
     aptInstall(pkgs, opts.log)

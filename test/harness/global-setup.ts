@@ -16,11 +16,11 @@ import type { TestStack } from './index.ts'
 
 export async function setupStack(project: TestProject, flavor: ClickHouseFlavor) {
   const log = createLogger('warn')
-  const bins = ensureBinaries(['nats-server', 'clickhouse-server'], { autoInstall: true, log })
+  const bins = ensureBinaries(['nats-server'], { autoInstall: true, log })
   const dir = mkdtempSync(join(tmpdir(), `burrow-test-ch${flavor}-`))
   const started = await Promise.allSettled([
     startNatsServer({ bin: bins['nats-server'], dataDir: join(dir, 'nats'), port: await freePort() }),
-    startSharedClickHouse(flavor, bins['clickhouse-server'], dir),
+    startSharedClickHouse(dir),
   ])
   const [natsStart, chStart] = started
   if (natsStart.status === 'rejected' || chStart.status === 'rejected') {
@@ -51,7 +51,7 @@ export async function setupStack(project: TestProject, flavor: ClickHouseFlavor)
     clickhouse: { flavor, version },
     database,
     dir,
-    bins: { nats: bins['nats-server'], clickhouse: bins['clickhouse-server'] },
+    bins: { nats: bins['nats-server'] },
   }
   project.provide('stack', stack)
   return async () => {

@@ -27,7 +27,7 @@ export interface TestStack {
   database: string
   /** the run's temp dir; servers' data lives below it */
   dir: string
-  bins: { nats: string; clickhouse: string }
+  bins: { nats: string }
 }
 
 declare module 'vitest' {
@@ -38,17 +38,13 @@ declare module 'vitest' {
 
 export const stack = (): TestStack => inject('stack')
 
-/** True when this run's ClickHouse is the chdb test server (26.x); see chdb/README.md for what differs. */
-export const onChdb = (): boolean => stack().clickhouse.flavor === '26'
-
 /**
  * A ClickHouse server of this test's own, of the run's flavor, for tests that stop or kill it
  * (stopping the shared one would disturb other files). Returns a starter: call it again after
  * stop()/kill() to bring the server back on the same URL and data.
  */
 export function privateClickHouse(dataDir: string): Promise<() => Promise<OwnClickHouse>> {
-  const s = stack()
-  return ownClickHouse({ flavor: s.clickhouse.flavor, bin: s.bins.clickhouse, dataDir })
+  return ownClickHouse({ dataDir })
 }
 
 /** A new directory below this project's run dir, removed (with any server left in it) after the run. */

@@ -248,16 +248,7 @@ describe("functions from PostHog's list", () => {
     expect(asText(rows[0]![0])).toEqual(asText(want))
   })
 
-  // On 18.16 a 400 naming the release; on current releases the value.
   const newer = async (q: string, want: unknown) => {
-    if (stack().clickhouse.flavor === '18.16') {
-      const err = await run(q).catch((x: unknown) => x)
-      expect(err).toBeInstanceOf(HogQLError)
-      expect((err as HogQLError).message).toMatch(
-        /needs ClickHouse 26\.1 or later; this query is compiled for ClickHouse 18\.16/,
-      )
-      return
-    }
     expect(asText((await run(q))[0]![0])).toEqual(asText(want))
   }
 
@@ -286,11 +277,7 @@ describe("functions from PostHog's list", () => {
 
   it('refuses a scale of toDecimal that is no whole number', async () => {
     const q = "select toDecimal('1.2', 'a')"
-    await expect(run(q)).rejects.toThrow(
-      stack().clickhouse.flavor === '18.16'
-        ? /needs ClickHouse 26\.1/
-        : /the scale must be a number from 0 to 18/,
-    )
+    await expect(run(q)).rejects.toThrow(/the scale must be a number from 0 to 18/)
   })
 
   it('refuses arrayReduce with a name that is no allowed aggregate', async () => {
@@ -356,10 +343,6 @@ describe('INTERSECT and EXCEPT (servers from 21.8; a 400 naming the release on 1
     ['select number from numbers(5) intersect select number from numbers(3, 5)', [['3'], ['4']]],
     ['select number from numbers(4) except select number from numbers(2, 5)', [['0'], ['1']]],
   ])('%s', async (q, want) => {
-    if (stack().clickhouse.flavor === '18.16') {
-      await expect(run(q)).rejects.toThrow(/INTERSECT and EXCEPT need ClickHouse 21\.8 or later/)
-      return
-    }
     const rows = asText(await run(q)) as string[][]
     expect(rows.sort()).toEqual(want)
   })

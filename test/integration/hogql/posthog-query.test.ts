@@ -273,12 +273,6 @@ async function check(c: PostHogCase): Promise<void> {
     expect((err as HogQLError).message).toMatch(c.fails)
     return
   }
-  if (c.newer && stack().clickhouse.flavor === '18.16') {
-    const err = await run(c).catch((x: unknown) => x)
-    expect(err).toBeInstanceOf(HogQLError)
-    expect((err as HogQLError).message).toMatch(c.newer)
-    return
-  }
   const rows = asText(await run(c)) as unknown[][]
   const sorted = (r: unknown[][]) => [...r].sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)))
   if (c.rows) expect(c.unordered ? sorted(rows) : rows).toEqual(asText(c.unordered ? sorted(c.rows) : c.rows))

@@ -7,7 +7,7 @@ import { beforeAll, describe, expect, it } from 'vitest'
 import type { ClickHouseClient } from '@clickhouse/client'
 import { capabilitiesOf, compileHogQL } from '../../../src/hogql/index.ts'
 import { dayKeyBounds, timestampBoundsOfDay } from '../../../src/hogql/guard.ts'
-import { clickhouse, onChdb, stack, uniqueTeamId } from '../../harness/index.ts'
+import { clickhouse, stack, uniqueTeamId } from '../../harness/index.ts'
 import { insertEvents } from '../hogql/fixtures.ts'
 
 const TEAM = uniqueTeamId()
@@ -90,8 +90,6 @@ describe('timestamp bounds imply key bounds (dayKeyBounds), as the printer pushe
 })
 
 describe('day bounds imply timestamp bounds (timestampBoundsOfDay)', () => {
-  // toStartOfInterval as the printer writes it exists on current releases only
-  const current = onChdb()
   const conds: string[] = []
   for (const zone of ZONES) {
     const col = zone === 'UTC' ? '`timestamp`' : `toTimeZone(\`timestamp\`, '${zone}')`
@@ -105,7 +103,7 @@ describe('day bounds imply timestamp bounds (timestampBoundsOfDay)', () => {
         conds.push(`toStartOfDay(${col}) ${op} parseDateTimeBestEffort('${b}', 'UTC')`)
         conds.push(`toStartOfHour(${col}) ${op} parseDateTimeBestEffort('${b}', '${zone}')`)
         conds.push(`toStartOfFifteenMinutes(${col}) ${op} parseDateTimeBestEffort('${b}', 'UTC')`)
-        if (current) {
+        {
           conds.push(
             `toStartOfInterval(${col}, toIntervalDay(3)) ${op} parseDateTimeBestEffort('${b}', '${zone}')`,
           )

@@ -1,6 +1,5 @@
-// The schema's cluster mode (schema/cluster.ts) on two ClickHouse servers on loopback, on each
-// flavor: two 18.16 clickhouse-servers (project scale), or two 26.x servers of libchdb with their
-// own TCP and HTTP listeners (project system-26; test/harness/chdb/cluster.ts). Burrow captures
+// The schema's cluster mode (schema/cluster.ts) on two embedded ClickHouse servers on loopback,
+// each a shard with its own TCP and HTTP listeners (src/stack/clickhouse-server.ts). Burrow captures
 // and projects into Distributed tables, then the same rows are copied into a one-server database,
 // and HogQL and insight queries answer the same on 2 shards as on one.
 import { copyFileSync, readdirSync, writeFileSync } from 'node:fs'
@@ -19,8 +18,8 @@ import { replayRecordings } from '../../../src/recordings/replay.ts'
 import type { RunningBurrow } from '../../../src/runtime/start.ts'
 import { startClickHouseServer } from '../../../src/stack/clickhouse-server.ts'
 import { freePort } from '../../../src/stack/ports.ts'
-import { startChdbCluster } from '../../harness/chdb/cluster.ts'
-import { api, nats, onChdb, stack, startTestBurrow, tempDir } from '../../harness/index.ts'
+import { clickhouseLibrary } from '../../../src/stack/clickhouse-library.ts'
+import { api, nats, startTestBurrow, tempDir } from '../../harness/index.ts'
 import { postSnapshots, rr } from '../../integration/recordings/helpers.ts'
 import { sendBatch, sleep, type TestEvent } from '../reliability/helpers.ts'
 
@@ -60,21 +59,19 @@ function dataset(): TestEvent[] {
 
 beforeAll(async () => {
   const dir = tempDir('burrow-shards-')
-  if (onChdb()) shards = await startChdbCluster({ dir, shards: 2, cluster: 'burrow' })
-  else {
-    const tcp = [await freePort(), await freePort()]
-    shards = await Promise.all(
-      tcp.map(async (tcpPort, i) =>
-        startClickHouseServer({
-          bin: stack().bins.clickhouse,
-          dataDir: join(dir, `s${i + 1}`),
-          httpPort: await freePort(),
-          tcpPort,
-          cluster: { name: 'burrow', shardTcpPorts: tcp, shard: i + 1 },
-        }),
-      ),
-    )
-  }
+  const tcp = [await freePort(), await freePort()]
+  const library = await clickhouseLibrary()
+  shards = await Promise.all(
+    tcp.map(async (tcpPort, i) =>
+      startClickHouseServer({
+        library,
+        dataDir: join(dir, `s${i + 1}`),
+        httpPort: await freePort(),
+        tcpPort,
+        cluster: { name: 'burrow', shardTcpPorts: tcp, shard: i + 1 },
+      }),
+    ),
+  )
   await migrateClickHouseCluster({ shardUrls: shards.map((s) => s.url), database: DB, cluster: 'burrow' })
   sharded = await startTestBurrow({
     CLICKHOUSE_URL: shards[0]!.url,
