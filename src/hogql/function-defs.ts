@@ -25,8 +25,6 @@ export interface FnDef {
   params?: [number, number]
   // PostHog resolves the name in any case (its case_sensitive=False: COUNT, Abs, LOG10, ...).
   ci?: boolean
-  // The first release (of those Burrow is tested with) that has the function; older servers get a 400.
-  since?: string
 }
 
 /** No upper bound on the number of arguments. */

@@ -1,9 +1,8 @@
 import { escapeString } from './escape.ts'
 import { agg, aggs, each, type FnDef, first, fixed, INF, zoned } from './function-defs.ts'
 
-// More of PostHog's function list (posthog/hogql/functions/clickhouse/*.py, aggregations.py): the
-// functions 18.16 lacks (checked against system.functions of both servers). The resolver refuses
-// them with a 400 naming the server's release when the query is compiled for one older than `since`.
+// More of PostHog's function list (posthog/hogql/functions/clickhouse/*.py, aggregations.py): JSON,
+// arrays, maps, encodings, intervals and time functions of current releases.
 
 const n = fixed
 
@@ -14,7 +13,7 @@ function scale(printed: string): string {
   return printed
 }
 
-/** Functions 18.16 lacks (each gets `since: NEWER_FUNCTIONS_SINCE`). */
+/** More of PostHog's functions (with those of functions-scalar, -time, -extra and the aggregates). */
 export const NEWER_FUNCTIONS: Record<string, FnDef> = {
   isValidJSON: n('isValidJSON', 1, 1, 'UInt8'),
   JSONHas: n('JSONHas', 1, INF, 'UInt8'),
@@ -289,6 +288,3 @@ export const NEWER_FUNCTIONS: Record<string, FnDef> = {
   toDateTime64: { min: 1, max: 3, print: zoned('toDateTime64', 2), ret: 'DateTime64' },
   UUIDv7ToDateTime: { min: 1, max: 1, print: zoned('UUIDv7ToDateTime', 1), ret: 'DateTime64' },
 }
-
-/** The release Burrow is tested with that runs NEWER_FUNCTIONS (18.16 runs none of them). */
-export const NEWER_FUNCTIONS_SINCE = '26.1'

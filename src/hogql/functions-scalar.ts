@@ -1,7 +1,5 @@
-import { atLeast, parseVersion } from './capabilities.ts'
 import { escapeString } from './escape.ts'
 import { type FnDef, type FnPrinter, first, fixed, INF, isStringType } from './function-defs.ts'
-import { NEWER_FUNCTIONS_SINCE } from './functions-newer.ts'
 
 // Allow-listed scalar functions: logic, conditionals, maths, strings, arrays and tuples.
 
@@ -37,15 +35,8 @@ export function searchFrom(name: string, needleFirst = false): FnDef {
     min: 2,
     max: 3,
     ret: 'UInt64',
-    print: (args, _params, ctx) => {
+    print: (args) => {
       const a = needleFirst ? [args[1]!, args[0]!, ...args.slice(2)] : args
-      const version = ctx.capabilities.version
-      if (a.length === 3 && !atLeast(parseVersion(version), NEWER_FUNCTIONS_SINCE)) {
-        const on = version === 'portable' ? 'every supported server' : `ClickHouse ${version}`
-        throw new Error(
-          `a start position needs ClickHouse ${NEWER_FUNCTIONS_SINCE} or later; this query is compiled for ${on}`,
-        )
-      }
       return `${name}(${a.join(', ')})`
     },
   }

@@ -58,17 +58,12 @@ const startOfWeek: FnPrinter = (a) => {
 }
 
 // Conversions follow PostHog's mapping (posthog/hogql/functions/mapping.py): a value that does not
-// convert gives NULL, never an error. Servers with accurateCastOrNull (21.1+) get PostHog's exact
-// form; 18.16 gets *OrNull parsing of the value's text, which never throws either (it differs only
-// on inputs that are neither numbers nor strings, e.g. a Date: NULL where PostHog gives days).
-// Nothing here trusts the inferred argument type to choose a throwing form: inference can be wrong
+// convert gives NULL, never an error (accurateCastOrNull, toUUIDOrNull). Nothing here trusts the inferred argument type to choose a throwing form: inference can be wrong
 // (an Unknown type means "any"), and a wrong guess would turn a conversion into an error.
 const castOrNull =
   (type: 'Int64' | 'Float64'): FnPrinter =>
-  (a, _p, ctx) =>
-    ctx.capabilities.accurateCastOrNull
-      ? `accurateCastOrNull(${a[0]}, '${type}')`
-      : `to${type}OrNull(toString(${a[0]}))`
+  (a) =>
+    `accurateCastOrNull(${a[0]}, '${type}')`
 const toIntP = castOrNull('Int64')
 const toFloatP = castOrNull('Float64')
 const toDateP: FnPrinter = (a, _p, ctx) => {
@@ -76,15 +71,10 @@ const toDateP: FnPrinter = (a, _p, ctx) => {
   if (isDateTimeType(t) || isDateType(t)) return `toDate(${a[0]})`
   return `toDateOrNull(toString(${a[0]}))`
 }
-const UUID_TEXT = "'^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}$'"
-// 18.16 has no toUUIDOrNull, and evaluates both branches of if(): toUUID only ever sees valid text.
-const toUUIDP: FnPrinter = (a, _p, ctx) => {
+const toUUIDP: FnPrinter = (a) => {
   // A literal in UUID form (printed by us, so no quote can hide in it) converts as it is.
   if (/^'[0-9A-Fa-f]{8}(-[0-9A-Fa-f]{4}){3}-[0-9A-Fa-f]{12}'$/.test(a[0]!)) return `toUUID(${a[0]})`
-  if (ctx.capabilities.accurateCastOrNull) return `toUUIDOrNull(toString(${a[0]}))`
-  const text = `toString(${a[0]})`
-  const valid = `match(${text}, ${UUID_TEXT})`
-  return `if(${valid}, toUUID(if(${valid}, ${text}, '00000000-0000-0000-0000-000000000000')), NULL)`
+  return `toUUIDOrNull(toString(${a[0]}))`
 }
 const toDateTimeP: FnPrinter = (a, _p, ctx) => {
   const t = ctx.argTypes[0]

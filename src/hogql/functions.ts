@@ -1,6 +1,6 @@
 import { AGGREGATE_FUNCTIONS } from './functions-aggregate.ts'
 import { EVERYWHERE_FUNCTIONS } from './functions-extra.ts'
-import { NEWER_FUNCTIONS, NEWER_FUNCTIONS_SINCE } from './functions-newer.ts'
+import { NEWER_FUNCTIONS } from './functions-newer.ts'
 import { SCALAR_FUNCTIONS } from './functions-scalar.ts'
 import { TIME_FUNCTIONS } from './functions-time.ts'
 import type { FnDef } from './function-defs.ts'
@@ -22,9 +22,7 @@ export {
 
 /** Every allow-listed function by its HogQL name. */
 export const FUNCTIONS: Record<string, FnDef> = {
-  ...Object.fromEntries(
-    Object.entries(NEWER_FUNCTIONS).map(([name, d]) => [name, { ...d, since: NEWER_FUNCTIONS_SINCE }]),
-  ),
+  ...NEWER_FUNCTIONS,
   ...EVERYWHERE_FUNCTIONS,
   ...SCALAR_FUNCTIONS,
   ...TIME_FUNCTIONS,

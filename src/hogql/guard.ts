@@ -1,37 +1,25 @@
 // The team guard, as SQL. Every read of a physical table is a subquery
 //
 //   (SELECT <columns> FROM <table> PREWHERE team_id = <team> [WHERE ...] [GROUP BY ...] LIMIT <max>)
-//   (WITH 1 AS _guard_barrier SELECT <columns> FROM <table> PREWHERE team_id = <team> [...])  18.16
 //
 // - PREWHERE: the server filters the rows it reads by team before it computes anything else on
 //   them, so no expression of the query ever sees another project's row (a WHERE guard would sit
 //   beside the user's conditions, and ClickHouse evaluates every conjunct on every row it reads);
 // - explicit PREWHERE: the server then never moves other conditions into PREWHERE ahead of it
 //   (optimize_move_to_prewhere skips queries that have one);
-// - the barrier (capabilities.ts GuardBarrier): no filter push-down may carry a user's condition
-//   into the guarded read, where index analysis or a merged PREWHERE could evaluate it on other
-//   projects' rows. A LIMIT stops every release's push-down (a filter below a LIMIT would change
-//   the result): 18.16's AST rewrite and current releases' query plan. 18.16's rewrite also refuses
-//   a subquery with a WITH clause, and there the WITH is the cheaper barrier: 18.16 merges a
-//   LIMITed subquery's streams into one, so the outer query reads and aggregates in one thread.
-//   Breakdown at 2M events with max_threads = 2: 88 ms of server CPU with the LIMIT, 66 with the
-//   WITH or with no barrier; with one thread (this machine's default) 74 against 73
-//   (docs/performance.md, "The guard's barrier"). On 26.x the LIMIT costs nothing (63 against 63)
-//   and a WITH stops nothing, so the LIMIT stays. A server Burrow has not identified (PORTABLE)
-//   gets the LIMIT, which holds everywhere.
+// - the barrier: no filter push-down may carry a user's condition into the guarded read, where
+//   index analysis or a merged PREWHERE could evaluate it on other projects' rows. A LIMIT stops
+//   the query plan's push-down (a filter below a LIMIT would change the result), and on 26.x it
+//   costs nothing (breakdown at 2M events: 63 ms of server CPU against 63 without;
+//   docs/performance.md, "The guard's barrier").
 // Only conditions the printer chose (comparisons of the table's own columns with constants, which
 // cannot fail or differ by row content) go inside, after the team condition in the same PREWHERE:
 // for partition and index pruning, and so that the other columns are read only for matching rows.
-// test/integration/hogql/isolation.test.ts proves it on the real servers, each with its barrier and
-// with the LIMIT, with the settings of capabilities.ts GUARD_SETTINGS both on and off.
-
-import type { GuardBarrier } from './capabilities.ts'
+// test/integration/hogql/isolation.test.ts proves it on the real server, with the settings of
+// capabilities.ts GUARD_SETTINGS both on and off.
 
 /** The largest LIMIT: the barrier no filter push-down crosses. */
 export const LIMIT_BARRIER = 'LIMIT 18446744073709551615'
-
-/** A WITH clause: the barrier 18.16's predicate push-down does not cross (GuardBarrier `with`). */
-export const WITH_BARRIER = 'WITH 1 AS _guard_barrier'
 
 /** The guard's condition for `teamId`, as it appears in PREWHERE. */
 export function teamCondition(teamId: number): string {
@@ -43,8 +31,7 @@ export function teamCondition(teamId: number): string {
  * A guarded read of physical `table` for `teamId`, parenthesised: `columns` is the select list,
  * `tail` the clauses after PREWHERE (WHERE / GROUP BY / HAVING, written by Burrow, never by a user),
  * `also` conditions that join the team condition in PREWHERE (ones that cannot fail on any row),
- * followed by the sort-key bounds they imply (dayKeyBounds); `barrier` is the server's (the LIMIT
- * unless the server is known to take another).
+ * followed by the sort-key bounds they imply (dayKeyBounds).
  */
 export function guardedTable(
   table: string,
@@ -52,13 +39,12 @@ export function guardedTable(
   columns: string,
   tail: string,
   also: string[] = [],
-  barrier: GuardBarrier = 'limit',
 ): string {
   const rest = tail ? ` ${tail}` : ''
   const derived = dayKeyBounds(table, also).filter((b) => !also.includes(b))
   const prewhere = [teamCondition(teamId), ...also, ...derived].join(' AND ')
   const read = `SELECT ${columns} FROM ${table} PREWHERE ${prewhere}${rest}`
-  return barrier === 'with' ? `(${WITH_BARRIER} ${read})` : `(${read} ${LIMIT_BARRIER})`
+  return `(${read} ${LIMIT_BARRIER})`
 }
 
 // ---- bounds on the sort key, derived from bounds on time ----------------------------------------

@@ -6,7 +6,6 @@ import { type Expr, outputItems, type Select, type Source } from './ir.ts'
 import type { Level, PrintContext } from './print-context.ts'
 import { propertyValue } from './print-expr.ts'
 import { andOf, canPushBelowJoins, conjunctsOf, type GuardSplit, pushable } from './print-pushdown.ts'
-import { ExprVisitor } from './visitor.ts'
 
 // What a SELECT level reads: tables (each with the team guard), subqueries and joins, printed so
 // that 18.16 and current releases run them the same way:
@@ -75,28 +74,20 @@ export function relation(
   src: Source,
   marked = false,
   pushed: Expr[] = [],
-  keyColumns: string[] = [],
   implied: Expr[] = [],
 ): string {
   const alias = quoteIdentifier(src.printAlias!)
   const marker = marked ? [`1 AS ${quoteIdentifier(MATCHED)}`] : []
   if (src.kind === 'query') {
     const sub = p.query(src.query!, false)
-    const extra = [
-      ...keyColumns.map((c) => `${quoteIdentifier(colName(src, c))} AS ${quoteIdentifier(keyCopy(src, c))}`),
-      ...marker,
-    ]
-    if (extra.length) return `(SELECT *, ${extra.join(', ')} FROM (${sub})) AS ${alias}`
+    if (marker.length) return `(SELECT *, ${marker.join(', ')} FROM (${sub})) AS ${alias}`
     return `(${sub}) AS ${alias}`
   }
   const rel = src.table!.relation
   const cols = [...src.used].sort()
   const team = p.opts.teamId
   const inside = pushed.map((e) => p.expr(e, BARE))
-  const copies = keyColumns.map((c) => `${quoteIdentifier(c)} AS ${quoteIdentifier(keyCopy(src, c))}`)
-  // A versioned table's columns are argMax aliases of the same names, which 18.16 would expand
-  // inside another copy's argMax: there the copies go in a level around the read.
-  if (rel.kind !== 'latest') marker.unshift(...copies)
+  const copies: string[] = []
   // SAMPLE's key range (resolve-sample.ts): a comparison of a hash of the row's own column with
   // constants, which cannot fail, so it may sit beside the team condition like `pushed`.
   if (src.sample) {
@@ -116,8 +107,7 @@ export function relation(
   if (rel.kind === 'physical') {
     for (const e of implied) inside.push(...timestampBoundsOfDay(rel.table, p.expr(e, BARE)))
     const list = [...cols.map(quoteIdentifier), ...marker]
-    const barrier = p.opts.capabilities.guardBarrier
-    return `${guardedTable(quoteIdentifier(rel.table), team, list.join(', ') || '1', '', inside, barrier)} AS ${alias}`
+    return `${guardedTable(quoteIdentifier(rel.table), team, list.join(', ') || '1', '', inside)} AS ${alias}`
   }
   // Newest version per key; argMax keeps every column of the same (newest) row. A property read
   // as its own column is the newest value of its key, taken as the newest version's list of its
@@ -150,51 +140,13 @@ export function relation(
   let tail = `GROUP BY ${keys.join(', ')}`
   if (rel.deleted)
     tail += ` HAVING argMax(${quoteIdentifier(rel.deleted)}, ${quoteIdentifier(rel.version)}) = 0`
-  const read = guardedTable(
-    quoteIdentifier(rel.table),
-    team,
-    list.join(', '),
-    tail,
-    inside,
-    p.opts.capabilities.guardBarrier,
-  )
+  const read = guardedTable(quoteIdentifier(rel.table), team, list.join(', '), tail, inside)
   if (copies.length) return `(SELECT *, ${copies.join(', ')} FROM ${read}) AS ${alias}`
   return `${read} AS ${alias}`
 }
 
 // Inside a guarded read the table is unaliased: its columns are named bare.
 const BARE: Level = { ref: (_src, column) => quoteIdentifier(column), formatted: new Set() }
-
-/** The name of the copy of `src`'s key column `column` that ON compares (18.16, see above). */
-function keyCopy(src: Source, column: string): string {
-  return `_key_${colName(src, column)}`
-}
-
-// The columns of `src` a SELECT level reads, leaving out the expression `skip` (its ON condition).
-class ColumnCollector extends ExprVisitor {
-  readonly columns = new Set<string>()
-  constructor(
-    readonly src: Source,
-    readonly skip?: Expr,
-  ) {
-    super()
-  }
-  override visit(e: Expr | undefined): void {
-    if (e !== this.skip) super.visit(e)
-  }
-  protected override visitCol(e: Extract<Expr, { k: 'col' }>): void {
-    if (e.src === this.src) this.columns.add(e.column)
-  }
-}
-
-/** The right side's ON columns that level `s` also reads elsewhere (they get copies on 18.16). */
-function keysReadElsewhere(s: Select, src: Source): string[] {
-  const inOn = new ColumnCollector(src)
-  inOn.visit(src.on)
-  const elsewhere = new ColumnCollector(src, src.on)
-  elsewhere.visitSelect(s)
-  return [...inOn.columns].filter((c) => elsewhere.columns.has(c)).sort()
-}
 
 /** `JOIN <relation> ON ...`, and the marker filter an inner join printed as a left join needs. */
 export function joinClause(
@@ -206,19 +158,9 @@ export function joinClause(
   const kw = JOIN_KEYWORD[src.joinType!]
   if (!kw) throw new Error(`printer: unknown join type ${src.joinType}`)
   const marked = INNER_AS_LEFT.has(src.joinType!)
-  const keys = src.on && !p.opts.capabilities.joinConditions ? keysReadElsewhere(s, src) : []
-  const rel = relation(p, src, marked, [], keys)
+  const rel = relation(p, src, marked)
   if (src.joinType === 'CROSS JOIN') return { sql: `${kw} ${rel}` }
-  const onLevel: Level = keys.length
-    ? {
-        ...level,
-        ref: (s, c) =>
-          s === src && keys.includes(c)
-            ? `${quoteIdentifier(src.printAlias!)}.${quoteIdentifier(keyCopy(src, c))}`
-            : level.ref(s, c),
-      }
-    : level
-  const sql = `${kw} ${rel} ON ${p.expr(src.on!, onLevel)}`
+  const sql = `${kw} ${rel} ON ${p.expr(src.on!, level)}`
   if (!marked) return { sql }
   return { sql, filter: `${quoteIdentifier(src.printAlias!)}.${quoteIdentifier(MATCHED)} = 1` }
 }
@@ -276,7 +218,7 @@ export function nestJoins(p: PrintContext, s: Select, outer: Level, split: Guard
     }
     let from: string
     if (k === 1) {
-      from = `FROM ${relation(p, srcs[0]!, false, split.inside, [], split.implied)}`
+      from = `FROM ${relation(p, srcs[0]!, false, split.inside, split.implied)}`
     } else {
       from = `FROM (${innerSql}) AS ${quoteIdentifier(innerAlias)}`
     }

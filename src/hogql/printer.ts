@@ -74,7 +74,7 @@ export class Printer implements PrintContext {
       const [s0, s1] = srcs
       level.ref = (src, column) =>
         `${quoteIdentifier(src.printAlias!)}.${quoteIdentifier(colName(src, column))}`
-      if (s0) from = ` FROM ${relation(this, s0, false, split.inside, [], split.implied)}`
+      if (s0) from = ` FROM ${relation(this, s0, false, split.inside, split.implied)}`
       if (s1) {
         const join = joinClause(this, s, s1, level)
         from += ` ${join.sql}`

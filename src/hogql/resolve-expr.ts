@@ -12,7 +12,6 @@ import {
   withTimeZone,
 } from './functions.ts'
 import { hasAggregate } from './analysis.ts'
-import { atLeast, parseVersion } from './capabilities.ts'
 import { type Expr, outputItems } from './ir.ts'
 import { maybeNull } from './nulls.ts'
 import type { Resolution, Scope } from './resolve-context.ts'
@@ -227,15 +226,6 @@ function call(r: Resolution, node: Node, scope: Scope): Expr {
   }
   let fn = lookupFunction(name)
   if (!fn) throw new HogQLError('function_not_allowed', `Function '${name}' is not available in HogQL`, s)
-  const caps = r.opts.capabilities
-  if (fn.since && !atLeast(parseVersion(caps.version), fn.since)) {
-    const on = caps.version === 'portable' ? 'every supported server' : `ClickHouse ${caps.version}`
-    throw new HogQLError(
-      'not_supported',
-      `Function '${name}' needs ClickHouse ${fn.since} or later; this query is compiled for ${on}`,
-      s,
-    )
-  }
   let argNodes = (node.args ?? []) as Node[]
   // count(*) is count()
   if (

@@ -1,6 +1,5 @@
 import type { FieldNode, Node } from './ast.ts'
 import { coerceCompare } from './coerce.ts'
-import { atLeast, FEATURES, needsRelease, parseVersion } from './capabilities.ts'
 import { HogQLError, type Span } from './errors.ts'
 import { escapeString } from './escape.ts'
 import { withTimeZone } from './functions.ts'
@@ -356,10 +355,6 @@ function jsonPath(r: Resolution, json: Expr, steps: (string | number)[], s: Span
       'SQL indexes start from one, not from zero, e.g. properties.list.1',
       s,
     )
-  }
-  const caps = r.opts.capabilities
-  if (!atLeast(parseVersion(caps.version), FEATURES.propertyPaths.since)) {
-    throw new HogQLError('not_supported', needsRelease(FEATURES.propertyPaths, caps), s)
   }
   const args = steps.map((p) => (typeof p === 'number' ? String(p) : escapeString(p))).join(', ')
   return {

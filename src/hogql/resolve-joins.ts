@@ -1,8 +1,7 @@
 import { type FieldNode, type JoinExprNode, type Node, span } from './ast.ts'
-import { isConstant, sourcesOf } from './analysis.ts'
-import { FEATURES, needsRelease } from './capabilities.ts'
+import { isConstant } from './analysis.ts'
 import { HogQLError, type Span } from './errors.ts'
-import { descendsFrom, type Expr, type Query, type Select, type Source } from './ir.ts'
+import type { Expr, Query, Source } from './ir.ts'
 import type { Resolution, Scope } from './resolve-context.ts'
 import { using } from './resolve-fields.ts'
 import { sampleRange } from './resolve-sample.ts'
@@ -47,7 +46,6 @@ export function resolveJoins(r: Resolution, first: JoinExprNode, scope: Scope): 
         if (!c) throw new HogQLError('syntax_error', 'JOIN needs an ON or USING condition', span(join))
         const on = c.constraint_type === 'USING' ? using(r, c.expr, source, scope) : r.expr(c.expr, scope)
         source.on = joinKeys(on)
-        if (!r.opts.capabilities.joinConditions) checkEquiJoin(source, scope.select, c.expr, r)
       }
     }
     join = join.next_join
@@ -209,31 +207,4 @@ function normalizeJoinType(raw: string, node: Node): string {
   const out = JOIN_TYPES[t]
   if (!out) throw new HogQLError('not_supported', `${raw} is not supported`, span(node))
   return out
-}
-
-// 18.16 evaluates JOIN ON as hash-join keys: each condition must be `left side = right side`.
-// Anything else reads garbage or crashes the server there, so it is refused here.
-function checkEquiJoin(right: Source, select: Select, node: Node, r: Resolution): void {
-  const conds = right.on!.k === 'and' ? right.on!.items : [right.on!]
-  const rightSet = new Set<Source>()
-  for (const s of select.sources) if (s === right || descendsFrom(s, right)) rightSet.add(s)
-  const sideOf = (e: Expr): 'left' | 'right' | undefined => {
-    const used = [...sourcesOf(e)]
-    if (!used.length) return undefined
-    if (used.every((s) => rightSet.has(s))) return 'right'
-    if (used.every((s) => !rightSet.has(s))) return 'left'
-    return undefined
-  }
-  for (const c of conds) {
-    const l = c.k === 'op' && c.op === '=' ? sideOf(c.left) : undefined
-    const rr = c.k === 'op' && c.op === '=' ? sideOf(c.right) : undefined
-    if (!l || !rr || l === rr) {
-      throw new HogQLError(
-        'not_supported',
-        'JOIN conditions must be equalities between a column of the left side and one of the right side ' +
-          `on this server (${needsRelease(FEATURES.joinConditions, r.opts.capabilities)})`,
-        span(node),
-      )
-    }
-  }
 }

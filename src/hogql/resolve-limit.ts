@@ -1,6 +1,5 @@
 import { isConstant } from './analysis.ts'
 import { type Node, span } from './ast.ts'
-import { FEATURES, needsRelease } from './capabilities.ts'
 import { HogQLError } from './errors.ts'
 import type { Expr } from './ir.ts'
 import type { Resolution, Scope } from './resolve-context.ts'
@@ -51,13 +50,6 @@ export function limitValue(r: Resolution, node: Node, scope: Scope, what: string
     throw new HogQLError(
       'bad_limit',
       `${what} must be a constant: a whole number, an expression of constants or a scalar subquery`,
-      span(node),
-    )
-  }
-  if (!r.opts.capabilities.limitExpressions) {
-    throw new HogQLError(
-      'not_supported',
-      needsRelease(FEATURES.limitExpressions, r.opts.capabilities),
       span(node),
     )
   }

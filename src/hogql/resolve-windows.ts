@@ -1,5 +1,4 @@
 import { type Node, span } from './ast.ts'
-import { FEATURES, needsRelease } from './capabilities.ts'
 import { HogQLError } from './errors.ts'
 import { lookupFunction, withTimeZone } from './functions.ts'
 import type { Expr, FrameBound, OrderItem, WindowSpec } from './ir.ts'
@@ -20,17 +19,6 @@ const WINDOW_ONLY: Record<string, { min: number; max: number; ret: (t: string[])
   nth_value: { min: 2, max: 2, ret: (t) => t[0] ?? 'Unknown' },
   lagInFrame: { min: 1, max: 3, ret: (t) => t[0] ?? 'Unknown' },
   leadInFrame: { min: 1, max: 3, ret: (t) => t[0] ?? 'Unknown' },
-}
-
-/** Refuses window syntax on servers without window functions, naming the release that has them. */
-export function requireWindows(r: Resolution, node: Node): void {
-  if (!r.opts.capabilities.windowFunctions) {
-    throw new HogQLError(
-      'not_supported',
-      needsRelease(FEATURES.windowFunctions, r.opts.capabilities),
-      span(node),
-    )
-  }
 }
 
 // PostHog's Postgres-style lag / lead: ClickHouse's lagInFrame / leadInFrame of the value made
@@ -64,7 +52,6 @@ function neighbour(r: Resolution, node: Node, scope: Scope): Expr {
 
 /** `name(args) OVER ...` as an IR window expression. */
 export function resolveWindowFunction(r: Resolution, node: Node, scope: Scope): Expr {
-  requireWindows(r, node)
   const name = String(node.name)
   if (Object.hasOwn(NEIGHBOUR, name)) return neighbour(r, node, scope)
   const s = span(node)

@@ -2,7 +2,6 @@ import type { HogQLParser } from '@posthog/hogql-parser'
 import { type FieldNode, type Node, type QueryNode, type SelectQueryNode, span } from './ast.ts'
 import { hasAggregate, isConstant } from './analysis.ts'
 import { HogQLError, type Span } from './errors.ts'
-import { FEATURES, needsRelease } from './capabilities.ts'
 import {
   type Expr,
   type OrderItem,
@@ -20,7 +19,7 @@ import { constInt, positional, resolveExpr } from './resolve-expr.ts'
 import { asterisk, tryField } from './resolve-fields.ts'
 import { resolveJoins } from './resolve-joins.ts'
 import { limitValue } from './resolve-limit.ts'
-import { requireWindows, resolveWindowSpec } from './resolve-windows.ts'
+import { resolveWindowSpec } from './resolve-windows.ts'
 
 // Name resolution: turns the parser's AST into the IR, binding every name and checking every
 // function against the allow-list. Semantics follow HogQL: select aliases are visible in all
@@ -98,13 +97,6 @@ export class Resolver implements Resolution {
     const ops: string[] = []
     for (const next of node.subsequent_select_queries) {
       const op = next.set_operator.toUpperCase()
-      if (/^(INTERSECT|EXCEPT)( DISTINCT)?$/.test(op) && !this.opts.capabilities.intersectExcept) {
-        throw new HogQLError(
-          'not_supported',
-          needsRelease(FEATURES.intersectExcept, this.opts.capabilities),
-          span(next.select_query),
-        )
-      }
       if (!/^(UNION ALL|UNION DISTINCT|UNION|INTERSECT|EXCEPT)( DISTINCT)?$/.test(op)) {
         throw new HogQLError('not_supported', `${op} is not supported`, span(next.select_query))
       }
@@ -143,14 +135,6 @@ export class Resolver implements Resolution {
   private select(node: SelectQueryNode, outerCtes: Map<string, CteEntry>): Select {
     if (node.qualify) throw new HogQLError('not_supported', 'QUALIFY is not supported', span(node))
     const windowNodes = Object.entries(node.window_exprs ?? {})
-    if (windowNodes.length) requireWindows(this, node)
-    if (node.limit_with_ties && !this.opts.capabilities.limitWithTies) {
-      throw new HogQLError(
-        'not_supported',
-        needsRelease(FEATURES.limitWithTies, this.opts.capabilities),
-        span(node),
-      )
-    }
 
     const ctes = new Map(outerCtes)
     for (const cte of node.ctes ?? []) {

@@ -1,5 +1,5 @@
 // Compiling a query with the facts of its project's data (person-overrides.ts DataFacts: merged
-// persons or not, the day cache's stored buckets, the guard's barrier). Reading those facts takes a
+// persons or not, the day cache's stored buckets). Reading those facts takes a
 // round trip or two, so the compile starts beside the reads with the project's last facts as a
 // guess, and runs again only when the reads say otherwise.
 import type { Project } from '../accounts/documents.ts'
@@ -19,7 +19,6 @@ function timed(compiling: Promise<KindCompiled>): Promise<{ compiled: KindCompil
 function sameFacts(facts: DataFacts, guess: DataFacts): boolean {
   return (
     facts.personOverrides === guess.personOverrides &&
-    facts.guardBarrier === guess.guardBarrier &&
     JSON.stringify(facts.skipBuckets) === JSON.stringify(guess.skipBuckets)
   )
 }
@@ -65,7 +64,7 @@ export class FactsCompiler {
       const facts: DataFacts = buckets
         ? { personOverrides: buckets.personOverrides, skipBuckets: buckets.skip }
         : { personOverrides: await this.overrides.has(project.id) }
-      return { buckets, facts: { ...facts, guardBarrier: caps.guardBarrier } }
+      return { buckets, facts }
     })
     // The compile does not wait for those reads when their answer can be guessed: the project's
     // last answer, and no stored bucket under a force_ mode. A wrong guess compiles again.
@@ -75,7 +74,6 @@ export class FactsCompiler {
         ? {
             personOverrides: seen?.personOverrides ?? false,
             ...(preparing && (seen?.dayCache ?? true) ? { skipBuckets: {} } : {}),
-            guardBarrier: caps.guardBarrier,
           }
         : undefined
     const early = guess && timed(this.gate.compile(query, project, caps, guess))

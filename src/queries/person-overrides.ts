@@ -1,5 +1,4 @@
 import { type ClickHouseClient, selectRows } from '../clickhouse/client.ts'
-import type { GuardBarrier } from '../hogql/capabilities.ts'
 
 // Whether a project has merged persons, for the runner's DataFacts (below). Events keep the person
 // id they were stamped with and a merge is a person_overrides row, so for a project without any row
@@ -23,12 +22,6 @@ export interface DataFacts {
    * bucket start texts; the statement leaves them out where it can and says which it left out.
    */
   skipBuckets?: Record<string, string[]>
-  /**
-   * The team guard's barrier on the server the statement runs on (capabilities.ts): insights print
-   * portable SQL, but the barrier is the server's, since 18.16's costs less than the portable LIMIT.
-   * Absent: the portable one.
-   */
-  guardBarrier?: GuardBarrier
 }
 
 /** `SELECT 1` if team `teamId` has any person_overrides row (the table's sort key starts with team_id). */

@@ -3,8 +3,7 @@
 // printed for a newer server than the one under test are skipped, with the reason.
 import { readFileSync } from 'node:fs'
 import { resolve } from 'node:path'
-import { beforeAll, describe, expect, it } from 'vitest'
-import { atLeast, parseVersion } from '../../../src/hogql/capabilities.ts'
+import { describe, expect, it } from 'vitest'
 import { clickhouse } from '../../harness/index.ts'
 
 const FILE = resolve(import.meta.dirname, '../../unit/hogql/__snapshots__/printer.sql.txt')
@@ -23,18 +22,11 @@ function entries(text: string): Entry[] {
     .map((chunk) => {
       const lines = chunk.trimEnd().split('\n')
       const sql = lines.filter((l) => !l.startsWith('-- ')).join('\n')
-      const server = lines.find((l) => l.startsWith('-- server: '))?.slice('-- server: '.length)
-      return { title: lines[0]!.slice(3), sql: sql.replace(/;$/, ''), server }
+      return { title: lines[0]!.slice(3), sql: sql.replace(/;$/, '') }
     })
 }
 
 const all = entries(readFileSync(FILE, 'utf8'))
-let version = ''
-
-beforeAll(async () => {
-  const rs = await ch.query({ query: 'SELECT version() AS v', format: 'JSONEachRow' })
-  version = (await rs.json<{ v: string }>())[0]!.v
-})
 
 describe('printer snapshots run on ClickHouse', () => {
   it('reads the snapshot file', () => {
@@ -43,11 +35,6 @@ describe('printer snapshots run on ClickHouse', () => {
   })
 
   it.each(all.map((e) => [e.title, e] as const))('%s', async (_title, e) => {
-    if (e.server && !atLeast(parseVersion(version), e.server)) {
-      // Printed for a newer server: the suite's other ClickHouse runs it.
-      console.info(`skipped on ClickHouse ${version}: printed for ${e.server}`)
-      return
-    }
     const rs = await ch.query({ query: e.sql, format: 'JSONCompact' })
     const body = (await rs.json()) as { data: unknown[][] }
     expect(Array.isArray(body.data)).toBe(true)

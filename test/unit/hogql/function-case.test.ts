@@ -112,19 +112,11 @@ describe('string functions print as PostHog prints them (its clickhouse/strings.
   })
 
   it.each(['position', 'POSITION', 'positionCaseInsensitive', 'positionUTF8', 'positionCaseInsensitiveUTF8'])(
-    '%s takes a start position on current releases, a 400 naming the release on 18.16',
+    '%s takes a start position',
     async (name) => {
       const printed = `${name === 'POSITION' ? 'position' : name}('hello', 'l', 4)`
       await expect(sql(`select ${name}('hello', 'l', 4)`)).resolves.toBe(
         `SELECT ${printed} AS \`_c0\` LIMIT 100`,
-      )
-      await expect(
-        compileHogQL(`select ${name}('hello', 'l', 4)`, {
-          teamId: 1,
-          capabilities: capabilitiesOf('18.16.1'),
-        }),
-      ).rejects.toThrow(
-        'a start position needs ClickHouse 26.1 or later; this query is compiled for ClickHouse 18.16.1',
       )
       await expect(sql(`select ${name}('hello', 'l', 4, 5)`)).rejects.toThrow(/argument/)
     },
@@ -152,8 +144,8 @@ describe("arity and argument order as PostHog's clickhouse/strings.py gives them
   )
 
   // PostHog prints locate as locate, which ClickHouse 24.3 and later (PostHog's servers) read in
-  // MySQL's order: locate(needle, haystack[, start]). 18.16's locate is position's other name
-  // (haystack first), so Burrow prints position with the two swapped on every server.
+  // MySQL's order: locate(needle, haystack[, start]); Burrow prints position with the two swapped,
+  // which reads the same on any release.
   it('prints locate(needle, haystack) as position(haystack, needle) everywhere', async () => {
     const want = "SELECT position('héllo', 'l') AS `_c0` LIMIT 100"
     await expect(sql("select locate('l', 'héllo')")).resolves.toBe(want)
@@ -161,9 +153,6 @@ describe("arity and argument order as PostHog's clickhouse/strings.py gives them
     await expect(sql("select locate('l', 'hello', 4)")).resolves.toBe(
       "SELECT position('hello', 'l', 4) AS `_c0` LIMIT 100",
     )
-    await expect(
-      compileHogQL("select locate('l', 'hello', 4)", { teamId: 1, capabilities: capabilitiesOf('18.16.1') }),
-    ).rejects.toThrow('a start position needs ClickHouse 26.1 or later')
     await expect(sql("select locate('l', 'hello', 4, 5)")).rejects.toThrow(/argument/)
   })
 })

@@ -5,7 +5,7 @@
 // What HogQL cannot say (ranking breakdowns, lifecycle status arrays) is a ClickHouse wrapper
 // that reads only from compiled HogQL subqueries, never from a table: it needs no guard of its own.
 import { escapeNumber, escapeString } from '../../../hogql/escape.ts'
-import { type CompiledQuery, PORTABLE } from '../../../hogql/index.ts'
+import type { CompiledQuery } from '../../../hogql/index.ts'
 import { compileHogQLCached } from '../../compile-cache.ts'
 import type { DataFacts } from '../../person-overrides.ts'
 
@@ -63,6 +63,5 @@ export function compileInner(
     defaultLimit: NO_LIMIT,
     maxLimit: NO_LIMIT,
     personOverrides: facts?.personOverrides,
-    capabilities: facts?.guardBarrier ? { ...PORTABLE, guardBarrier: facts.guardBarrier } : undefined,
   })
 }
