@@ -7,7 +7,7 @@ import type { Project } from '../accounts/documents.ts'
 import { FlagStore } from '../flags/definition-store.ts'
 import { ValidationError } from '../http/errors.ts'
 import type { NatsConnection } from '../jetstream/connection.ts'
-import { compileInner } from '../queries/insights/common/index.ts'
+import { compileHogQLCached } from '../queries/compile-cache.ts'
 import { type QueryKind, registerQueryKind } from '../queries/kinds.ts'
 import type { Runtime } from '../runtime/types.ts'
 import { metricColumns, metricHogQL } from './hogql.ts'
@@ -34,6 +34,9 @@ export const ExperimentQuerySchema = z
     name: z.string().nullable().optional(),
   })
   .passthrough()
+
+/** One row per variant: a flag has at most 20 (PostHog's limit), plus `$multiple`. */
+const MAX_ROWS = 1000
 
 const Prepared = ExperimentQuerySchema.extend({ _experiment: Frame })
 type Prepared = z.infer<typeof Prepared>
@@ -91,10 +94,18 @@ function prepared(raw: unknown): Prepared {
 
 export const experimentKind: QueryKind = {
   prepare,
-  async compile(raw, project, _server, facts) {
+  async compile(raw, project, server, facts) {
     const q = prepared(raw)
     const hogql = metricHogQL(q._experiment, q.metric)
-    const compiled = await compileInner(hogql, project.id, project.timezone, facts)
+    // printed for the server in use (DateTime64 bounds need 26.x), without the default row limit
+    const compiled = await compileHogQLCached(hogql, {
+      teamId: project.id,
+      timezone: project.timezone,
+      defaultLimit: MAX_ROWS,
+      maxLimit: MAX_ROWS,
+      personOverrides: facts?.personOverrides,
+      capabilities: server,
+    })
     return { ...compiled, columns: metricColumns(q.metric) }
   },
   shape(rows, _compiled, raw) {

@@ -2,6 +2,7 @@
 // test_bayesian.py test_realistic_example, test_frequentist.py's three TwoSidedTTest cases), and the
 // recommended sample size against PostHog's formulas worked by hand.
 import { describe, expect, it } from 'vitest'
+import type { ExperimentMetric } from '../../../src/experiments/metrics.ts'
 import { recommendedSampleSize, remainingDays } from '../../../src/experiments/sample-size.ts'
 import {
   bayesianTest,
@@ -98,7 +99,7 @@ describe('frequentist two-sided t-test (PostHog test_frequentist.py)', () => {
 })
 
 describe('recommended sample size (PostHog running time calculator)', () => {
-  const funnel = { metric_type: 'funnel', series: [{ event: 'buy' }] } as const
+  const funnel: ExperimentMetric = { metric_type: 'funnel', series: [{ event: 'buy' }] }
   it('funnel: 16 p(1-p) / (mde p)^2 per variant', () => {
     // p = 0.1, MDE 5%: Δ = 0.005, 16 * 0.09 / 0.000025 = 57,600 per variant, two variants
     const b = { number_of_samples: 1000, sum: 100, sum_squares: 100 }
@@ -107,10 +108,13 @@ describe('recommended sample size (PostHog running time calculator)', () => {
 
   it('mean count: variance 2 x mean; mean sum: variance mean^2 / 4', () => {
     const b = { number_of_samples: 100, sum: 300, sum_squares: 1200 } // mean 3
-    const count = { metric_type: 'mean', source: { event: 'x', math: 'total' } } as const
+    const count: ExperimentMetric = { metric_type: 'mean', source: { event: 'x', math: 'total' } }
     // Δ = 0.3 (10%), 16 * 6 / 0.09 = 1066.67 per variant, x3 variants = 3200
     expect(recommendedSampleSize(count, 10, 3, b)).toBe(3200)
-    const sum = { metric_type: 'mean', source: { event: 'x', math: 'sum', math_property: 'amount' } } as const
+    const sum: ExperimentMetric = {
+      metric_type: 'mean',
+      source: { event: 'x', math: 'sum', math_property: 'amount' },
+    }
     // 16 * 2.25 / 0.09 = 400 per variant, x2 = 800
     expect(recommendedSampleSize(sum, 10, 2, b)).toBe(800)
   })
