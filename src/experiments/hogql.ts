@@ -49,11 +49,14 @@ export interface ExperimentFrame {
   exposure_criteria: ExposureCriteria | null
 }
 
-/** A UTC instant as a HogQL DateTime64 literal. */
+/**
+ * A UTC instant as a HogQL DateTime64 literal, to the second: events.timestamp holds seconds
+ * today, so an event in the second of a launch (stored as that second) still counts.
+ */
 function at(iso: string): string {
   const ms = Date.parse(iso)
   if (!Number.isFinite(ms)) throw new ValidationError(`Invalid date '${iso}'`, 'start_date')
-  const text = new Date(ms).toISOString().replace('T', ' ').replace('Z', '')
+  const text = new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('T', ' ').replace('.000Z', '')
   return `toDateTime64(${str(text)}, 6, 'UTC')`
 }
 
@@ -200,26 +203,32 @@ function ratioHogQL(f: ExperimentFrame, m: RatioMetric): string {
   GROUP BY variant`
 }
 
-function funnelHogQL(f: ExperimentFrame, m: FunnelMetric): string {
-  const w = conversionWindowSeconds(m)
-  const steps = m.series.map((s) => seriesCondition(s))
+function funnelHogQL(f: ExperimentFrame, metric: FunnelMetric): string {
+  const w = conversionWindowSeconds(metric)
+  const steps = metric.series.map((s) => seriesCondition(s))
   const exposure = exposurePredicate(f)
   // step 0 is the exposure itself: the funnel starts there, and its window is measured from it
-  const columns = [exposure, ...steps].map((c, i) => `if(${c}, 1, 0) AS step_${i}`).join(',\n      ')
-  const events = `SELECT ${entityKey(f)} AS entity_id, timestamp, ${columns}
+  const all = [exposure, ...steps]
+  const columns = all.map((c, i) => `if(${c}, 1, 0) AS step_${i}`).join(',\n      ')
+  // events of one second are taken in step order (as PostHog orders same-time events), so the
+  // funnel's clock is seconds × steps + the lowest step the event matches
+  const low = `multiIf(${all.map((c, i) => `${c}, ${i}`).join(', ')}, 0)`
+  const events = `SELECT ${entityKey(f)} AS entity_id, timestamp, ${columns}, ${low} AS low
     FROM events
     WHERE (${exposure}) OR (${metricRange(f, w, true)} AND (${steps.map((c) => `(${c})`).join(' OR ')}))`
   const conds = steps
     .map((_, i) => `metric_events.step_${i} = 1`)
     .concat(`metric_events.step_${steps.length} = 1`)
-  const window = w > 0 ? w : FUNNEL_DEFAULT_WINDOW
+  const m = all.length
+  // inclusive of the window's last second, whatever the steps' order within it
+  const window = (w > 0 ? w : FUNNEL_DEFAULT_WINDOW) * m + (m - 1)
+  const clock = `toUInt64(toUnixTimestamp(metric_events.timestamp)) * ${m} + metric_events.low`
   const perEntity = `SELECT exposures.entity_id AS entity_id, exposures.variant AS variant,
-    windowFunnel(${num(window)})(toUnixTimestamp(metric_events.timestamp), ${conds.join(', ')}) AS level
+    windowFunnel(${num(window)})(${clock}, ${conds.join(', ')}) AS level
   ${entityJoin(f, events, 'INNER')}`
-  const all = steps.length + 1
   const stepCounts = steps.map((_, i) => `countIf(e.level >= ${i + 2})`).join(', ')
   return `SELECT e.variant AS variant, count() AS num_users,
-    countIf(e.level = ${all}) AS total_sum, countIf(e.level = ${all}) AS total_sum_of_squares,
+    countIf(e.level = ${m}) AS total_sum, countIf(e.level = ${m}) AS total_sum_of_squares,
     [${stepCounts}] AS step_counts
   FROM (${perEntity}) AS e
   GROUP BY variant`
