@@ -50,14 +50,14 @@ export interface ExperimentFrame {
 }
 
 /**
- * A UTC instant as a HogQL DateTime64 literal, to the second: events.timestamp holds seconds
- * today, so an event in the second of a launch (stored as that second) still counts.
+ * A UTC instant as a HogQL DateTime literal, to the second: events.timestamp holds seconds today,
+ * so an event in the second of a launch (stored as that second) still counts.
  */
 function at(iso: string): string {
   const ms = Date.parse(iso)
   if (!Number.isFinite(ms)) throw new ValidationError(`Invalid date '${iso}'`, 'start_date')
   const text = new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('T', ' ').replace('.000Z', '')
-  return `toDateTime64(${str(text)}, 6, 'UTC')`
+  return `toDateTime(${str(text)}, 'UTC')`
 }
 
 const dateFrom = (f: ExperimentFrame) => at(f.start_date)
@@ -211,7 +211,8 @@ function funnelHogQL(f: ExperimentFrame, metric: FunnelMetric): string {
   const all = [exposure, ...steps]
   const columns = all.map((c, i) => `if(${c}, 1, 0) AS step_${i}`).join(',\n      ')
   // events of one second are taken in step order (as PostHog orders same-time events), so the
-  // funnel's clock is seconds × steps + the lowest step the event matches
+  // funnel's clock is seconds × steps + the lowest step the event matches (every event here is
+  // at or after the start date)
   const low = `multiIf(${all.map((c, i) => `${c}, ${i}`).join(', ')}, 0)`
   const events = `SELECT ${entityKey(f)} AS entity_id, timestamp, ${columns}, ${low} AS low
     FROM events
@@ -222,7 +223,9 @@ function funnelHogQL(f: ExperimentFrame, metric: FunnelMetric): string {
   const m = all.length
   // inclusive of the window's last second, whatever the steps' order within it
   const window = (w > 0 ? w : FUNNEL_DEFAULT_WINDOW) * m + (m - 1)
-  const clock = `toUInt64(toUnixTimestamp(metric_events.timestamp)) * ${m} + metric_events.low`
+  // counted from the start date, so it fits the UInt32 windowFunnel takes on every release
+  const start = Math.floor(Date.parse(f.start_date) / 1000)
+  const clock = `toUInt32((toUnixTimestamp(metric_events.timestamp) - ${num(start)}) * ${m} + metric_events.low)`
   const perEntity = `SELECT exposures.entity_id AS entity_id, exposures.variant AS variant,
     windowFunnel(${num(window)})(${clock}, ${conds.join(', ')}) AS level
   ${entityJoin(f, events, 'INNER')}`
