@@ -1,4 +1,5 @@
 import type { Project } from '../accounts/documents.ts'
+import type { Runtime } from '../runtime/types.ts'
 import { ValidationError } from '../http/errors.ts'
 import type { Capabilities, CompiledQuery } from '../hogql/index.ts'
 import { compileHogQLCached } from './compile-cache.ts'
@@ -17,8 +18,19 @@ export interface KindCompiled extends CompiledQuery {
 }
 
 export interface QueryKind {
+  /**
+   * Kinds whose query names stored configuration (an ExperimentQuery's experiment_id) read it here,
+   * on the main thread where the stores are (compile workers have none), and return the query with
+   * it inlined: the results cache key and the compile both see the returned query.
+   */
+  prepare?(query: unknown, project: Project, rt: Runtime): Promise<{ kind: string }>
   /** `server`: what the ClickHouse in use runs (kinds that print portable SQL may ignore it). */
   compile(query: unknown, project: Project, server?: Capabilities, facts?: DataFacts): Promise<KindCompiled>
+  /**
+   * The shape is PostHog's whole response body for the kind (ExperimentQuery's baseline and
+   * variant_results at the top level), not its `results`.
+   */
+  topLevel?: boolean
   /** Default: rows as arrays, in column order. */
   shape?(rows: unknown[][], compiled: KindCompiled, query: unknown, project: Project): unknown
   /** Whether there is more than these rows show (e.g. breakdown values folded into "other"). */

@@ -100,7 +100,8 @@ export class QueryRunner {
     keyId: string,
     signal?: AbortSignal,
   ): Promise<Response> {
-    queryKind(req.query.kind) // an unknown kind is a 400 whatever the cache holds
+    const prepare = queryKind(req.query.kind).prepare // an unknown kind is a 400 whatever the cache holds
+    if (prepare) req = { ...req, query: await prepare(req.query, project, this.rt) }
     let mode: RefreshMode = req.refresh
     if (req.async === true && mode === 'blocking') mode = 'async'
     const key = cacheKey(project.id, req.query, {
@@ -212,8 +213,9 @@ export class QueryRunner {
         ? out.rows.length > compiled.paging.limit
         : limit !== null && out.rows.length >= limit
     const lastRefresh = new Date().toISOString()
+    const shaped = kind.shape ? kind.shape(rows, compiled, req.query, project) : rows
     const response: Response = {
-      results: kind.shape ? kind.shape(rows, compiled, req.query, project) : rows,
+      ...(kind.topLevel ? (shaped as Response) : { results: shaped }),
       columns: compiled.columns,
       types: out.types.length ? out.types : compiled.types,
       hogql: compiled.hogql,

@@ -11,6 +11,7 @@ import { ExplorePage } from './pages/explore.js'
 import { InsightsPage } from './pages/insights.js'
 import { PeoplePage } from './pages/people.js'
 import { FlagsPage } from './pages/flags.js'
+import { ExperimentsPage } from './pages/experiments.js'
 import { ProjectsPage } from './pages/projects.js'
 
 const KEY = 'burrow.personal_api_key'
@@ -22,6 +23,7 @@ const PAGES = [
   ['insights', 'Insights', InsightsPage],
   ['people', 'People', PeoplePage],
   ['flags', 'Flags', FlagsPage],
+  ['experiments', 'Experiments', ExperimentsPage],
   ['projects', 'Projects & keys', ProjectsPage],
 ]
 
