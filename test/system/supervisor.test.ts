@@ -35,8 +35,12 @@ describe('burrow start (role all) on two cores', () => {
       await expect
         .poll(
           async () =>
-            (await selectRows<{ n: string }>(ch, `SELECT count() AS n FROM events WHERE uuid = '${uuid}'`))[0]
-              ?.n,
+            (
+              await selectRows<{ n: string }>(
+                ch,
+                `SELECT toString(count()) AS n FROM events WHERE uuid = '${uuid}'`,
+              )
+            )[0]?.n,
           { timeout: 60_000, interval: 500 },
         )
         .toBe('1')
