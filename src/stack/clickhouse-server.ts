@@ -79,8 +79,15 @@ function configXml(dir: string, o: ClickHouseServerOptions): string {
 const CLUSTER_PROFILE =
   '<distributed_foreground_insert>1</distributed_foreground_insert><distributed_product_mode>global</distributed_product_mode>'
 
+// clickhouse-local's entry point changes four session settings from the server's defaults; a
+// server keeps the defaults, so the profile sets them back (introspection functions off, implicit
+// SELECT off, file reads and Arrow output as a server does them).
+const SERVER_DEFAULTS =
+  '<allow_introspection_functions>0</allow_introspection_functions><implicit_select>0</implicit_select>' +
+  '<storage_file_read_method>pread</storage_file_read_method><output_format_arrow_use_native_writer>1</output_format_arrow_use_native_writer>'
+
 const usersXml = (cluster: boolean) => `<clickhouse>
-  <profiles><default>${cluster ? CLUSTER_PROFILE : ''}</default></profiles>
+  <profiles><default>${SERVER_DEFAULTS}${cluster ? CLUSTER_PROFILE : ''}</default></profiles>
   <users><default><password></password><networks><ip>127.0.0.1</ip><ip>::1</ip></networks><profile>default</profile><quota>default</quota></default></users>
   <quotas><default></default></quotas>
 </clickhouse>

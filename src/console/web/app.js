@@ -11,6 +11,7 @@ import { ExplorePage } from './pages/explore.js'
 import { InsightsPage } from './pages/insights.js'
 import { PeoplePage } from './pages/people.js'
 import { FlagsPage } from './pages/flags.js'
+import { ActionsPage, CohortsPage } from './pages/definitions.js'
 import { ExperimentsPage } from './pages/experiments.js'
 import { ProjectsPage } from './pages/projects.js'
 
@@ -22,6 +23,8 @@ const PAGES = [
   ['explore', 'Explore', ExplorePage],
   ['insights', 'Insights', InsightsPage],
   ['people', 'People', PeoplePage],
+  ['cohorts', 'Cohorts', CohortsPage],
+  ['actions', 'Actions', ActionsPage],
   ['flags', 'Flags', FlagsPage],
   ['experiments', 'Experiments', ExperimentsPage],
   ['projects', 'Projects & keys', ProjectsPage],
