@@ -97,6 +97,9 @@ export async function execute(
         max_execution_time: opts.maxExecutionSeconds,
         max_result_rows: String(opts.maxResultRows),
         result_overflow_mode: 'break',
+        // quoted, so that convert() can keep a 64-bit integer past 2^53 exact (as text): current
+        // releases write them as bare JSON numbers by default, which JSON.parse rounds
+        output_format_json_quote_64bit_integers: '1',
         ...guardSettings(server),
       },
     })) as JsonCompact

@@ -96,6 +96,16 @@ describe('POST /query/ with HogQLQuery', () => {
     expect(String(r.body.results[0][0])).toContain('10:00:00.123')
   })
 
+  it('answers 64-bit integers as numbers where they are exact, as exact text where they are not', async () => {
+    const r = await call('POST', q('/query/'), {
+      query: hogql(
+        "SELECT count(), toUInt64(9007199254740991), toUInt64(18446744073709551615), toInt64('-9007199254740993') FROM events",
+      ),
+    })
+    expect(r.status).toBe(200)
+    expect(r.body.results).toEqual([[3, 9007199254740991, '18446744073709551615', '-9007199254740993']])
+  })
+
   it('answers 400 in PostHog’s error shape with the position for syntax and resolution errors', async () => {
     const syntax = await call('POST', q('/query/'), { query: hogql('SELEC event FROM events') })
     expect(syntax.status).toBe(400)
