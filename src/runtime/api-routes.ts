@@ -11,6 +11,7 @@ import { registerPluginConfigRoutes } from '../plugins/config-routes.ts'
 import { registerProjectRoutes } from '../accounts/project-routes.ts'
 import { registerSdkRoutes } from '../remote-config/api.ts'
 import { registerKeyRoutes } from '../accounts/key-routes.ts'
+import { registerTaxonomyRoutes } from '../taxonomy/routes.ts'
 
 /** Each part of the management/query API adds its routes through one of these. */
 type RouteModule = (app: FastifyInstance, ctx: ApiContext) => void | Promise<void>
@@ -24,6 +25,7 @@ const ROUTE_MODULES: RouteModule[] = [
   registerPluginConfigRoutes,
   registerPersonRoutes,
   registerSdkRoutes,
+  registerTaxonomyRoutes,
 ]
 
 export const apiComponent: Component = {
