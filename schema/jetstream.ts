@@ -72,4 +72,6 @@ export const BUCKETS = {
   projectorLeases: { name: 'burrow_projector_leases', history: 1, ttlSeconds: 10 },
   /** early access features (`feature.<team>.<id>`) and their flag links */
   earlyAccess: { name: 'burrow_early_access', history: 5, ttlSeconds: 0 },
+  /** saved insights, dashboards (their tiles inside) and sharing configurations (src/dashboards) */
+  dashboards: { name: 'burrow_dashboards', history: 5, ttlSeconds: 0 },
 } as const satisfies Record<string, BucketDef>
