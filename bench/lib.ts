@@ -20,6 +20,7 @@ import { startNatsServer } from '../src/stack/nats-server.ts'
 import { freePort } from '../src/stack/ports.ts'
 import { logMessage } from '../src/jetstream/messages.ts'
 import { statCpuMs } from '../src/runtime/thread-cpu.ts'
+import { TaxonomyCollector } from '../src/taxonomy/collect.ts'
 
 export interface BenchBurrow {
   url: string
@@ -580,5 +581,7 @@ export function decideOnlyContext(
     ch: undefined as never,
     js: undefined as never,
     writer: undefined as never,
+    // the taxonomy's step runs as in a projector (its rows are written by writeRows, not timed here)
+    taxonomy: new TaxonomyCollector(),
   }
 }

@@ -91,6 +91,11 @@ interface KnownTeam {
 const propSpace = (type: number, groupTypeIndex: number) => `${type}/${groupTypeIndex}`
 const EVENT_SPACE = propSpace(PROPERTY_KIND.event, -1)
 
+type Typed = 0 | 1 | 2
+const NONE = 0
+const PENDING = 1
+const WRITTEN = 2
+
 const newKnownEvent = (hour: number): KnownEvent => ({
   hour,
   done: new Set(),
@@ -155,6 +160,10 @@ export class TaxonomyBatch {
   private readonly events = new Map<string, EventDefinitionRow>()
   private readonly properties = new Map<string, PropertyDefinitionRow>()
   private readonly pairs = new Map<string, EventPropertyRow>()
+  /** events new to the process, as this batch knows them (their `done`: settled in this batch) */
+  private readonly fresh = new Map<string, KnownEvent>()
+  /** per event the process knows: keys this batch already holds every row for */
+  private readonly settled = new Map<KnownEvent, Set<string>>()
 
   constructor(private readonly known: TaxonomyCollector) {}
 
@@ -183,11 +192,16 @@ export class TaxonomyBatch {
       }
       return
     }
-    // not written yet: its properties are checked against what the batch and the project know
-    known ??= newKnownEvent(-1)
+    if (!known) {
+      // not written yet: this batch's own record of it, whose `done` is what the batch settled
+      const k = `${teamId}\u0000${event}`
+      known = this.fresh.get(k)
+      if (!known) this.fresh.set(k, (known = newKnownEvent(-1)))
+    }
     const { done, untyped } = known
+    const settled = this.settled.get(known)
     for (const key in properties) {
-      if (done.has(key)) continue
+      if (done.has(key) || settled?.has(key)) continue
       const value = properties[key]
       if ((value === null || typeof value === 'object') && untyped.has(key)) continue
       this.eventProperty(teamId, team, event, known, key, value, atMs)
@@ -242,6 +256,7 @@ export class TaxonomyBatch {
     }
     const key = sanitize(rawKey)
     const typed = this.property(teamId, team, PROPERTY_KIND.event, -1, key, value, atMs)
+    const fresh = team.events.get(event) !== known
     let paired = known.pairs.has(key)
     if (!paired && (key.startsWith('$feature/') || key.startsWith('$feature_enrollment/'))) {
       paired = true
@@ -250,10 +265,19 @@ export class TaxonomyBatch {
       const k = `${teamId}\u0000${event}\u0000${key}`
       if (!this.pairs.has(k)) this.pairs.set(k, { team_id: teamId, event, property: key })
     }
-    // nothing more to learn from this key on this event (only once written, when known)
-    if (!paired || team.events.get(event) !== known) return
-    if (typed) known.done.add(rawKey)
-    else if (team.props.get(EVENT_SPACE)?.get(key) === false) known.untyped.add(rawKey)
+    // Nothing more to learn from this key on this event: for good once its rows are written and its
+    // type known; for the rest of this batch once the batch holds its typed rows.
+    if (paired && typed === WRITTEN && !fresh) known.done.add(rawKey)
+    else if (paired && !fresh && typed === NONE && team.props.get(EVENT_SPACE)?.get(key) === false) {
+      known.untyped.add(rawKey)
+    } else if (typed !== NONE) {
+      if (fresh) known.done.add(rawKey)
+      else {
+        let s = this.settled.get(known)
+        if (!s) this.settled.set(known, (s = new Set()))
+        s.add(rawKey)
+      }
+    }
   }
 
   private bag(
@@ -270,7 +294,10 @@ export class TaxonomyBatch {
     }
   }
 
-  /** Adds the definition's row if it is new or still untyped and `value` types it; true when typed. */
+  /**
+   * Adds the definition's row if it is new, or still untyped and `value` types it. WRITTEN: typed
+   * and written before; PENDING: typed by a row of this batch; NONE: no type yet.
+   */
   private property(
     teamId: number,
     team: KnownTeam,
@@ -279,17 +306,17 @@ export class TaxonomyBatch {
     key: string,
     value: unknown,
     atMs: number,
-  ): boolean {
+  ): Typed {
     const space = propSpace(type, groupTypeIndex)
     const state = team.props.get(space)?.get(key)
-    if (state === true) return true
+    if (state === true) return WRITTEN
     const k = `${teamId}\u0000${space}\u0000${key}`
     const pending = this.properties.get(k)
-    if (pending && pending.typed[1] !== '') return false
+    if (pending && pending.typed[1] !== '') return PENDING
     const inferred = inferPropertyType(value, key)
     // known untyped and still no type: nothing to write
-    if (state === false && inferred === null) return false
-    if (pending && inferred === null) return false
+    if (state === false && inferred === null) return NONE
+    if (pending && inferred === null) return NONE
     this.properties.set(k, {
       team_id: teamId,
       type,
@@ -298,7 +325,7 @@ export class TaxonomyBatch {
       created_at: Math.min(pending?.created_at ?? atMs, atMs),
       typed: inferred === null ? [UNTYPED_AT, ''] : [atMs, inferred],
     })
-    return false
+    return inferred === null ? NONE : PENDING
   }
 }
 
