@@ -9,6 +9,7 @@ import { ErrorBox } from './components/ui.js'
 import { LivePage } from './pages/live.js'
 import { ExplorePage } from './pages/explore.js'
 import { InsightsPage } from './pages/insights.js'
+import { DashboardsPage } from './pages/dashboards.js'
 import { PeoplePage } from './pages/people.js'
 import { FlagsPage } from './pages/flags.js'
 import { ProjectsPage } from './pages/projects.js'
@@ -20,6 +21,7 @@ const PAGES = [
   ['live', 'Live', LivePage],
   ['explore', 'Explore', ExplorePage],
   ['insights', 'Insights', InsightsPage],
+  ['dashboards', 'Dashboards', DashboardsPage],
   ['people', 'People', PeoplePage],
   ['flags', 'Flags', FlagsPage],
   ['projects', 'Projects & keys', ProjectsPage],
