@@ -6,13 +6,9 @@
 // the cache's minute), repeated. Printed: the first load's wall time against the slowest tile alone
 // and the sum of the tiles alone (the ratio says how much of the dashboard's time is its slowest
 // tile), and the cached loads' median and worst times.
-// Run: npx tsx bench/saved-dashboard.ts   (env EVENTS (2M), PERSONS (50K), LOADS (20); ClickHouse is
-// chdb 26.x behind the test harness's HTTP server, as the taxonomy's schema needs a current release)
-import { mkdtempSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+// Run: npx tsx bench/saved-dashboard.ts   (env EVENTS (2M), PERSONS (50K), LOADS (20); the embedded
+// ClickHouse, or the one CLICKHOUSE_URL names: a current release, as the taxonomy's schema needs)
 import { createClient } from '@clickhouse/client'
-import { startChdbServer } from '../test/harness/chdb/index.ts'
 import { generateDataset } from './dataset.ts'
 import { benchBurrow } from './lib.ts'
 
@@ -20,12 +16,10 @@ const EVENTS = Number(process.env.EVENTS ?? 2_000_000)
 const PERSONS = Number(process.env.PERSONS ?? 50_000)
 const LOADS = Number(process.env.LOADS ?? 20)
 
-const chdb = await startChdbServer({ dataDir: mkdtempSync(join(tmpdir(), 'burrow-bench-chdb-')) })
 // a dashboard's tiles run at once up to the key's and the project's caps (default 4 and 8)
 const burrow = await benchBurrow({
   QUERY_MAX_CONCURRENT_PER_KEY: '10',
   QUERY_MAX_CONCURRENT_PER_PROJECT: '10',
-  CLICKHOUSE_URL: chdb.url,
 })
 const { project_id: team, personal_api_key: key } = burrow.credentials
 const ch = createClient({
@@ -122,5 +116,4 @@ try {
 } finally {
   await ch.close()
   await burrow.cleanup()
-  await chdb.stop()
 }
