@@ -585,3 +585,19 @@ export function decideOnlyContext(
     taxonomy: new TaxonomyCollector(),
   }
 }
+
+const pageview = { kind: 'EventsNode', event: '$pageview' }
+
+/** The series of the dashboard benches' 10 trends insights (bench/dashboard.ts, bench/saved-dashboard.ts). */
+export const TRENDS_TILES: object[] = [
+  { series: [pageview] },
+  { series: [{ ...pageview, math: 'dau' }] },
+  { series: [{ kind: 'EventsNode', event: 'purchase', math: 'sum', math_property: 'amount' }] },
+  { series: [{ kind: 'EventsNode', event: 'signed_up' }] },
+  { series: [{ kind: 'EventsNode', event: '$autocapture', math: 'unique_session' }] },
+  { series: [{ ...pageview, properties: [{ key: '$browser', value: 'Chrome', type: 'event' }] }] },
+  { series: [pageview, { kind: 'EventsNode', event: 'purchase' }], trendsFilter: { formula: 'B / A' } },
+  { series: [{ kind: 'EventsNode', event: null }] },
+  { series: [pageview], interval: 'week' },
+  { series: [{ kind: 'EventsNode', event: '$rageclick', math: 'dau' }] },
+]

@@ -6,7 +6,7 @@ import { type ApiContext, projectRoute } from '../http/routes.ts'
 import { dashboardFilter } from './filters.ts'
 import { refreshMode } from './results.ts'
 import { dashboardBasicBody, dashboardBody, tilesByInsight } from './serialize.ts'
-import { type DashboardsService, newTile } from './service.ts'
+import { type DashboardsService, newTile, refuseHardDelete } from './service.ts'
 import type { Dashboard, DashboardFields, Tile } from './store.ts'
 
 // Dashboards (posthog/api/dashboards/dashboard.py): CRUD with tiles (an insight, added through the
@@ -297,12 +297,6 @@ export function registerDashboardRoutes(app: FastifyInstance, ctx: ApiContext, s
     tags: TAGS,
     summary: 'Refused (405): soft-delete with PATCH deleted: true',
     params: IdParams,
-    handler: async (_req, reply) =>
-      reply.code(405).send({
-        type: 'invalid_request',
-        code: 'method_not_allowed',
-        detail: 'This model does not support hard deletion. Use soft delete instead.',
-        attr: null,
-      }),
+    handler: async (_req, reply) => refuseHardDelete(reply),
   })
 }

@@ -6,7 +6,7 @@ import { type ApiContext, projectRoute } from '../http/routes.ts'
 import { dashboardFilter } from './filters.ts'
 import { refreshMode } from './results.ts'
 import { insightBasicBody, insightBody, tilesByInsight } from './serialize.ts'
-import type { DashboardsService } from './service.ts'
+import { type DashboardsService, refuseHardDelete } from './service.ts'
 import type { Insight, InsightFields } from './store.ts'
 
 // Saved insights (posthog/api/insight.py): list, create, retrieve, update; soft delete only
@@ -234,13 +234,7 @@ export function registerInsightRoutes(app: FastifyInstance, ctx: ApiContext, svc
     tags: TAGS,
     summary: 'Refused (405): soft-delete with PATCH deleted: true',
     params: IdParams,
-    handler: async (_req, reply) =>
-      reply.code(405).send({
-        type: 'invalid_request',
-        code: 'method_not_allowed',
-        detail: 'This model does not support hard deletion. Use soft delete instead.',
-        attr: null,
-      }),
+    handler: async (_req, reply) => refuseHardDelete(reply),
   })
 
   projectRoute(app, ctx, {

@@ -1,4 +1,4 @@
-import type { FastifyRequest } from 'fastify'
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Project } from '../accounts/documents.ts'
 import { userResolver } from '../accounts/user-body.ts'
 import type { ApiContext, ProjectAccess } from '../http/routes.ts'
@@ -148,3 +148,12 @@ export function newTile(id: number, insightId: number | null, text: Tile['text']
     deleted: false,
   }
 }
+
+/** PostHog's answer to a DELETE of an insight or dashboard (ForbidDestroyModel): soft delete only. */
+export const refuseHardDelete = (reply: FastifyReply) =>
+  reply.code(405).send({
+    type: 'invalid_request',
+    code: 'method_not_allowed',
+    detail: 'This model does not support hard deletion. Use soft delete instead.',
+    attr: null,
+  })

@@ -10,6 +10,7 @@ import {
   nextSequence,
   putDoc,
   readDoc,
+  replaceDoc,
   updateDoc,
 } from '../jetstream/kv-document.ts'
 

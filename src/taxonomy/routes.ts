@@ -3,6 +3,7 @@ import { z } from 'zod'
 import { AppError, NotFound, ValidationError } from '../http/errors.ts'
 import { envelope, PageQuery } from '../http/paging.ts'
 import { type ApiContext, projectRoute } from '../http/routes.ts'
+import { CAMPAIGN } from '../projectors/identity/initial-props.ts'
 import { PROPERTY_KIND } from './collect.ts'
 import { eventDefinitionId, type EventDefinition, TaxonomyStore } from './store.ts'
 import { EventVolumes } from './volume.ts'
@@ -90,33 +91,7 @@ const ALWAYS_EXCLUDED = [
   ...[0, 1, 2, 3, 4].map((i) => `$group_${i}`),
 ]
 // the taxonomy's event properties without a `$` (exclude_core_properties also drops every `$` name)
-const CORE_UNPREFIXED = [
-  'distinct_id',
-  'utm_source',
-  'utm_medium',
-  'utm_campaign',
-  'utm_content',
-  'utm_term',
-  'gclid',
-  'gad_source',
-  'gclsrc',
-  'dclid',
-  'gbraid',
-  'wbraid',
-  'fbclid',
-  'msclkid',
-  'twclid',
-  'li_fat_id',
-  'mc_cid',
-  'igshid',
-  'ttclid',
-  'rdt_cid',
-  'epik',
-  'qclid',
-  'sccid',
-  'irclid',
-  '_kx',
-]
+const CORE_UNPREFIXED = ['distinct_id', ...CAMPAIGN]
 
 const EventDefinitionBody = z.object({
   id: z.string(),
@@ -325,6 +300,12 @@ export function registerTaxonomyRoutes(app: FastifyInstance, ctx: ApiContext): v
       store.seenTogether(project.id, req.query.event_names, req.query.property_name),
   })
 
+  const stored = async (team: number, id: string) => {
+    const d = await store.propertyDefinition(team, id)
+    if (!d) throw new NotFound()
+    return d
+  }
+
   projectRoute(app, ctx, {
     method: 'GET',
     path: both('/property_definitions/:id'),
@@ -333,11 +314,7 @@ export function registerTaxonomyRoutes(app: FastifyInstance, ctx: ApiContext): v
     summary: 'Retrieve a property definition by id',
     params: IdParams,
     response: { 200: PropertyDefinitionBody },
-    handler: async (req, _reply, { project }) => {
-      const d = await store.propertyDefinition(project.id, req.params.id)
-      if (!d) throw new NotFound()
-      return propertyBody(d)
-    },
+    handler: async (req, _reply, { project }) => propertyBody(await stored(project.id, req.params.id)),
   })
 
   projectRoute(app, ctx, {
@@ -350,8 +327,7 @@ export function registerTaxonomyRoutes(app: FastifyInstance, ctx: ApiContext): v
     body: z.object({ property_type: z.enum(PROPERTY_TYPES).optional() }).passthrough(),
     response: { 200: PropertyDefinitionBody },
     handler: async (req, _reply, { project }) => {
-      const d = await store.propertyDefinition(project.id, req.params.id)
-      if (!d) throw new NotFound()
+      const d = await stored(project.id, req.params.id)
       const { property_type, ...rest } = req.body
       if (Object.keys(rest).length) throw new EnterpriseOnly()
       if (property_type === undefined || property_type === d.property_type) return propertyBody(d)

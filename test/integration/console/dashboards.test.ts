@@ -13,6 +13,7 @@ import type { Project } from '../../../src/accounts/documents.ts'
 import type { RunningBurrow } from '../../../src/runtime/start.ts'
 import { launchChromium } from '../../harness/browser.ts'
 import { api, createTestKey, createTestProject, startTestBurrow } from '../../harness/index.ts'
+import { until } from '../dashboards/helpers.ts'
 
 const SHOTS = process.env.CONSOLE_SCREENSHOTS
   ? resolve(import.meta.dirname, '../../../docs/console')
@@ -67,15 +68,6 @@ const DATASET = [
 
 const poll = <T>(read: () => T | Promise<T>) => expect.poll(read, { timeout: 30_000, interval: 200 })
 
-/** Reads until `ok` (beforeAll has no expect.poll). */
-async function until<T>(read: () => Promise<T>, ok: (v: T) => boolean, ms = 30_000): Promise<T> {
-  const deadline = Date.now() + ms
-  for (;;) {
-    const v = await read()
-    if (ok(v) || Date.now() > deadline) return v
-    await new Promise((r) => setTimeout(r, 200))
-  }
-}
 const pageErrors: string[] = []
 const shot = (p: Page, name: string) => p.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true })
 

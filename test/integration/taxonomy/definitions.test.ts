@@ -5,6 +5,7 @@ import { beforeAll, describe, expect, it } from 'vitest'
 import type { Project } from '../../../src/accounts/documents.ts'
 import type { RunningBurrow } from '../../../src/runtime/start.ts'
 import { api, clickhouse, createTestKey, createTestProject, startTestBurrow } from '../../harness/index.ts'
+import { until } from '../dashboards/helpers.ts'
 
 let burrow: RunningBurrow
 let a: Project
@@ -37,15 +38,6 @@ async function capture(project: Project, batch: object[]) {
     body: JSON.stringify({ api_key: project.api_token, batch }),
   })
   expect(res.status).toBe(200)
-}
-
-async function until<T>(read: () => Promise<T>, ok: (v: T) => boolean, ms = 30_000): Promise<T> {
-  const deadline = Date.now() + ms
-  for (;;) {
-    const v = await read()
-    if (ok(v) || Date.now() > deadline) return v
-    await new Promise((r) => setTimeout(r, 200))
-  }
 }
 
 const events = (p: Project, q = '') => call('GET', `/api/projects/${p.id}/event_definitions/${q}`)
