@@ -304,16 +304,7 @@ export class DashboardStore {
         await putDoc(this.kv, tokenKey(token), { team_id: team, kind, id } satisfies SharedTarget)
       }
       const written = current
-        ? await this.kv
-            .update(
-              sharingKey(team, kind, id),
-              new TextEncoder().encode(JSON.stringify(next)),
-              current.revision,
-            )
-            .then(
-              () => true,
-              () => false,
-            )
+        ? await replaceDoc(this.kv, sharingKey(team, kind, id), next, current.revision)
         : await createDoc(this.kv, sharingKey(team, kind, id), next)
       if (!written) {
         // lost a race: the token written for this attempt names nothing
