@@ -13,7 +13,7 @@
 // less than wall time), and how many buckets came from stored values and how many were computed.
 import { createClient } from '@clickhouse/client'
 import { generateDataset } from './dataset.ts'
-import { benchBurrow, procStats, processTree } from './lib.ts'
+import { benchBurrow, procStats, processTree, TRENDS_TILES as INSIGHTS } from './lib.ts'
 
 const EVENTS = Number(process.env.EVENTS ?? 2_000_000)
 const PERSONS = Number(process.env.PERSONS ?? 50_000)
@@ -38,20 +38,6 @@ const ch = createClient({
   request_timeout: 600_000,
   clickhouse_settings: { max_execution_time: 600 },
 })
-
-const pageview = { kind: 'EventsNode', event: '$pageview' }
-const INSIGHTS: object[] = [
-  { series: [pageview] },
-  { series: [{ ...pageview, math: 'dau' }] },
-  { series: [{ kind: 'EventsNode', event: 'purchase', math: 'sum', math_property: 'amount' }] },
-  { series: [{ kind: 'EventsNode', event: 'signed_up' }] },
-  { series: [{ kind: 'EventsNode', event: '$autocapture', math: 'unique_session' }] },
-  { series: [{ ...pageview, properties: [{ key: '$browser', value: 'Chrome', type: 'event' }] }] },
-  { series: [pageview, { kind: 'EventsNode', event: 'purchase' }], trendsFilter: { formula: 'B / A' } },
-  { series: [{ kind: 'EventsNode', event: null }] },
-  { series: [pageview], interval: 'week' },
-  { series: [{ kind: 'EventsNode', event: '$rageclick', math: 'dau' }] },
-]
 
 async function load(name: string, n: number, refresh: string) {
   const cpu0 = serverCpuMs()

@@ -20,6 +20,7 @@ import { startNatsServer } from '../src/stack/nats-server.ts'
 import { freePort } from '../src/stack/ports.ts'
 import { logMessage } from '../src/jetstream/messages.ts'
 import { statCpuMs } from '../src/runtime/thread-cpu.ts'
+import { TaxonomyCollector } from '../src/taxonomy/collect.ts'
 
 export interface BenchBurrow {
   url: string
@@ -580,5 +581,23 @@ export function decideOnlyContext(
     ch: undefined as never,
     js: undefined as never,
     writer: undefined as never,
+    // the taxonomy's step runs as in a projector (its rows are written by writeRows, not timed here)
+    taxonomy: new TaxonomyCollector(),
   }
 }
+
+const pageview = { kind: 'EventsNode', event: '$pageview' }
+
+/** The series of the dashboard benches' 10 trends insights (bench/dashboard.ts, bench/saved-dashboard.ts). */
+export const TRENDS_TILES: object[] = [
+  { series: [pageview] },
+  { series: [{ ...pageview, math: 'dau' }] },
+  { series: [{ kind: 'EventsNode', event: 'purchase', math: 'sum', math_property: 'amount' }] },
+  { series: [{ kind: 'EventsNode', event: 'signed_up' }] },
+  { series: [{ kind: 'EventsNode', event: '$autocapture', math: 'unique_session' }] },
+  { series: [{ ...pageview, properties: [{ key: '$browser', value: 'Chrome', type: 'event' }] }] },
+  { series: [pageview, { kind: 'EventsNode', event: 'purchase' }], trendsFilter: { formula: 'B / A' } },
+  { series: [{ kind: 'EventsNode', event: null }] },
+  { series: [pageview], interval: 'week' },
+  { series: [{ kind: 'EventsNode', event: '$rageclick', math: 'dau' }] },
+]

@@ -235,11 +235,15 @@ async function timePrepare(ctx: ProjectionContext, messages: LogMessage[], commi
       for (const piece of resolvedPieces(p.rows, { prefix: 'resolved', partitions: 8 }, 'EVENTS'))
         bytes += piece.data.length
     else bytes += tsvBody(p.rows.events.map((r) => r.line)).length
+    // the taxonomy's rows as its write takes them (the INSERT itself is not timed, as the rows' are not)
+    const taxonomy = p.taxonomy?.rows()
     ms += cpuMs(c)
     wall += performance.now() - t
     events += p.rows.events.length
     for (const k of Object.keys(stages) as (keyof typeof stages)[]) stages[k] += p.out.timings[k]
     if (commit) await ctx.store.commit(p.overlay.values(), ctx.source, p.seqs)
+    // as after the write: the next batches know these names
+    if (commit) p.taxonomy?.written(taxonomy)
   }
   // GC entries are delivered after the fact: let the last ones in before reading the total.
   await new Promise((resolve) => setTimeout(resolve, 50))

@@ -74,4 +74,6 @@ export const BUCKETS = {
   earlyAccess: { name: 'burrow_early_access', history: 5, ttlSeconds: 0 },
   /** experiments (`experiment.<team>.<id>`) and their per-project id sequence */
   experiments: { name: 'burrow_experiments', history: 5, ttlSeconds: 0 },
+  /** saved insights, dashboards (their tiles inside) and sharing configurations (src/dashboards) */
+  dashboards: { name: 'burrow_dashboards', history: 5, ttlSeconds: 0 },
 } as const satisfies Record<string, BucketDef>

@@ -10,6 +10,7 @@ import type { IdentityOverlay } from './identity-store/overlay.ts'
 import type { KvIdentityStore } from './identity-store/store.ts'
 import type { EventRow as EventFields } from './rows.ts'
 import type { ProjectionTables } from './tables.ts'
+import type { TaxonomyBatch, TaxonomyCollector } from '../taxonomy/collect.ts'
 
 // The shapes one batch of log messages takes on its way to ClickHouse: prepared (prepare.ts), written
 // (a BatchWriter, writer.ts), committed (projection.ts).
@@ -49,6 +50,11 @@ export interface ProjectionContext {
    * fences the rows itself, right before it sends them); throws FencedError once the lease is gone
    */
   fence?: Fence
+  /**
+   * the projects' taxonomy (event and property definitions) this process wrote; absent: none is
+   * recorded (steps/record-taxonomy.ts)
+   */
+  taxonomy?: TaxonomyCollector
 }
 
 /**
@@ -159,6 +165,8 @@ export interface PreparedBatch {
   seqs: Map<string, number>
   /** the batch's last message (names the dead letters of refused person/group rows) */
   last: { subject: string; seq: number }
+  /** the names new to the taxonomy (steps/record-taxonomy.ts), written with the rows */
+  taxonomy?: TaxonomyBatch
 }
 
 /** A fresh outcome for a batch ending at `lastSeq`. */

@@ -24,6 +24,7 @@ import { PartitionLeases, type PartitionWorker } from './partition-leases.ts'
 import { ProjectorPlugins } from './plugins.ts'
 import { LIVE_TABLES, type ProjectionTables } from './tables.ts'
 import { ClickHouseWriter } from './writer.ts'
+import { TaxonomyCollector } from '../taxonomy/collect.ts'
 import { ResolvedPublisher, type ResolvedTarget } from './resolved.ts'
 import { BATCH_RETRY } from './lane-consumer.ts'
 import { RowWriter } from './row-writer.ts'
@@ -84,6 +85,8 @@ export interface ProjectorOptions {
    * and identity commit; a fenced-out unit stops without acknowledging (docs/scaling.md)
    */
   fence?: Fence
+  /** the projects' taxonomy (docs/taxonomy.md): recorded by default; false: not recorded */
+  taxonomy?: TaxonomyCollector | false
 }
 
 /** The projectors of a process, running. */
@@ -120,6 +123,8 @@ export async function startProjector(o: ProjectorOptions): Promise<RunningProjec
   const mutex = new Mutex()
   const control = await ProjectorControl.open(kv, () => store.reset())
   const consumers = new Map<Lane, LaneConsumer>()
+  // one per process: its lanes share what it has written
+  const taxonomy = o.taxonomy === false ? undefined : (o.taxonomy ?? new TaxonomyCollector())
   let owned: ProjectorPlugins | undefined
   const closeAll = async () => {
     await Promise.all([...consumers.values()].map((c) => c.stop()))
@@ -168,6 +173,7 @@ export async function startProjector(o: ProjectorOptions): Promise<RunningProjec
           plugins,
           resolveOnly: o.resolved !== undefined,
           fence: o.fence,
+          taxonomy,
         },
       })
       await c.start()

@@ -11,6 +11,7 @@ import { encodeEventRow } from './steps/encode-event-row.ts'
 import { mergePersonUpdates } from './steps/merge-person-updates.ts'
 import { distinctIdKeys, personKeys } from './steps/prefetch-keys.ts'
 import { DROPS, dlq, type StepResult } from './steps/results.ts'
+import { beginTaxonomy, seeEvent } from './steps/record-taxonomy.ts'
 import { runPlugins } from './steps/run-plugins.ts'
 import { selectTeam } from './steps/select-team.ts'
 import { skipCommitted } from './steps/skip-committed.ts'
@@ -108,7 +109,9 @@ export async function prepareBatch(
   const overlay = new IdentityOverlay(ctx.store, parent)
   const identity = new IdentityRows()
   const events: EventRow[] = []
+  const taxonomy = beginTaxonomy(ctx.taxonomy)
   for (const w of work) {
+    const groupTypes = () => overlay.getGroupTypes(w.teamId)
     for (const d of w.events) {
       b.out.events++
       const person = b.settle(
@@ -118,6 +121,8 @@ export async function prepareBatch(
         d.event,
       )
       if (!person) continue
+      const seen = seeEvent(taxonomy, w.teamId, d, person, groupTypes)
+      if (seen) await seen
       // Team spread: every event goes to the row writers, which reconcile (a resolved piece must hold
       // the same events each time it is published: resolved.ts).
       if (!ctx.resolveOnly && !b.settle(skipWritten(d, written, w.msg.seq, d.offset), w.msg, d.offset))
@@ -141,7 +146,7 @@ export async function prepareBatch(
   }
   const lastMsg = msgs.at(-1)
   const last = { subject: lastMsg?.subject ?? '', seq: lastMsg?.seq ?? 0 }
-  return { id, out: b.out, rows, overlay, deadLetters: b.dead, seqs, last }
+  return { id, out: b.out, rows, overlay, deadLetters: b.dead, seqs, last, taxonomy }
 }
 
 // Message steps: decode, team, watermark; invalid events of a chunk go to the dead letters here.

@@ -2,6 +2,7 @@ import type { BatchOutcome, LogMessage, PreparedBatch, ProjectionContext } from 
 import { publishDeadLetter } from './dead-letters.ts'
 import { io } from './errors.ts'
 import { prepareBatch } from './prepare.ts'
+import { writeTaxonomyOf } from './steps/record-taxonomy.ts'
 
 // A batch from decided to committed. See docs/projectors.md ("Exactly once") for why this order:
 // rows, then dead letters, then identity state and watermark, then (by the caller) the ack.
@@ -40,6 +41,7 @@ export async function writeRows(ctx: ProjectionContext, p: PreparedBatch): Promi
   }
   p.out.refused = refused.filter((r) => r.event).length
   p.out.written = p.rows.events.length - p.out.refused
+  await writeTaxonomyOf(p.taxonomy, ctx.ch, ctx.log)
   p.out.timings.insert = now() - t
 }
 

@@ -21,6 +21,7 @@ import { resolvedReplayedKey } from './control.ts'
 import { laneSource } from './index.ts'
 import { ProjectorPlugins } from './plugins.ts'
 import { projectBatch } from './projection.ts'
+import { TaxonomyCollector } from '../taxonomy/collect.ts'
 import {
   loadReplayState,
   pauseProjectors,
@@ -151,6 +152,8 @@ class ReplayRun {
       teams: state.project === null ? undefined : new Set([state.project]),
       log: o.log,
       plugins,
+      // the log is the truth for the taxonomy too: a replay writes every name again (upserts)
+      taxonomy: new TaxonomyCollector(),
     }
     return new ReplayRun(o, kv, js, await jetstreamManager(o.nc), state, resumed, tables, ctx, admin)
   }

@@ -99,7 +99,7 @@ export async function execute(
         result_overflow_mode: 'break',
         // quoted, so that convert() can keep a 64-bit integer past 2^53 exact (as text): current
         // releases write them as bare JSON numbers by default, which JSON.parse rounds
-        output_format_json_quote_64bit_integers: '1',
+        output_format_json_quote_64bit_integers: 1,
         ...guardSettings(server),
       },
     })) as JsonCompact

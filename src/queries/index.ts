@@ -7,7 +7,8 @@ import { registerQueryRoutes } from './routes.ts'
 import { QueryRunner } from './runner.ts'
 import './kind-registrations.ts'
 
-export async function registerQueries(app: FastifyInstance, ctx: ApiContext): Promise<void> {
+/** Registers the query routes; returns the process's runner, which saved insights use too. */
+export async function registerQueries(app: FastifyInstance, ctx: ApiContext): Promise<QueryRunner> {
   const c = ctx.rt.config
   const runner = await QueryRunner.create(ctx.rt, {
     limits: {
@@ -41,6 +42,7 @@ export async function registerQueries(app: FastifyInstance, ctx: ApiContext): Pr
     })
     app.addHook('onClose', async () => stop())
   }
+  return runner
 }
 
 const MATERIALIZED_REFRESH_MS = 30_000

@@ -3,6 +3,7 @@ import type { Component } from './types.ts'
 import { RateLimiter } from '../http/auth.ts'
 import type { ApiContext } from '../http/routes.ts'
 import { registerQueries } from '../queries/index.ts'
+import { registerDashboards } from '../dashboards/index.ts'
 import { registerFlagRoutes } from '../flags/definition-routes.ts'
 import { registerOpenApi } from '../http/openapi.ts'
 import { registerPersonRoutes } from '../persons/routes.ts'
@@ -12,6 +13,7 @@ import { registerProjectRoutes } from '../accounts/project-routes.ts'
 import { registerSdkRoutes } from '../remote-config/api.ts'
 import { registerKeyRoutes } from '../accounts/key-routes.ts'
 import { registerExperimentRoutes } from '../experiments/routes.ts'
+import { registerTaxonomyRoutes } from '../taxonomy/routes.ts'
 
 /** Each part of the management/query API adds its routes through one of these. */
 type RouteModule = (app: FastifyInstance, ctx: ApiContext) => void | Promise<void>
@@ -19,13 +21,15 @@ type RouteModule = (app: FastifyInstance, ctx: ApiContext) => void | Promise<voi
 const ROUTE_MODULES: RouteModule[] = [
   registerProjectRoutes,
   registerKeyRoutes,
-  registerQueries,
+  // the query routes, then what shares their runner: saved insights and dashboards
+  async (app, ctx) => registerDashboards(app, ctx, await registerQueries(app, ctx)),
   registerFlagRoutes,
   registerPlaylistRoutes,
   registerPluginConfigRoutes,
   registerPersonRoutes,
   registerSdkRoutes,
   registerExperimentRoutes,
+  registerTaxonomyRoutes,
 ]
 
 export const apiComponent: Component = {

@@ -26,7 +26,8 @@ const EVENT_TO_PERSON = [
   '$raw_user_agent',
 ]
 
-const CAMPAIGN = [
+/** PostHog's campaign parameters (utm_*, click ids): kept with their initial values on a person. */
+export const CAMPAIGN = [
   'utm_source',
   'utm_medium',
   'utm_campaign',

@@ -12,32 +12,64 @@ export const RANGES = [
   ['-180d', 'Last 180 days'],
   ['-1y', 'Last year'],
 ]
+/** The project's event names, most recently seen first (the taxonomy: GET …/event_definitions/). */
 export function useEventNames(api, project) {
   const [names, setNames] = useState([])
   useEffect(() => {
     api
-      .post(projectPath(project.id, 'query/'), {
-        query: {
-          kind: 'HogQLQuery',
-          query:
-            'SELECT event, count() AS c FROM events WHERE timestamp > now() - INTERVAL 90 DAY GROUP BY event ORDER BY c DESC LIMIT 200',
-        },
-      })
-      .then((r) => setNames(r.results.map((row) => row[0])))
+      .get(projectPath(project.id, 'event_definitions/?limit=200'))
+      .then((r) => setNames(r.results.map((d) => d.name)))
       .catch(() => {})
   }, [project.id])
   return names
 }
 
-export function EventInput({ id, label, value, onChange }) {
+const PATHS = {
+  event: (q) => `event_definitions/?limit=20&search=${encodeURIComponent(q)}`,
+  property: (q) => `property_definitions/?limit=20&type=event&search=${encodeURIComponent(q)}`,
+  person: (q) => `property_definitions/?limit=20&type=person&search=${encodeURIComponent(q)}`,
+}
+
+/**
+ * Names of the project's taxonomy matching what is typed so far (event names, event or person
+ * property names), asked for as the user types (a short pause first) for the input's own datalist.
+ */
+export function useTaxonomy(api, project, kind, typed) {
+  const [names, setNames] = useState([])
+  useEffect(() => {
+    const ask = new AbortController()
+    const t = setTimeout(() => {
+      api
+        .get(projectPath(project.id, PATHS[kind](typed ?? '')), ask.signal)
+        .then((r) => setNames(r.results.map((d) => d.name)))
+        .catch(() => {})
+    }, 120)
+    return () => {
+      clearTimeout(t)
+      ask.abort()
+    }
+  }, [project.id, kind, typed])
+  return names
+}
+
+/** A text input offering the taxonomy's names as you type (kind: event, property or person). */
+export function NameInput({ api, project, kind, id, label, value, onChange, placeholder }) {
+  const names = useTaxonomy(api, project, kind, value)
   return html`<label for=${id}>${label}</label>
     <input
       id=${id}
-      list="event-names"
+      list="${id}-names"
       value=${value}
-      placeholder="$pageview"
+      placeholder=${placeholder ?? (kind === 'event' ? '$pageview' : '$browser')}
+      autocomplete="off"
       onInput=${(e) => onChange(e.currentTarget.value)}
-    />`
+    />
+    <datalist id="${id}-names">${names.map((n) => html`<option value=${n}></option>`)}</datalist>`
+}
+
+/** The event picker of the insight builders: the taxonomy's event names as you type. */
+export function EventInput({ api, project, id, label, value, onChange }) {
+  return html`<${NameInput} api=${api} project=${project} kind="event" id=${id} label=${label} value=${value} onChange=${onChange} />`
 }
 
 export function RangeSelect({ id, value, onChange }) {
@@ -48,15 +80,49 @@ export function RangeSelect({ id, value, onChange }) {
 }
 
 export function useRun(api, project) {
-  const [state, setState] = useState({ busy: false, error: null, result: null })
+  const [state, setState] = useState({ busy: false, error: null, result: null, query: null })
   const run = async (query) => {
     setState((s) => ({ ...s, busy: true, error: null }))
     try {
       const result = await api.post(projectPath(project.id, 'query/'), { query, refresh: 'force_blocking' })
-      setState({ busy: false, error: null, result })
+      setState({ busy: false, error: null, result, query })
     } catch (error) {
-      setState({ busy: false, error, result: null })
+      setState({ busy: false, error, result: null, query: null })
     }
   }
   return [state, run]
+}
+
+/** Saves the query last run as an insight (POST …/insights/, an InsightVizNode around it). */
+export function SaveInsight({ api, project, query, onSaved }) {
+  const [name, setName] = useState('')
+  const [busy, setBusy] = useState(false)
+  const [saved, setSaved] = useState(null)
+  const [error, setError] = useState(null)
+  if (!query) return null
+  const save = async (e) => {
+    e.preventDefault()
+    setBusy(true)
+    setError(null)
+    try {
+      const insight = await api.post(projectPath(project.id, 'insights/'), {
+        name: name.trim() || null,
+        query: { kind: 'InsightVizNode', source: query },
+        saved: true,
+      })
+      setSaved(insight)
+      onSaved?.(insight)
+    } catch (err) {
+      setError(err)
+    } finally {
+      setBusy(false)
+    }
+  }
+  return html`<form class="save-insight" onSubmit=${save} aria-label="Save insight">
+    <label for="save-name">Insight name</label>
+    <input id="save-name" value=${name} placeholder="e.g. Weekly pageviews" onInput=${(e) => setName(e.currentTarget.value)} />
+    <button type="submit" class="secondary" disabled=${busy}>${busy ? 'Saving…' : 'Save insight'}</button>
+    ${saved ? html`<span role="status">Saved as <a href="#/insights/saved">${saved.name ?? saved.short_id}</a></span>` : null}
+    ${error ? html`<span class="error" role="alert">${error.detail ?? String(error)}</span>` : null}
+  </form>`
 }

@@ -4,7 +4,7 @@ import { html } from '../lib/html.js'
 import { num, pct } from '../lib/format.js'
 import { BarChart } from '../components/bar-chart.js'
 import { ErrorBox } from '../components/ui.js'
-import { EventInput, RangeSelect, useRun } from '../components/insight-form.js'
+import { EventInput, RangeSelect, SaveInsight, useRun } from '../components/insight-form.js'
 
 export function Retention({ api, project }) {
   const [target, setTarget] = useState('$pageview')
@@ -29,10 +29,10 @@ export function Retention({ api, project }) {
   return html`<form class="builder" onSubmit=${submit} aria-label="Retention">
       <div class="fields">
         <div>
-          <${EventInput} id="ret-target" label="Cohort: first did" value=${target} onChange=${setTarget} />
+          <${EventInput} api=${api} project=${project} id="ret-target" label="Cohort: first did" value=${target} onChange=${setTarget} />
         </div>
         <div>
-          <${EventInput}
+          <${EventInput} api=${api} project=${project}
             id="ret-returning"
             label="Came back to do"
             value=${returning}
@@ -64,6 +64,7 @@ export function Retention({ api, project }) {
       </div>
     </form>
     <${ErrorBox} error=${state.error} />
+    <${SaveInsight} api=${api} project=${project} query=${state.query} />
     ${
       cohorts.length
         ? html`<div class="scroll-x">
@@ -126,7 +127,7 @@ export function Lifecycle({ api, project }) {
   const results = state.result?.results ?? []
   return html`<form class="builder" onSubmit=${submit} aria-label="Lifecycle">
       <div class="fields">
-        <div><${EventInput} id="life-event" label="Event" value=${event} onChange=${setEvent} /></div>
+        <div><${EventInput} api=${api} project=${project} id="life-event" label="Event" value=${event} onChange=${setEvent} /></div>
         <div>
           <label for="life-interval">Interval</label
           ><select
@@ -146,6 +147,7 @@ export function Lifecycle({ api, project }) {
       </div>
     </form>
     <${ErrorBox} error=${state.error} />
+    <${SaveInsight} api=${api} project=${project} query=${state.query} />
     ${
       results.length
         ? html`<${BarChart}

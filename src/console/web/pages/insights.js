@@ -7,8 +7,9 @@ import { num, pct } from '../lib/format.js'
 import { toEpochSeconds } from '../lib/chart-shape.js'
 import { TimeChart } from '../components/time-chart.js'
 import { Card, ErrorBox } from '../components/ui.js'
-import { EventInput, RangeSelect, useEventNames, useRun } from '../components/insight-form.js'
+import { EventInput, NameInput, RangeSelect, SaveInsight, useRun } from '../components/insight-form.js'
 import { Lifecycle, Retention } from './insights-cohorts.js'
+import { SavedInsights } from './saved-insights.js'
 
 const INTERVALS = ['minute', 'hour', 'day', 'week', 'month']
 const MATHS = [
@@ -21,6 +22,7 @@ const KINDS = [
   ['funnel', 'Funnel'],
   ['retention', 'Retention'],
   ['lifecycle', 'Lifecycle'],
+  ['saved', 'Saved insights'],
 ]
 
 /** Event names seen in the last 90 days, most frequent first (for the pickers' suggestions). */
@@ -50,7 +52,7 @@ function Trends({ api, project }) {
           (s, i) =>
             html`<div class="series-row">
               <span class="badge" aria-hidden="true">${String.fromCharCode(65 + i)}</span>
-              <${EventInput}
+              <${EventInput} api=${api} project=${project}
                 id="trend-event-${i}"
                 label="Event ${String.fromCharCode(65 + i)}"
                 value=${s.event}
@@ -89,12 +91,15 @@ function Trends({ api, project }) {
       </fieldset>
       <div class="fields">
         <div>
-          <label for="trend-breakdown">Breakdown by event property</label
-          ><input
+          <${NameInput}
+            api=${api}
+            project=${project}
+            kind="property"
             id="trend-breakdown"
+            label="Breakdown by event property"
             value=${breakdown}
             placeholder="none, e.g. $browser"
-            onInput=${(e) => setBreakdown(e.currentTarget.value)}
+            onChange=${setBreakdown}
           />
         </div>
         <div>
@@ -114,6 +119,7 @@ function Trends({ api, project }) {
       </div>
     </form>
     <${ErrorBox} error=${state.error} />
+    <${SaveInsight} api=${api} project=${project} query=${state.query} />
     ${
       state.result
         ? html`<${TimeChart}
@@ -175,7 +181,7 @@ function Funnel({ api, project }) {
           (s, i) =>
             html`<div class="series-row">
               <span class="badge" aria-hidden="true">${i + 1}</span>
-              <${EventInput}
+              <${EventInput} api=${api} project=${project}
                 id="funnel-step-${i}"
                 label="Step ${i + 1}"
                 value=${s}
@@ -222,6 +228,7 @@ function Funnel({ api, project }) {
       </div>
     </form>
     <${ErrorBox} error=${state.error} />
+    <${SaveInsight} api=${api} project=${project} query=${state.query} />
     ${
       rows.length
         ? html`<ol class="funnel" aria-label="Funnel steps">
@@ -246,16 +253,20 @@ function Funnel({ api, project }) {
     }`
 }
 
-const BUILDERS = { trends: Trends, funnel: Funnel, retention: Retention, lifecycle: Lifecycle }
+const BUILDERS = {
+  trends: Trends,
+  funnel: Funnel,
+  retention: Retention,
+  lifecycle: Lifecycle,
+  saved: SavedInsights,
+}
 
 export function InsightsPage({ api, project, route }) {
   const kind = BUILDERS[route[0]] ? route[0] : 'trends'
-  const names = useEventNames(api, project)
   const Builder = BUILDERS[kind]
   return html`<h1>Insights</h1>
     <nav class="tabs" aria-label="Insight kind">
       ${KINDS.map(([k, label]) => html`<a href="#/insights/${k}" class=${k === kind ? 'active' : ''} aria-current=${k === kind ? 'page' : undefined}>${label}</a>`)}
     </nav>
-    <datalist id="event-names">${names.map((n) => html`<option value=${n}></option>`)}</datalist>
     <${Card}><${Builder} key=${kind} api=${api} project=${project} /></${Card}>`
 }

@@ -8,6 +8,7 @@ import { cell, num, when } from '../lib/format.js'
 import { VirtualTable } from '../components/table.js'
 import { Card, ErrorBox } from '../components/ui.js'
 import { PersonRecordings } from '../components/recordings.js'
+import { NameInput } from '../components/insight-form.js'
 
 function PersonList({ api, project }) {
   const [search, setSearch] = useState('')
@@ -41,7 +42,7 @@ function PersonList({ api, project }) {
   return html`<${Card}>
       <form class="fields" onSubmit=${load} role="search" aria-label="Persons">
         <div><label for="person-search">Distinct id, email or any property text</label><input id="person-search" type="search" value=${search} onInput=${(e) => setSearch(e.currentTarget.value)} /></div>
-        <div><label for="person-key">Person property</label><input id="person-key" value=${propKey} placeholder="e.g. plan" onInput=${(e) => setPropKey(e.currentTarget.value)} /></div>
+        <div><${NameInput} api=${api} project=${project} kind="person" id="person-key" label="Person property" value=${propKey} placeholder="e.g. plan" onChange=${setPropKey} /></div>
         <div><label for="person-value">equals</label><input id="person-value" value=${propValue} onInput=${(e) => setPropValue(e.currentTarget.value)} /></div>
         <div class="submit"><button type="submit" disabled=${state.busy}>${state.busy ? 'Searching…' : 'Search'}</button></div>
       </form>

@@ -1,0 +1,38 @@
+import type { ClickHouseClient } from '../clickhouse/client.ts'
+import type { TaxonomyRows } from './collect.ts'
+
+// The taxonomy's rows into ClickHouse (schema/clickhouse/0110_taxonomy.sql): at most one INSERT per
+// table, only for the tables that have rows. Rows are upserts by their key (folded by min / max), so
+// writing one twice (a retried batch, a second process) changes nothing.
+
+export const TAXONOMY_TABLES = {
+  events: 'event_definitions',
+  properties: 'property_definitions',
+  eventProperties: 'event_properties',
+} as const
+
+/** Writes `rows`; resolves once ClickHouse holds them all, rejects on any failure. */
+export async function writeTaxonomy(ch: ClickHouseClient, rows: TaxonomyRows): Promise<void> {
+  const inserts: Promise<unknown>[] = []
+  if (rows.events.length) {
+    inserts.push(ch.insert({ table: TAXONOMY_TABLES.events, values: rows.events, format: 'JSONEachRow' }))
+  }
+  if (rows.properties.length) {
+    inserts.push(
+      ch.insert({ table: TAXONOMY_TABLES.properties, values: rows.properties, format: 'JSONEachRow' }),
+    )
+  }
+  if (rows.eventProperties.length) {
+    inserts.push(
+      ch.insert({
+        table: TAXONOMY_TABLES.eventProperties,
+        values: rows.eventProperties,
+        format: 'JSONEachRow',
+      }),
+    )
+  }
+  // every insert settles before the answer: none is left running behind a failure
+  const settled = await Promise.allSettled(inserts)
+  const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected')
+  if (failed) throw failed.reason
+}
