@@ -12,7 +12,6 @@ import { InsightsPage } from './pages/insights.js'
 import { DashboardsPage } from './pages/dashboards.js'
 import { PeoplePage } from './pages/people.js'
 import { FlagsPage } from './pages/flags.js'
-import { ActionsPage, CohortsPage } from './pages/definitions.js'
 import { ExperimentsPage } from './pages/experiments.js'
 import { ProjectsPage } from './pages/projects.js'
 
@@ -25,8 +24,6 @@ const PAGES = [
   ['insights', 'Insights', InsightsPage],
   ['dashboards', 'Dashboards', DashboardsPage],
   ['people', 'People', PeoplePage],
-  ['cohorts', 'Cohorts', CohortsPage],
-  ['actions', 'Actions', ActionsPage],
   ['flags', 'Flags', FlagsPage],
   ['experiments', 'Experiments', ExperimentsPage],
   ['projects', 'Projects & keys', ProjectsPage],
