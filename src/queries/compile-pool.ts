@@ -56,7 +56,8 @@ export class CompilePool {
       budgetMs,
       fairness: { perKeyRunning: perProjectCompiles(size), perKeyQueued: PER_PROJECT_QUEUED },
       rebuild: (m) => rebuild(m as unknown as CompileFailure),
-      overBudget: (ms) => new QueryTooComplex(`The query could not be compiled within ${ms} ms; simplify it.`),
+      overBudget: (ms) =>
+        new QueryTooComplex(`The query could not be compiled within ${ms} ms; simplify it.`),
       queueFull: () => new TooManyQueries('waiting to compile in this project', PER_PROJECT_QUEUED),
     })
   }
