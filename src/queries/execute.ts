@@ -1,5 +1,6 @@
 import type { ClickHouseClient } from '@clickhouse/client'
-import { AnswerBudgetFull, AnswerTooLarge, selectJson } from '../clickhouse/client.ts'
+import { AnswerBudgetFull, AnswerTooLarge, MAX_ANSWER_BYTES, selectCompact } from '../clickhouse/client.ts'
+import { RowTooLarge } from '../clickhouse/compact-rows.ts'
 import { AppError, Unavailable } from '../http/errors.ts'
 import { GUARD_SETTING_NAMES, guardSettings, type ServerInfo } from '../hogql/capabilities.ts'
 import type { CompiledQuery } from '../hogql/index.ts'
@@ -11,7 +12,25 @@ export interface ExecuteLimits {
   maxResultRows: number
   /** The largest answer read from ClickHouse, in bytes (default: the client's MAX_ANSWER_BYTES). */
   maxResultBytes?: number
+  /** The longest row (its JSON text, so every cell in it) of an answer; default MAX_ROW_BYTES. */
+  maxRowBytes?: number
 }
+
+/**
+ * The default cap on one row of an answer, so on every cell: rows are parsed one at a time as they
+ * arrive (src/clickhouse/compact-rows.ts), and a row of this size parses in ~10-20 ms.
+ */
+export const MAX_ROW_BYTES = 4 * 1024 * 1024
+
+/**
+ * ClickHouse's own `max_result_bytes` is set to this many times Burrow's answer cap. It counts the
+ * result's size in memory, which for short values is larger than their JSON (an empty String: 9
+ * bytes in memory, `"",` 3 in JSON), and with `result_overflow_mode=break` the server stops sending
+ * past it without saying so: at 4× the cap, the JSON sent has passed Burrow's cap first, so an
+ * answer is refused (400), never cut short silently. It stops the server's work on a huge answer
+ * early; one huge block (a single giant cell) is refused by the row cap instead.
+ */
+const SERVER_RESULT_BYTES_FACTOR = 4
 
 /** A query's rows, with the column types ClickHouse reported and what it read. */
 export interface Executed {
@@ -21,12 +40,8 @@ export interface Executed {
   bytesRead: number
   /** ClickHouse's own time for the query (its JSON `statistics.elapsed`), seconds; 0 if not given */
   elapsed: number
-}
-
-interface JsonCompact {
-  meta: { name: string; type: string }[]
-  data: unknown[][]
-  statistics?: { rows_read?: number; bytes_read?: number; elapsed?: number }
+  /** bytes of JSON the answer was read from (what the rows cost to serialize again, roughly) */
+  answerBytes: number
 }
 
 const NUMERIC = /^(Nullable\()?(U?Int(8|16|32|64|128|256)|Float(32|64)|Decimal.*)\)?$/
@@ -84,22 +99,26 @@ export async function execute(
   compiled: CompiledQuery,
   opts: ExecuteOptions,
 ): Promise<Executed> {
-  let body: JsonCompact
+  let body: Awaited<ReturnType<typeof selectCompact>>
   try {
     const server = await readServerInfo(ch)
-    body = (await selectJson(ch, compiled.clickhouse, {
-      format: 'JSONCompact',
+    const maxBytes = opts.maxResultBytes ?? MAX_ANSWER_BYTES
+    body = await selectCompact(ch, compiled.clickhouse, {
       queryId: opts.queryId,
       abort: opts.abort,
-      maxBytes: opts.maxResultBytes,
+      maxBytes,
+      maxRowBytes: opts.maxRowBytes ?? MAX_ROW_BYTES,
+      // values converted as each row is parsed: no pass over every value of a big answer at once
+      mapRow: (row, types) => row.map((v, i) => convert(v, types[i] ?? '')),
       settings: {
         readonly: '1',
         max_execution_time: opts.maxExecutionSeconds,
         max_result_rows: String(opts.maxResultRows),
+        max_result_bytes: String(maxBytes * SERVER_RESULT_BYTES_FACTOR),
         result_overflow_mode: 'break',
         ...guardSettings(server),
       },
-    })) as JsonCompact
+    })
   } catch (err) {
     const mapped = mapClickHouseError(err)
     if (mapped !== err) {
@@ -111,10 +130,10 @@ export async function execute(
     }
     throw mapped
   }
-  const types = body.meta.map((m) => m.type)
   return {
-    rows: body.data.map((row) => row.map((v, i) => convert(v, types[i] ?? ''))),
-    types,
+    rows: body.data,
+    types: body.meta.map((m) => m.type),
+    answerBytes: body.answerBytes,
     rowsRead: body.statistics?.rows_read ?? 0,
     bytesRead: body.statistics?.bytes_read ?? 0,
     elapsed: body.statistics?.elapsed ?? 0,
@@ -231,6 +250,14 @@ export function mapClickHouseError(err: unknown): AppError {
       'validation_error',
       'query_too_complex',
       `The query's answer is larger than ${err.maxBytes} bytes; select fewer or shorter values, or fewer rows.`,
+    )
+  }
+  if (err instanceof RowTooLarge) {
+    return new AppError(
+      400,
+      'validation_error',
+      'query_too_complex',
+      `A row of the query's answer is larger than ${err.maxRowBytes} bytes (a value in it is too large); select shorter values, e.g. fewer array elements.`,
     )
   }
   if (err instanceof AnswerBudgetFull) {

@@ -13,6 +13,7 @@ import {
   FINGERPRINT_SQL,
   Fingerprints,
   FRESHNESS_SECONDS,
+  MAX_ENTRY_BYTES,
   ResultCache,
   revalidatable,
 } from './cache.ts'
@@ -60,6 +61,14 @@ interface CalculateExtra {
 }
 
 const ageSeconds = (iso: string) => (Date.now() - Date.parse(iso)) / 1000
+
+// The JSON size of each computed response's rows (as read from ClickHouse): a large one is not
+// serialized for the results cache or a query status (they keep 900 KB at most, and JSON.stringify of
+// a 40 MB answer held the event loop), and the route streams it (src/http/json-stream.ts).
+const answerSizes = new WeakMap<object, number>()
+
+/** Bytes of JSON the response's rows were read from; undefined for a cached or small response. */
+export const answerBytesOf = (response: object): number | undefined => answerSizes.get(response)
 
 /** Runs query requests with PostHog's refresh modes, the results cache and async status. */
 export class QueryRunner {
@@ -235,6 +244,7 @@ export class QueryRunner {
     }
     // how many chart buckets came from stored values and how many the statement computed
     if (finished) response.bucket_cache = finished.use
+    answerSizes.set(response, out.answerBytes)
     log.info(
       { query_id: id, ms: Math.round(ms), rows: out.rows.length, rows_read: out.rowsRead },
       'query executed',
@@ -243,11 +253,14 @@ export class QueryRunner {
     if (extra.fingerprint !== undefined && revalidatable(compiled.clickhouse)) {
       Object.assign(entry, { sql: compiled.clickhouse, fingerprint: extra.fingerprint })
     }
-    // the result and the buckets' values are written side by side, both before the answer goes
+    // the result and the buckets' values are written side by side, both before the answer goes;
+    // an answer too large for the cache is not serialized to find that out
     await Promise.all([
-      this.cache.put(key, entry).catch((err) => {
-        log.warn({ err, query_id: id }, 'could not cache the query result')
-      }),
+      out.answerBytes > MAX_ENTRY_BYTES
+        ? undefined
+        : this.cache.put(key, entry).catch((err) => {
+            log.warn({ err, query_id: id }, 'could not cache the query result')
+          }),
       finished?.kept,
     ])
     return response
@@ -271,7 +284,8 @@ export class QueryRunner {
       const stored = await this.statuses.get(project.id, next.id).catch(() => undefined)
       if (stored?.cancelled) return
       status = next
-      await this.statuses.put(next)
+      const results = next.results as object | null | undefined
+      await this.statuses.put(next, results ? answerBytesOf(results) : undefined)
     }
     await save(status).catch(() => undefined)
     const progress = setInterval(() => {
