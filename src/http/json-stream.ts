@@ -18,9 +18,7 @@ export function jsonStream(value: Record<string, unknown>, key: string): Readabl
 async function* slices(value: Record<string, unknown>, key: string): AsyncGenerator<string> {
   const items = value[key] as unknown[]
   const rest = Object.entries(value).filter(([k, v]) => k !== key && v !== undefined)
-  let head = `{${JSON.stringify(key)}:[`
-  let out = head
-  head = ''
+  let out = `{${JSON.stringify(key)}:[`
   for (let i = 0; i < items.length; i++) {
     out += (i > 0 ? ',' : '') + (JSON.stringify(items[i]) ?? 'null')
     if (out.length >= SLICE_CHARS) {
