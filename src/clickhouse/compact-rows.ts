@@ -100,6 +100,7 @@ export class CompactRows {
       this.frame += `${text}\n`
       return
     }
+    if (text === '') return // an answer without rows has an empty line there
     if (text.startsWith('\t]')) {
       this.endRow()
       this.frame += `${text}\n`

@@ -55,6 +55,12 @@ describe('CompactRows', () => {
     for (const chunk of [1, 2, 3, 7, 64, 100_000]) expect(read(ANSWER, chunk)).toEqual(whole)
   })
 
+  it('reads an answer without rows (ClickHouse leaves an empty line where they would be)', () => {
+    const empty = ANSWER.replace(/\t"data":\n\t\[\n[^]*?\n\t\],/, '\t"data":\n\t[\n\n\t],')
+    expect(empty).toContain('"data":\n\t[\n\n\t],')
+    for (const chunk of [1, 5, 1000]) expect(read(empty, chunk).data).toEqual([])
+  })
+
   it('maps each row with the column types as it is parsed', () => {
     const out = read(ANSWER, 5, 1_000_000, (row, types) => [types.join('|'), row.length])
     expect(out.data).toEqual([
