@@ -200,6 +200,7 @@ export async function matchRegexes(projectId: number, matches: RegexMatch[]): Pr
 
 /** The answer when it is cheap to give here; undefined when the match goes to a worker. */
 function answerHere({ pattern, text }: RegexMatch): boolean | string | undefined {
+  if (pattern.length > MAX_PATTERN_CHARS) return `regex is longer than ${MAX_PATTERN_CHARS} characters`
   const size = known.get(pattern)
   if (typeof size === 'string') return size
   // the length bound needs no program; the cost bound needs its size, told by a worker

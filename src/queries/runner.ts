@@ -89,7 +89,7 @@ export class QueryRunner {
   ) {
     this.dayCache = new DayCache(rt.ch, rt.nc)
     this.limits = opts.limits
-    this.admission = new QueryAdmission(opts.admission)
+    this.admission = QueryAdmission.of(rt, opts.admission)
     this.gate = new CompileGate(opts.compile)
     this.compiler = new FactsCompiler(this.gate, new PersonOverrides(rt.ch), this.dayCache)
   }

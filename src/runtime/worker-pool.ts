@@ -1,4 +1,5 @@
 import { createRequire } from 'node:module'
+import { setPriority } from 'node:os'
 import { dirname, join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { type ResourceLimits, Worker } from 'node:worker_threads'
@@ -48,6 +49,23 @@ export function workerModuleUrl(tsUrl: URL): URL {
   )
   const boot = `import { register } from ${JSON.stringify(pathToFileURL(tsxApi).href)}; register(); await import(${JSON.stringify(tsUrl.href)})`
   return new URL(`data:text/javascript,${encodeURIComponent(boot)}`)
+}
+
+/**
+ * The nice value of every pool worker's thread (Linux schedules threads one by one: setpriority on a
+ * thread id applies to that thread). A worker busy with a project's costly job then takes a core
+ * only when the event loop, which answers every project, does not need it: on 2 cores, two workers
+ * at full load left the event loop a third of a core, and /_health answers hundreds of ms late.
+ */
+export const WORKER_NICE = 10
+
+function lowerPriority(tid: number | undefined): void {
+  if (tid === undefined) return
+  try {
+    setPriority(tid, WORKER_NICE)
+  } catch {
+    // not permitted or not Linux: the worker keeps the process's priority
+  }
 }
 
 export interface WorkerPoolOptions<A> {
@@ -148,6 +166,7 @@ export class WorkerPool<A extends { id: number }> {
     if ('ready' in m) {
       slot.ready = true
       slot.tid = m.tid
+      lowerPriority(m.tid)
       return this.dispatch()
     }
     if (slot.current?.pending.message.id !== m.id) return
