@@ -80,6 +80,8 @@ export interface CompactSelectOptions extends Omit<SelectOptions, 'format'> {
   maxRowBytes: number
   /** applied to each row as it is parsed, with the column types */
   mapRow?: (row: unknown[], types: string[]) => unknown[]
+  /** the most cells (rows × columns) accepted; more fail with TooManyCells */
+  maxCells?: number
 }
 
 /** The answer of selectCompact, with the bytes of JSON it was read from. */
@@ -96,7 +98,7 @@ export async function selectCompact(
   opts: CompactSelectOptions,
 ): Promise<CompactResult> {
   const fast = selects.get(ch)
-  const reader = new CompactRows(opts.maxRowBytes, opts.mapRow)
+  const reader = new CompactRows(opts.maxRowBytes, opts.mapRow, opts.maxCells)
   if (fast) {
     const hold = new AnswerHold()
     try {

@@ -15,6 +15,14 @@ export class RowTooLarge extends Error {
   }
 }
 
+/** The answer holds more cells (rows × columns) than its reader's cap. */
+export class TooManyCells extends Error {
+  constructor(readonly maxCells: number) {
+    super(`The answer has more than ${maxCells} cells.`)
+    this.name = 'TooManyCells'
+  }
+}
+
 /** The answer as JSONCompact's document has it, with `data` filled row by row. */
 export interface CompactAnswer {
   meta: { name: string; type: string }[]
@@ -36,6 +44,7 @@ export class CompactRows {
   private row: string | null = null
   private types: string[] = []
   private readonly data: unknown[][] = []
+  private cells = 0
 
   /**
    * @param mapRow applied to each row as it is parsed (e.g. numbers ClickHouse quotes); gets the
@@ -44,6 +53,8 @@ export class CompactRows {
   constructor(
     private readonly maxRowBytes: number,
     private readonly mapRow: (row: unknown[], types: string[]) => unknown[] = (r) => r,
+    /** the most cells (rows × columns) read; past it TooManyCells */
+    private readonly maxCells = Number.POSITIVE_INFINITY,
   ) {}
 
   push(chunk: Buffer): void {
@@ -126,6 +137,8 @@ export class CompactRows {
       const at = text.search(/Code: \d+\. DB::Exception/)
       throw at >= 0 ? parseError(text.slice(at)) : err
     }
+    this.cells += row.length
+    if (this.cells > this.maxCells) throw new TooManyCells(this.maxCells)
     this.data.push(this.mapRow(row, this.types))
   }
 }

@@ -10,7 +10,15 @@ import { FlagStore } from '../../../src/flags/definition-store.ts'
 import { nats } from '../../harness/index.ts'
 import type { BurrowProcess } from '../reliability/helpers.ts'
 import { ownProject, send, startAbuseTarget, stillHealthy } from './helpers.ts'
-import { measureOnly, probeDuring, stall, STALL_MAX_MS, STALL_P99_MS, type Probe } from './prober.ts'
+import {
+  measureOnly,
+  probeDuring,
+  stall,
+  STALL_MAX_MS,
+  STALL_P99_MS,
+  type Probe,
+  type StallFigures,
+} from './prober.ts'
 
 let b: BurrowProcess
 let victim: { token: string }
@@ -54,6 +62,8 @@ beforeAll(async () => {
     },
     300,
   )
+  idle = stall((await probeDuring(b.url, victim.token, async () => undefined, 2000)).probe)
+  console.log(`probes with no attack: p50 ${idle.p50} ms, p99 ${idle.p99} ms, max ${idle.max} ms`)
 })
 afterAll(async () => {
   await b?.stop()
@@ -64,13 +74,21 @@ const api = (path: string) => `/api/projects/${attacker.id}${path}`
 const hogql = (query: string) =>
   send(b.url, 'POST', api('/query/'), JSON.stringify({ query: { kind: 'HogQLQuery', query } }), authed())
 
+// What the probes see with no attack running, measured in the same run: on a machine shared with
+// other test lanes the probes wait for a core now and then whatever Burrow does, and the bound is on
+// what the attack adds to that.
+let idle: StallFigures
+
 /** Prints the row's figures and asserts the bound (unless measuring old code). */
 function bounded(row: string, probe: Probe): void {
   const s = stall(probe)
-  console.log(`stall while ${row}: ${s.samples} probes, p50 ${s.p50} ms, p99 ${s.p99} ms, max ${s.max} ms`)
+  console.log(
+    `stall while ${row}: ${s.samples} probes, p50 ${s.p50} ms, p99 ${s.p99} ms, max ${s.max} ms ` +
+      `(idle: p99 ${idle.p99} ms, max ${idle.max} ms; margins ${idle.p99 + STALL_P99_MS - s.p99} / ${idle.max + STALL_MAX_MS - s.max} ms)`,
+  )
   if (measureOnly) return
-  expect(s.p99, `${row}: p99`).toBeLessThanOrEqual(STALL_P99_MS)
-  expect(s.max, `${row}: max`).toBeLessThanOrEqual(STALL_MAX_MS)
+  expect(s.p99, `${row}: p99`).toBeLessThanOrEqual(idle.p99 + STALL_P99_MS)
+  expect(s.max, `${row}: max`).toBeLessThanOrEqual(idle.max + STALL_MAX_MS)
 }
 
 // (?:a|aa){1000}[0-9]: 4,003 RE2 instructions; on a 9,999-character value ~0.55 s a match
@@ -209,17 +227,27 @@ describe.sequential('one project cannot stall the others (issue 40)', () => {
     expect(result.json).toMatchObject({ code: 'query_too_complex' })
   })
 
-  it('50,000 rows × 400 columns answer, streamed', async () => {
-    // "0, " is 3 bytes of JSON: a 60 MB answer
+  it('50,000 rows × 400 columns is refused with a 400 as it is read', async () => {
     const columns = Array.from({ length: 400 }, (_, i) => `${i % 10} AS c${i}`).join(', ')
     const { result, probe } = await probeDuring(b.url, victim.token, () =>
       hogql(`SELECT ${columns} FROM numbers(50000) LIMIT 50000`),
     )
     bounded('a 50,000 × 400 answer', probe)
+    expect(result.status).toBe(400)
+    expect(result.json).toMatchObject({ code: 'query_too_complex' })
+    expect(result.json.detail).toContain('2000000 values')
+  })
+
+  it('50,000 rows × 40 columns (the most cells an answer holds) is streamed', async () => {
+    const columns = Array.from({ length: 40 }, (_, i) => `number + ${i} AS c${i}`).join(', ')
+    const { result, probe } = await probeDuring(b.url, victim.token, () =>
+      hogql(`SELECT ${columns} FROM numbers(50000) LIMIT 50000`),
+    )
+    bounded('a 50,000 × 40 answer', probe)
     expect(result.status, result.text.slice(0, 300)).toBe(200)
     expect(result.json.results).toHaveLength(50_000)
-    expect(result.json.results[49_999]).toHaveLength(400)
-    expect(result.json.results[49_999][399]).toBe(9)
+    expect(result.json.results[49_999]).toHaveLength(40)
+    expect(result.json.results[49_999][39]).toBe(49_999 + 39)
   })
 
   it('numbers() with a huge offset is refused at once', async () => {
