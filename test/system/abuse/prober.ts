@@ -17,6 +17,11 @@ export interface StallFigures {
 }
 
 const PERIOD_MS = 50
+/**
+ * How long each row (and the idle baseline) is probed at least: ~120 samples, so the p99 is not the
+ * single slowest one (a core taken by another test lane now and then).
+ */
+export const PROBE_MS = 3000
 
 export function figures(xs: number[]): StallFigures {
   const sorted = [...xs].sort((a, b) => a - b)
@@ -38,7 +43,7 @@ export async function probeDuring<T>(
   base: string,
   token: string,
   work: () => Promise<T>,
-  minMs = 1000,
+  minMs = PROBE_MS,
 ): Promise<{ result: T; probe: Probe }> {
   const worker = new Worker(new URL('./prober-worker.mjs', import.meta.url), {
     workerData: { base, token, periodMs: PERIOD_MS },
