@@ -5,6 +5,7 @@ import { AppError, Unavailable } from '../http/errors.ts'
 import { GUARD_SETTING_NAMES, guardSettings, type ServerInfo } from '../hogql/capabilities.ts'
 import type { CompiledQuery } from '../hogql/index.ts'
 import type { Logger } from '../observability/logger.ts'
+import { sqlString } from '../clickhouse/sql.ts'
 
 /** The limits every query Burrow runs for a user is held to. */
 export interface ExecuteLimits {
@@ -22,8 +23,7 @@ export interface ExecuteLimits {
  * The default cap on an answer's cells. Each is a JavaScript value held until the answer is sent, and
  * the heap's collector walks them all: 50,000 rows × 400 columns (20M values) stalled every request
  * of the process for 0.4-1.4 s in collections even when read and written in slices. 1M cells are
- * 25,000 rows of 40 columns, or 50,000 of 20; PostHog's own tables show far fewer. A query whose
- * columns × LIMIT is over the cap is refused before it runs.
+ * 50,000 rows (HogQL's largest LIMIT) of 20 columns; PostHog's own tables show far fewer.
  */
 export const MAX_ANSWER_CELLS = 1_000_000
 
@@ -111,9 +111,6 @@ export async function execute(
   opts: ExecuteOptions,
 ): Promise<Executed> {
   const maxCells = opts.maxCells ?? MAX_ANSWER_CELLS
-  if (compiled.limit !== undefined && compiled.columns.length * compiled.limit > maxCells) {
-    throw tooManyCells(maxCells)
-  }
   let body: Awaited<ReturnType<typeof selectCompact>>
   try {
     const server = await readServerInfo(ch)
@@ -136,6 +133,13 @@ export async function execute(
       },
     })
   } catch (err) {
+    // An answer refused while it was read: the server may still be computing the rest (a server
+    // notices the closed connection only when it next writes); it is stopped, not left to run.
+    if (err instanceof RowTooLarge || err instanceof TooManyCells || err instanceof AnswerTooLarge) {
+      void ch
+        .command({ query: `KILL QUERY WHERE query_id = ${sqlString(opts.queryId)} ASYNC` })
+        .catch(() => undefined)
+    }
     const mapped = mapClickHouseError(err)
     if (mapped !== err) {
       // The full text can quote row values: never above debug, never in a response.
@@ -262,7 +266,7 @@ function tooManyCells(maxCells: number): AppError {
     400,
     'validation_error',
     'query_too_complex',
-    `The query's answer would have more than ${maxCells} values (rows × columns); select fewer columns, or fewer rows with LIMIT.`,
+    `The query's answer has more than ${maxCells} values (rows × columns); select fewer columns, or fewer rows with LIMIT.`,
   )
 }
 
