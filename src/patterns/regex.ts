@@ -34,7 +34,8 @@ import type { RegexAnswer, RegexJob } from './regex-worker.ts'
  *                                    // or the match ran out of time)
  *       Cheap matches (small programs seen before, short values) run inline; the rest go to the
  *       regex workers, where projects take turns, one batch of a project at a time, each batch
- *       within REGEX_BUDGET_MS of CPU (past it the worker is replaced and those matches fail).
+ *       within REGEX_BUDGET_MS of CPU (past it the worker is replaced and those matches fail; a
+ *       single match costs at most MAX_MATCH_COST, ~70 ms, so only a batch of many reaches it).
  *
  *   Kept for callers that hold a pattern known to be small (runs on the calling thread):
  *     compileRegex(pattern), regexFinds(pattern, text), InvalidRegex, MAX_REGEX_INPUT_CHARS
@@ -51,7 +52,7 @@ const INLINE_MAX_INSTRUCTIONS = 256
 const INLINE_MAX_COST = 100_000
 const INLINE_CACHE_BYTES = 8 * 1024 * 1024
 /** CPU time of one batch in a regex worker. */
-export const REGEX_BUDGET_MS = 250
+export const REGEX_BUDGET_MS = 1000
 const REGEX_WORKERS = 2
 /** Batches of one project waiting for a worker; past it that request's matches fail at once. */
 const PER_PROJECT_QUEUED = 8

@@ -1,7 +1,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { jsonStream } from '../http/json-stream.ts'
 import { type ApiContext, projectRoute } from '../http/routes.ts'
-import { answerBytesOf, type QueryRunner } from './runner.ts'
+import { answerBytesOf } from './answer-size.ts'
+import type { QueryRunner } from './runner.ts'
 import { QueryIdParams, QueryRequestSchema } from './schema.ts'
 
 /** A query request is JSON of at most this size (HogQL text itself is capped at 100,000 characters). */

@@ -17,6 +17,7 @@ import {
   ResultCache,
   revalidatable,
 } from './cache.ts'
+import { answerBytesOf, setAnswerBytes } from './answer-size.ts'
 import { type BucketRun, DayCache } from './day-cache.ts'
 import { execute, mapClickHouseError, readServerInfo } from './execute.ts'
 import { type AdmissionLimits, QueryAdmission } from './admission.ts'
@@ -61,14 +62,6 @@ interface CalculateExtra {
 }
 
 const ageSeconds = (iso: string) => (Date.now() - Date.parse(iso)) / 1000
-
-// The JSON size of each computed response's rows (as read from ClickHouse): a large one is not
-// serialized for the results cache or a query status (they keep 900 KB at most, and JSON.stringify of
-// a 40 MB answer held the event loop), and the route streams it (src/http/json-stream.ts).
-const answerSizes = new WeakMap<object, number>()
-
-/** Bytes of JSON the response's rows were read from; undefined for a cached or small response. */
-export const answerBytesOf = (response: object): number | undefined => answerSizes.get(response)
 
 /** Runs query requests with PostHog's refresh modes, the results cache and async status. */
 export class QueryRunner {
@@ -244,7 +237,7 @@ export class QueryRunner {
     }
     // how many chart buckets came from stored values and how many the statement computed
     if (finished) response.bucket_cache = finished.use
-    answerSizes.set(response, out.answerBytes)
+    setAnswerBytes(response, out.answerBytes)
     log.info(
       { query_id: id, ms: Math.round(ms), rows: out.rows.length, rows_read: out.rowsRead },
       'query executed',
