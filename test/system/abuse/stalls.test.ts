@@ -110,6 +110,13 @@ const flagsRequest = () =>
     { 'content-type': 'application/json' },
   )
 
+/** `n` /flags requests of B, one after another. */
+async function flagsRequests(n: number) {
+  const out = []
+  for (let i = 0; i < n; i++) out.push(await flagsRequest())
+  return out
+}
+
 describe.sequential('one project cannot stall the others (issue 40)', () => {
   it('a backtracking recording-domain wildcard, then config with a 38-character Origin', async () => {
     const patch = await send(
@@ -146,11 +153,7 @@ describe.sequential('one project cannot stall the others (issue 40)', () => {
       authed(),
     )
     expect(created.status).toBe(201)
-    const { result, probe } = await probeDuring(b.url, victim.token, async () => {
-      const out = []
-      for (let i = 0; i < 4; i++) out.push(await flagsRequest())
-      return out
-    })
+    const { result, probe } = await probeDuring(b.url, victim.token, () => flagsRequests(4))
     bounded('flag regex × 4 /flags', probe)
     for (const r of result) {
       expect(r.status).toBe(200)
@@ -168,11 +171,7 @@ describe.sequential('one project cannot stall the others (issue 40)', () => {
       authed(),
     )
     expect(created.status).toBe(201)
-    const { result, probe } = await probeDuring(b.url, victim.token, async () => {
-      const out = []
-      for (let i = 0; i < 4; i++) out.push(await flagsRequest())
-      return out
-    })
+    const { result, probe } = await probeDuring(b.url, victim.token, () => flagsRequests(4))
     bounded('survey targeting regex × 4 /flags', probe)
     for (const r of result) expect(r.status).toBe(200)
   })
@@ -204,11 +203,7 @@ describe.sequential('one project cannot stall the others (issue 40)', () => {
       })
       await flags.create(attacker.id, def, null)
     }
-    const { result, probe } = await probeDuring(b.url, victim.token, async () => {
-      const out = []
-      for (let i = 0; i < 3; i++) out.push(await flagsRequest())
-      return out
-    })
+    const { result, probe } = await probeDuring(b.url, victim.token, () => flagsRequests(3))
     bounded('42 near-limit patterns × 3 /flags', probe)
     for (const r of result) {
       expect(r.status).toBe(200)
