@@ -66,6 +66,16 @@ function convert(value: unknown, type: string): unknown {
   return value
 }
 
+/** Converts each row's quoted numbers in place; which columns are numeric is worked out once. */
+function numericConverter(): (row: unknown[], types: string[]) => unknown[] {
+  let numeric: number[] | undefined
+  return (row, types) => {
+    numeric ??= types.flatMap((t, i) => (NUMERIC.test(t) ? [i] : []))
+    for (const i of numeric) row[i] = convert(row[i], types[i]!)
+    return row
+  }
+}
+
 // ---- the server --------------------------------------------------------------------------------
 
 const servers = new WeakMap<ClickHouseClient, Promise<ServerInfo>>()
@@ -122,7 +132,7 @@ export async function execute(
       maxRowBytes: opts.maxRowBytes ?? MAX_ROW_BYTES,
       maxCells,
       // values converted as each row is parsed: no pass over every value of a big answer at once
-      mapRow: (row, types) => row.map((v, i) => convert(v, types[i] ?? '')),
+      mapRow: numericConverter(),
       settings: {
         readonly: '1',
         max_execution_time: opts.maxExecutionSeconds,

@@ -118,7 +118,7 @@ const flagsRequest = () =>
 
 /**
  * The largest event loop lag (ms) of the Burrow process since /metrics was last read (prom-client
- * resets it at each read); role all sums its projector process's in, which only overstates it.
+ * resets it at each read); role all reports the larger of its two processes', which only overstates it.
  */
 async function loopLagMs(): Promise<number> {
   const text = await (await fetch(`${b.url}/metrics`)).text()
