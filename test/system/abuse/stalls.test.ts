@@ -66,7 +66,8 @@ beforeAll(async () => {
   )
   await loopLagMs()
   idle = stall((await probeDuring(b.url, victim.token, async () => undefined, PROBE_MS)).probe)
-  idleLag = await loopLagMs()
+  // (counted at most 100 ms: a noisier idle machine does not loosen the bound further)
+  idleLag = Math.min(await loopLagMs(), STALL_P99_MS)
   console.log(
     `probes with no attack: p50 ${idle.p50} ms, p99 ${idle.p99} ms, max ${idle.max} ms, event loop lag max ${idleLag} ms`,
   )
