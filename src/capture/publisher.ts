@@ -1,4 +1,5 @@
 import { type JetStreamClient, jetstream } from '@nats-io/jetstream'
+import { wellFormedJson } from './well-formed.ts'
 import { EVENTS_DUPLICATE_WINDOW_SECONDS, eventsSubject, type Lane } from '../../schema/jetstream.ts'
 import { Unavailable } from '../http/errors.ts'
 import {
@@ -91,7 +92,8 @@ export class EventPublisher {
     const tooLarge: CapturedEvent[] = []
     const max = this.maxMessageBytes
     for (const { lane, event } of events) {
-      const json = JSON.stringify(event)
+      // lone surrogates become U+FFFD, as PostHog's capture does (well-formed.ts)
+      const json = wellFormedJson(JSON.stringify(event))
       const size = Buffer.byteLength(json) + 1
       if (size > max) {
         tooLarge.push(event)

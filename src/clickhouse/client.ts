@@ -8,6 +8,7 @@ import {
   parseError,
 } from '@clickhouse/client'
 import { heapShare } from '../runtime/byte-budget.ts'
+import { type CompactAnswer, CompactRows } from './compact-rows.ts'
 
 export type { ClickHouseClient }
 
@@ -71,6 +72,51 @@ export interface SelectOptions {
    * answer is read whole by @clickhouse/client.
    */
   maxBytes?: number
+}
+
+/** A JSONCompact SELECT read row by row (compact-rows.ts). */
+export interface CompactSelectOptions extends Omit<SelectOptions, 'format'> {
+  /** the longest row (its JSON text) accepted; a longer one fails with RowTooLarge */
+  maxRowBytes: number
+  /** applied to each row as it is parsed, with the column types */
+  mapRow?: (row: unknown[], types: string[]) => unknown[]
+  /** the most cells (rows × columns) accepted; more fail with TooManyCells */
+  maxCells?: number
+}
+
+/** The answer of selectCompact, with the bytes of JSON it was read from. */
+export type CompactResult = CompactAnswer & { answerBytes: number }
+
+/**
+ * A JSONCompact SELECT whose rows are parsed as they arrive, each at most `maxRowBytes` long, under
+ * the same answer cap and budget as selectJson (clients made by clickhouseClient; another client's
+ * answer is read whole by @clickhouse/client, its rows then checked).
+ */
+export async function selectCompact(
+  ch: ClickHouseClient,
+  query: string,
+  opts: CompactSelectOptions,
+): Promise<CompactResult> {
+  const fast = selects.get(ch)
+  const reader = new CompactRows(opts.maxRowBytes, opts.mapRow, opts.maxCells)
+  if (fast) {
+    const hold = new AnswerHold()
+    try {
+      return await fast.compact(query, { ...opts, format: 'JSONCompact' }, hold, reader)
+    } finally {
+      hold.release()
+    }
+  }
+  const rs = await ch.query({
+    query,
+    format: 'JSONCompact',
+    query_id: opts.queryId,
+    clickhouse_settings: opts.settings,
+    abort_signal: opts.abort,
+  })
+  const text = await rs.text()
+  reader.push(Buffer.from(text))
+  return { ...reader.finish(), answerBytes: Buffer.byteLength(text) }
 }
 
 /**
@@ -216,7 +262,20 @@ class HttpSelect {
     return new HttpSelect(base, authorization, database, settings, agent, https.request)
   }
 
-  async text(query: string, opts: SelectOptions, hold: AnswerHold): Promise<string> {
+  text(query: string, opts: SelectOptions, hold: AnswerHold): Promise<string> {
+    return this.run(query, opts, hold) as Promise<string>
+  }
+
+  async compact(
+    query: string,
+    opts: SelectOptions,
+    hold: AnswerHold,
+    reader: CompactRows,
+  ): Promise<CompactResult> {
+    return (await this.run(query, opts, hold, reader)) as CompactResult
+  }
+
+  private async run(query: string, opts: SelectOptions, hold: AnswerHold, reader?: CompactRows) {
     const params = new URLSearchParams()
     params.set('query_id', opts.queryId ?? crypto.randomUUID())
     for (const [k, v] of Object.entries({ ...this.settings, ...opts.settings })) {
@@ -230,10 +289,11 @@ class HttpSelect {
     const body = `${query.trim().replace(/;+$/, '')} \nFORMAT ${opts.format}`
     const max = Math.min(opts.maxBytes ?? MAX_ANSWER_BYTES, ANSWER_BUDGET_BYTES)
     try {
-      return await this.send(url, body, max, hold, opts.abort)
+      return await this.send(url, body, max, hold, opts.abort, reader)
     } catch (err) {
       // a kept-alive socket the server closed meanwhile fails before the query reached it: send again
-      if ((err as { reused?: boolean }).reused) return this.send(url, body, max, hold, opts.abort)
+      // (nothing reached the reader then)
+      if ((err as { reused?: boolean }).reused) return this.send(url, body, max, hold, opts.abort, reader)
       throw err
     }
   }
@@ -244,7 +304,8 @@ class HttpSelect {
     maxBytes: number,
     hold: AnswerHold,
     abort?: AbortSignal,
-  ): Promise<string> {
+    reader?: CompactRows,
+  ): Promise<string | CompactResult> {
     return new Promise((resolve, reject) => {
       if (abort?.aborted) return reject(new Error('The user aborted a request.'))
       const req = this.request(url, {
@@ -265,6 +326,8 @@ class HttpSelect {
         reject(reset && req.reusedSocket ? Object.assign(err, { reused: true }) : err)
       })
       req.on('response', (res) => {
+        // a reader takes a success's rows as they come; an error's text is kept for its message
+        const streaming = reader !== undefined && (res.statusCode ?? 0) >= 200 && (res.statusCode ?? 0) < 300
         const chunks: Buffer[] = []
         let size = 0
         let dropped = false
@@ -275,10 +338,18 @@ class HttpSelect {
           // Past the cap, or past what the process's answers may hold at once, the connection is
           // dropped: the rest of the answer is never held or decoded.
           const fits = size <= maxBytes
-          if (fits && hold.take(c.length)) return void chunks.push(c)
+          let failure: unknown = fits ? new AnswerBudgetFull() : new AnswerTooLarge(maxBytes)
+          if (fits && hold.take(c.length)) {
+            if (!streaming) return void chunks.push(c)
+            try {
+              return reader.push(c)
+            } catch (err) {
+              failure = err
+            }
+          }
           done()
           dropped = true
-          reject(fits ? new AnswerBudgetFull() : new AnswerTooLarge(maxBytes))
+          reject(failure)
           req.destroy()
         })
         res.on('error', (err) => {
@@ -289,6 +360,7 @@ class HttpSelect {
           done()
           const status = res.statusCode ?? 0
           try {
+            if (streaming) return resolve({ ...reader.finish(), answerBytes: size })
             const text = Buffer.concat(chunks).toString('utf8')
             if (status >= 200 && status < 300) resolve(text)
             else reject(parseError(text || `ClickHouse answered HTTP ${status}`))

@@ -56,6 +56,12 @@ export const EnvSchema = z.object({
   CAPTURE_CHUNK_EVENTS: z.coerce.number().int().min(1).max(100_000).default(1000),
   CAPTURE_ACK_TIMEOUT_MS: z.coerce.number().int().positive().default(5000),
   TRUSTED_PROXIES: list(),
+  // The URL clients reach this server at (scheme, host, optional path prefix): `next` links of paged
+  // answers are built from it; unset, from the request's Host (X-Forwarded-Host only from TRUSTED_PROXIES).
+  PUBLIC_URL: z.string().url().optional(),
+  // /metrics on a listener of its own (cluster-wide figures are for operators); unset: on PORT.
+  METRICS_PORT: port.optional(),
+  METRICS_HOST: z.string().min(1).default('127.0.0.1'),
   // Slow clients: the whole request (headers and body) must arrive within HTTP_REQUEST_TIMEOUT_MS,
   // the headers within HTTP_HEADERS_TIMEOUT_MS; a connection silent for HTTP_IDLE_TIMEOUT_MS closes.
   HTTP_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(1000).default(30_000),

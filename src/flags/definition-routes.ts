@@ -6,7 +6,7 @@ import { PageQuery, paginate } from '../http/paging.ts'
 import { userBasic } from '../accounts/user-body.ts'
 import type { Project, User } from '../accounts/documents.ts'
 import { ValidationError } from '../http/errors.ts'
-import { flagCreateSchema, flagPatchSchema } from './definition.ts'
+import { checkFilterPatterns, flagCreateSchema, flagPatchSchema } from './definition.ts'
 import { groupTypeMapping } from './properties.ts'
 import { localEvaluationBody } from './responses.ts'
 import { FlagStore } from './definition-store.ts'
@@ -122,6 +122,7 @@ export function registerFlagRoutes(app: FastifyInstance, ctx: ApiContext): void 
     scope: WRITE,
     body: CreateBody,
     handler: async (req, reply, { project, principal }) => {
+      await checkFilterPatterns(req.body.filters, project.id)
       const flag = await (await store()).create(project.id, req.body, principal.user.id)
       return reply.code(201).send(await body(flag))
     },
@@ -149,8 +150,10 @@ export function registerFlagRoutes(app: FastifyInstance, ctx: ApiContext): void 
     scope: WRITE,
     params: FlagParams,
     body: PatchBody,
-    handler: async (req, _reply, { project }) =>
-      body(await (await store()).update(project.id, flagId(req.params.id), req.body)),
+    handler: async (req, _reply, { project }) => {
+      await checkFilterPatterns(req.body.filters, project.id)
+      return body(await (await store()).update(project.id, flagId(req.params.id), req.body))
+    },
   })
 
   projectRoute(app, ctx, {
@@ -159,8 +162,10 @@ export function registerFlagRoutes(app: FastifyInstance, ctx: ApiContext): void 
     scope: WRITE,
     params: FlagParams,
     body: CreateBody,
-    handler: async (req, _reply, { project }) =>
-      body(await (await store()).update(project.id, flagId(req.params.id), req.body)),
+    handler: async (req, _reply, { project }) => {
+      await checkFilterPatterns(req.body.filters, project.id)
+      return body(await (await store()).update(project.id, flagId(req.params.id), req.body))
+    },
   })
 
   projectRoute(app, ctx, {

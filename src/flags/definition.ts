@@ -1,6 +1,7 @@
 import { z } from 'zod'
+import { ValidationError } from '../http/errors.ts'
 import { parseDateText } from './dates.ts'
-import { regexProblem } from './regex.ts'
+import { checkRegex, regexProblem } from './regex.ts'
 
 // Operators the evaluator implements. The names and meanings are PostHog's
 // (rust/feature-flags/src/properties/property_matching.rs); semver, cohort and
@@ -213,6 +214,33 @@ const writableFiltersSchema = flagFiltersSchema.superRefine((filters, ctx) => {
     })
   })
 })
+
+/**
+ * The regex conditions of `filters` compiled off the event loop under the size bounds
+ * (src/patterns/regex.ts): a ValidationError naming the field (`<prefix>.groups.0.properties.1.value`)
+ * for the first one refused. Every write of flag filters awaits it after the schema's cheap checks.
+ */
+export async function checkFilterPatterns(
+  filters: unknown,
+  projectId: number,
+  prefix = 'filters',
+): Promise<void> {
+  const groups = (filters as { groups?: unknown } | null | undefined)?.groups
+  if (!Array.isArray(groups)) return
+  for (const [index, condition] of groups.entries()) {
+    const properties = (condition as { properties?: unknown } | null)?.properties
+    if (!Array.isArray(properties)) continue
+    for (const [filterIndex, filter] of properties.entries()) {
+      const f = filter as { operator?: unknown; value?: unknown } | null
+      if (!f || !REGEX_OPERATORS.has(String(f.operator)) || typeof f.value !== 'string') continue
+      const problem = await checkRegex(f.value, projectId)
+      if (problem) {
+        const attr = `${prefix}.groups.${index}.properties.${filterIndex}.value`
+        throw new ValidationError(`${attr}: ${problem}`, attr)
+      }
+    }
+  }
+}
 
 const writableFields = {
   ...flagFields,

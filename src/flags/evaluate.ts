@@ -1,6 +1,7 @@
 import type { FlagCondition, FlagDefinition, JsonValue } from './definition.ts'
 import { inRollout, pickVariant } from './hash.ts'
-import { type MatchOptions, matchProperty } from './match.ts'
+import type { RegexMatch } from '../patterns/regex.ts'
+import { type MatchOptions, matchProperty, stringRepresentation } from './match.ts'
 
 export interface EvalInput {
   distinctId: string
@@ -188,6 +189,36 @@ export function evaluateFlag(
     }
   }
   return { key: flag.key, enabled: false, variant: null, reason: reason(best, bestIndex), payload: null }
+}
+
+const REGEX_OPERATORS: ReadonlySet<string> = new Set(['regex', 'not_regex'])
+const regexFilters = new WeakMap<FlagDefinition, { key: string; pattern: string }[]>()
+
+/**
+ * Every regex match evaluating `flags` for `input` will ask for (pattern, value), so they can be
+ * answered together, off the event loop where costly, before the evaluation (matchRegexes).
+ */
+export function regexMatchesOf(flags: FlagDefinition[], input: EvalInput): RegexMatch[] {
+  const out: RegexMatch[] = []
+  for (const flag of flags) {
+    let filters = regexFilters.get(flag)
+    if (!filters) {
+      filters = flag.filters.groups.flatMap((c) =>
+        c.properties
+          .filter((p) => REGEX_OPERATORS.has(p.operator) && p.value !== undefined && p.value !== null)
+          .map((p) => ({ key: p.key, pattern: stringRepresentation(p.value) })),
+      )
+      regexFilters.set(flag, filters)
+    }
+    if (filters.length === 0) continue
+    const subject = subjectFor(flag, input)
+    if (!subject) continue
+    for (const f of filters) {
+      const present = Object.hasOwn(subject.properties, f.key) && subject.properties[f.key] !== undefined
+      out.push({ pattern: f.pattern, text: present ? stringRepresentation(subject.properties[f.key]) : '' })
+    }
+  }
+  return out
 }
 
 export function evaluateFlags(

@@ -1,5 +1,6 @@
 import { parseDateText, parsePropertyDate } from './dates.ts'
 import type { PropertyFilter } from './definition.ts'
+import { type RegexAnswers } from '../patterns/regex.ts'
 import { regexFinds } from './regex.ts'
 
 // Property matching as PostHog's flags service does it when it has the full property set
@@ -13,6 +14,11 @@ export class FlagMatchError extends Error {
 
 export interface MatchOptions {
   now?: Date
+  /**
+   * The request's regex answers, worked out before evaluation off the event loop where they are
+   * costly (matchRegexes); without them each pattern is matched here (small patterns only).
+   */
+  regex?: RegexAnswers
 }
 
 // serde_json's rendering for non-strings; JSON.stringify agrees for the values that reach
@@ -67,10 +73,10 @@ function exactMatch(filterValue: unknown, actual: unknown): boolean {
   return stringRepresentation(filterValue).toLowerCase() === actualText
 }
 
-/** Whether `pattern` finds a match in `text`, in linear time (src/flags/regex.ts). */
-function regexMatch(pattern: string, text: string): boolean {
+/** Whether `pattern` finds a match in `text` (src/patterns/regex.ts). */
+function regexMatch(pattern: string, text: string, answers: RegexAnswers | undefined): boolean {
   try {
-    return regexFinds(pattern, text)
+    return answers ? answers.finds(pattern, text) : regexFinds(pattern, text)
   } catch (error) {
     throw new FlagMatchError((error as Error).message)
   }
@@ -143,7 +149,8 @@ export function matchProperty(
   if (filter.value === undefined || filter.value === null) return false
   if (!present) {
     // The pattern is still checked so a broken regex fails the flag whatever the person has.
-    if (operator === 'regex' || operator === 'not_regex') regexMatch(stringRepresentation(filter.value), '')
+    if (operator === 'regex' || operator === 'not_regex')
+      regexMatch(stringRepresentation(filter.value), '', options.regex)
     return MATCHES_WHEN_ABSENT[operator]
   }
   const actual = properties[filter.key]
@@ -166,9 +173,9 @@ export function matchProperty(
     case 'not_ends_with':
       return !asciiLower(stringRepresentation(actual)).endsWith(asciiLower(stringRepresentation(value)))
     case 'regex':
-      return regexMatch(stringRepresentation(value), stringRepresentation(actual))
+      return regexMatch(stringRepresentation(value), stringRepresentation(actual), options.regex)
     case 'not_regex':
-      return !regexMatch(stringRepresentation(value), stringRepresentation(actual))
+      return !regexMatch(stringRepresentation(value), stringRepresentation(actual), options.regex)
     case 'gt':
     case 'gte':
     case 'lt':

@@ -4,7 +4,14 @@ import { FLAG_GEOIP_KEYS, lookupGeoip } from '../geoip/index.ts'
 import type { Logger } from '../observability/logger.ts'
 import { merged } from '../property-bags/copies.ts'
 import type { FlagCache } from './cache.ts'
-import { enrollmentKey, type EvalInput, evaluateFlags, type FlagEvaluation } from './evaluate.ts'
+import { matchRegexes } from '../patterns/regex.ts'
+import {
+  enrollmentKey,
+  type EvalInput,
+  evaluateFlags,
+  type FlagEvaluation,
+  regexMatchesOf,
+} from './evaluate.ts'
 import { type GroupTypeCache, groupProperties, personProperties } from './properties.ts'
 import type { FlagRequest } from './request.ts'
 import type { StoredFlag } from './stored-definition.ts'
@@ -178,7 +185,10 @@ export async function evaluateRequest(
     groupTypeIndexToName: mapping,
   }
   const evaluable = failed.size ? definitions.filter((f) => !failed.has(f.key)) : definitions
-  const evaluation = evaluateFlags(evaluable, input)
+  // regexes answered first, together: the costly ones in the regex workers, never on this thread
+  const matches = regexMatchesOf(evaluable, input)
+  const regex = matches.length > 0 ? await matchRegexes(teamId, matches) : undefined
+  const evaluation = evaluateFlags(evaluable, input, { regex })
   for (const [key, why] of failed) evaluation.errors[key] = why
   if (failed.size) evaluation.errorsWhileComputingFlags = true
   if (Object.keys(evaluation.errors).length > 0) {

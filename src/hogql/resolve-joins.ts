@@ -134,6 +134,11 @@ function numbersSource(r: Resolution, join: JoinExprNode, scope: Scope, s: Span)
     if (count! > MAX_NUMBERS) {
       throw new HogQLError('bad_argument', `numbers() returns at most ${MAX_NUMBERS} rows`, s)
     }
+    // the offset is rows system.numbers reads and skips: bounded like the count (a computed offset
+    // below is added to each number instead, which costs nothing)
+    if (offset! > MAX_NUMBERS) {
+      throw new HogQLError('bad_argument', `numbers() takes an offset of at most ${MAX_NUMBERS}`, s)
+    }
     sql = () => `SELECT number FROM system.numbers LIMIT ${count} OFFSET ${offset}`
   } else {
     // 18.16 takes only an unsigned count in numbers(); a negative one becomes huge and is refused.

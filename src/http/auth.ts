@@ -15,7 +15,25 @@ export function hasScope(granted: string[], required: string): boolean {
   return action === 'read' && granted.includes(`${resource}:write`)
 }
 
-/** Reads `Authorization: Bearer phx_…` (or `?personal_api_key=`) and returns the key's owner. */
+/**
+ * Whether a browser sent the request from a page of another site: an Origin other than this
+ * server's, or Fetch Metadata saying so. A key in a URL can leak (history, logs, Referer), and a
+ * page that holds one must not be able to use it from elsewhere; SDKs and curl send neither header,
+ * and the console's own event stream (EventSource cannot set headers) is same-origin.
+ */
+export function fromAnotherSite(req: FastifyRequest): boolean {
+  const site = req.headers['sec-fetch-site']
+  if (site === 'cross-site' || site === 'same-site') return true
+  const origin = req.headers.origin
+  if (origin === undefined) return false
+  try {
+    return new URL(origin).host !== req.headers.host
+  } catch {
+    return true
+  }
+}
+
+/** Reads `Authorization: Bearer phx_…` (or `?personal_api_key=`, never from another site's page) and returns the key's owner. */
 export async function authenticate(req: FastifyRequest, store: AccountStore): Promise<Principal> {
   const header = req.headers.authorization
   let raw: string | undefined
@@ -25,7 +43,14 @@ export async function authenticate(req: FastifyRequest, store: AccountStore): Pr
     raw = m[1]
   } else {
     const q = req.query as Record<string, unknown> | undefined
-    if (typeof q?.personal_api_key === 'string') raw = q.personal_api_key
+    if (typeof q?.personal_api_key === 'string') {
+      if (fromAnotherSite(req)) {
+        throw new AuthenticationError(
+          'A personal API key is not accepted in the query string of a request from another site; send it as "Authorization: Bearer <key>".',
+        )
+      }
+      raw = q.personal_api_key
+    }
   }
   if (!raw) throw new AuthenticationError('Authentication credentials were not provided.')
   const key = await store.authKey(raw)

@@ -48,6 +48,8 @@ function originRule(origins: string[]): OriginRule {
   return origins.length ? new Set(origins) : 'none'
 }
 
+const KEY_IN_URL = /[?&]personal_api_key=/
+
 /** The methods a preflight names as allowed (every endpoint's are among them). */
 const PREFLIGHT_METHODS = 'GET,HEAD,POST,PUT,PATCH,DELETE'
 /** How long a browser may cache a preflight's answer. */
@@ -73,7 +75,8 @@ export function registerCors(app: FastifyInstance, policy: CorsPolicy): void {
   const apiRule = originRule(policy.apiOrigins)
   app.addHook('onRequest', (req, reply, done) => {
     reply.header('vary', 'Origin')
-    const rule = isPublicPath(req.url) ? publicRule : apiRule
+    // a request carrying a personal key in its URL is never answered to another origin (auth.ts)
+    const rule = KEY_IN_URL.test(req.url) ? 'none' : isPublicPath(req.url) ? publicRule : apiRule
     if (rule === 'none') return done()
     const origin = req.headers.origin
     if (origin !== undefined && (rule === 'any' || rule.has(origin))) {

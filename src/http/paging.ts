@@ -1,4 +1,4 @@
-import type { FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { z } from 'zod'
 
 export const DEFAULT_PAGE = 100
@@ -18,9 +18,27 @@ export interface Envelope<T> {
   results: T[]
 }
 
+// The public URL of each server (PUBLIC_URL), by the fastify instance that serves the request.
+const publicUrls = new WeakMap<object, URL>()
+
+/** Makes `app`'s absolute links start with `publicUrl` (createHttpServer calls it). */
+export function setPublicUrl(app: FastifyInstance, publicUrl: string | undefined): void {
+  if (publicUrl !== undefined) publicUrls.set(app, new URL(publicUrl))
+}
+
+/**
+ * The absolute URL of this request as clients reach it: under PUBLIC_URL when set, else from the
+ * Host header and the connection's scheme, where fastify takes X-Forwarded-Host and -Proto only
+ * from TRUSTED_PROXIES (a client's own X-Forwarded-Host never chooses where a `next` link points).
+ */
+export function requestUrl(req: FastifyRequest): URL {
+  const base = publicUrls.get(req.server)
+  if (base) return new URL(`${base.pathname.replace(/\/+$/, '')}${req.url}`, base)
+  return new URL(req.url, `${req.protocol}://${req.host || 'localhost'}`)
+}
+
 function pageUrl(req: FastifyRequest, limit: number, offset: number): string {
-  const host = req.headers['x-forwarded-host'] ?? req.headers.host ?? 'localhost'
-  const url = new URL(req.url, `${req.protocol}://${host}`)
+  const url = requestUrl(req)
   url.searchParams.set('limit', String(limit))
   url.searchParams.set('offset', String(offset))
   return url.toString()

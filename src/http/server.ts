@@ -1,6 +1,7 @@
 import { randomFillSync } from 'node:crypto'
 import { type IncomingMessage, type ServerResponse, STATUS_CODES } from 'node:http'
 import type { Duplex } from 'node:stream'
+import { setPublicUrl } from './paging.ts'
 import Fastify, {
   type FastifyBaseLogger,
   type FastifyError,
@@ -31,6 +32,8 @@ export interface HttpServerOptions {
   trustProxy: string[]
   cors: CorsPolicy
   timeouts: { requestMs: number; headersMs: number; idleMs: number }
+  /** where clients reach this server (PUBLIC_URL): absolute links are built from it (paging.ts) */
+  publicUrl?: string
 }
 
 // How often node checks connections against the request and headers timeouts (its default, 30 s,
@@ -171,5 +174,6 @@ export function createHttpServer(opts: HttpServerOptions): App {
     )
     done()
   })
+  setPublicUrl(app, opts.publicUrl)
   return app
 }

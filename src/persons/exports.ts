@@ -6,6 +6,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { z } from 'zod'
 import type { Project } from '../accounts/documents.ts'
 import { ValidationError } from '../http/errors.ts'
+import { requestUrl } from '../http/paging.ts'
 import { actorIdsSQL, type InsightActorsQuery } from '../queries/insights/actors/insight-actors.ts'
 import {
   loadPersons,
@@ -240,8 +241,7 @@ async function respond(
 }
 
 function nextUrl(req: FastifyRequest, page: Page, limitKey = 'limit', offsetKey = 'offset'): string {
-  const host = req.headers['x-forwarded-host'] ?? req.headers.host ?? 'localhost'
-  const url = new URL(req.url, `${req.protocol}://${host}`)
+  const url = requestUrl(req)
   url.searchParams.set(limitKey, String(page.limit))
   url.searchParams.set(offsetKey, String(page.offset + page.limit))
   return url.toString()

@@ -6,7 +6,7 @@ import { queryPersons } from '../queries/insights/actors/persons.ts'
 import { PropertiesSchema, propertiesCondition } from '../queries/insights/common/index.ts'
 import { type ApiContext, projectRoute } from '../http/routes.ts'
 import { PageQuery, envelope } from '../http/paging.ts'
-import { deletePerson } from './delete.ts'
+import { deletePerson, EventDeletes } from './delete.ts'
 import { registerPersonExportRoutes } from './exports.ts'
 
 // Person endpoints (spec "Person analytics"; PostHog's /persons/ list, retrieve, delete, values).
@@ -91,6 +91,11 @@ function valueName(v: string): unknown {
 }
 
 export function registerPersonRoutes(app: FastifyInstance, ctx: ApiContext): void {
+  // events of deleted persons: one mutation per interval for every project (delete.ts)
+  const eventDeletes = new EventDeletes(ctx.rt.tables, (err) =>
+    ctx.rt.log.warn({ err }, 'deleting the events of deleted persons failed'),
+  )
+  app.addHook('onClose', () => eventDeletes.stop())
   // user-written filters: the client with the per-query memory and time limits
   const ch = ctx.rt.queryCh
 
@@ -177,6 +182,7 @@ export function registerPersonRoutes(app: FastifyInstance, ctx: ApiContext): voi
       const { delete_events } = req.query
       const ok = await deletePerson(ch, ctx.rt.tables, project.id, id.toLowerCase(), {
         deleteEvents: delete_events,
+        eventDeletes,
       })
       if (!ok) throw new NotFound('Person not found.')
       return reply.code(202).send()

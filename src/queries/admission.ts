@@ -25,7 +25,32 @@ export class TooManyQueries extends AppError {
   }
 }
 
+/** The admission limits the configuration sets (QUERY_MAX_CONCURRENT*). */
+export function admissionLimits(c: {
+  QUERY_MAX_CONCURRENT: number
+  QUERY_MAX_CONCURRENT_PER_PROJECT: number
+  QUERY_MAX_CONCURRENT_PER_KEY: number
+}): AdmissionLimits {
+  return {
+    total: c.QUERY_MAX_CONCURRENT,
+    perProject: c.QUERY_MAX_CONCURRENT_PER_PROJECT,
+    perKey: c.QUERY_MAX_CONCURRENT_PER_KEY,
+  }
+}
+
+const shared = new WeakMap<object, QueryAdmission>()
+
 export class QueryAdmission {
+  /**
+   * The one admission of a process (keyed by its runtime): HogQL and insight queries, recordings
+   * reads, every read a user starts, share the same caps.
+   */
+  static of(owner: object, limits: AdmissionLimits): QueryAdmission {
+    let a = shared.get(owner)
+    if (!a) shared.set(owner, (a = new QueryAdmission(limits)))
+    return a
+  }
+
   private total = 0
   private readonly byProject = new Map<number, number>()
   private readonly byKey = new Map<string, number>()

@@ -6,7 +6,8 @@ import { bucket, type NatsConnection } from '../jetstream/connection.ts'
 import { readDoc } from '../jetstream/kv-document.ts'
 
 const enc = new TextEncoder()
-const MAX_ENTRY_BYTES = 900 * 1024
+/** The largest results-cache entry kept (a KV value's limit). */
+export const MAX_ENTRY_BYTES = 900 * 1024
 
 /** Key order does not change a query's meaning, so it does not change its cache key. */
 export function canonical(v: unknown): unknown {

@@ -1,9 +1,11 @@
 import type { ClickHouseClient } from '@clickhouse/client'
-import { AnswerBudgetFull, AnswerTooLarge, selectJson } from '../clickhouse/client.ts'
+import { AnswerBudgetFull, AnswerTooLarge, MAX_ANSWER_BYTES, selectCompact } from '../clickhouse/client.ts'
+import { RowTooLarge, TooManyCells } from '../clickhouse/compact-rows.ts'
 import { AppError, Unavailable } from '../http/errors.ts'
 import { GUARD_SETTING_NAMES, guardSettings, type ServerInfo } from '../hogql/capabilities.ts'
 import type { CompiledQuery } from '../hogql/index.ts'
 import type { Logger } from '../observability/logger.ts'
+import { sqlString } from '../clickhouse/sql.ts'
 
 /** The limits every query Burrow runs for a user is held to. */
 export interface ExecuteLimits {
@@ -11,7 +13,35 @@ export interface ExecuteLimits {
   maxResultRows: number
   /** The largest answer read from ClickHouse, in bytes (default: the client's MAX_ANSWER_BYTES). */
   maxResultBytes?: number
+  /** The longest row (its JSON text, so every cell in it) of an answer; default MAX_ROW_BYTES. */
+  maxRowBytes?: number
+  /** The most cells (rows × columns) of an answer; default MAX_ANSWER_CELLS. */
+  maxCells?: number
 }
+
+/**
+ * The default cap on an answer's cells. Each is a JavaScript value held until the answer is sent, and
+ * the heap's collector walks them all: 50,000 rows × 400 columns (20M values) stalled every request
+ * of the process for 0.4-1.4 s in collections even when read and written in slices. 1M cells are
+ * 50,000 rows (HogQL's largest LIMIT) of 20 columns; PostHog's own tables show far fewer.
+ */
+export const MAX_ANSWER_CELLS = 1_000_000
+
+/**
+ * The default cap on one row of an answer, so on every cell: rows are parsed one at a time as they
+ * arrive (src/clickhouse/compact-rows.ts), and a row of this size parses in ~10-20 ms.
+ */
+export const MAX_ROW_BYTES = 4 * 1024 * 1024
+
+/**
+ * ClickHouse's own `max_result_bytes` is set to this many times Burrow's answer cap. It counts the
+ * result's size in memory, which for short values is larger than their JSON (an empty String: 9
+ * bytes in memory, `"",` 3 in JSON), and with `result_overflow_mode=break` the server stops sending
+ * past it without saying so: at 4× the cap, the JSON sent has passed Burrow's cap first, so an
+ * answer is refused (400), never cut short silently. It stops the server's work on a huge answer
+ * early; one huge block (a single giant cell) is refused by the row cap instead.
+ */
+const SERVER_RESULT_BYTES_FACTOR = 4
 
 /** A query's rows, with the column types ClickHouse reported and what it read. */
 export interface Executed {
@@ -21,12 +51,8 @@ export interface Executed {
   bytesRead: number
   /** ClickHouse's own time for the query (its JSON `statistics.elapsed`), seconds; 0 if not given */
   elapsed: number
-}
-
-interface JsonCompact {
-  meta: { name: string; type: string }[]
-  data: unknown[][]
-  statistics?: { rows_read?: number; bytes_read?: number; elapsed?: number }
+  /** bytes of JSON the answer was read from (what the rows cost to serialize again, roughly) */
+  answerBytes: number
 }
 
 const NUMERIC = /^(Nullable\()?(U?Int(8|16|32|64|128|256)|Float(32|64)|Decimal.*)\)?$/
@@ -38,6 +64,16 @@ function convert(value: unknown, type: string): unknown {
     return Number.isSafeInteger(n) || !/^-?\d+$/.test(value) ? n : value
   }
   return value
+}
+
+/** Converts each row's quoted numbers in place; which columns are numeric is worked out once. */
+function numericConverter(): (row: unknown[], types: string[]) => unknown[] {
+  let numeric: number[] | undefined
+  return (row, types) => {
+    numeric ??= types.flatMap((t, i) => (NUMERIC.test(t) ? [i] : []))
+    for (const i of numeric) row[i] = convert(row[i], types[i]!)
+    return row
+  }
 }
 
 // ---- the server --------------------------------------------------------------------------------
@@ -84,26 +120,39 @@ export async function execute(
   compiled: CompiledQuery,
   opts: ExecuteOptions,
 ): Promise<Executed> {
-  let body: JsonCompact
+  const maxCells = opts.maxCells ?? MAX_ANSWER_CELLS
+  let body: Awaited<ReturnType<typeof selectCompact>>
   try {
     const server = await readServerInfo(ch)
-    body = (await selectJson(ch, compiled.clickhouse, {
-      format: 'JSONCompact',
+    const maxBytes = opts.maxResultBytes ?? MAX_ANSWER_BYTES
+    body = await selectCompact(ch, compiled.clickhouse, {
       queryId: opts.queryId,
       abort: opts.abort,
-      maxBytes: opts.maxResultBytes,
+      maxBytes,
+      maxRowBytes: opts.maxRowBytes ?? MAX_ROW_BYTES,
+      maxCells,
+      // values converted as each row is parsed: no pass over every value of a big answer at once
+      mapRow: numericConverter(),
       settings: {
         readonly: '1',
         max_execution_time: opts.maxExecutionSeconds,
         max_result_rows: String(opts.maxResultRows),
+        max_result_bytes: String(maxBytes * SERVER_RESULT_BYTES_FACTOR),
         result_overflow_mode: 'break',
         // quoted, so that convert() can keep a 64-bit integer past 2^53 exact (as text): current
         // releases write them as bare JSON numbers by default, which JSON.parse rounds
         output_format_json_quote_64bit_integers: 1,
         ...guardSettings(server),
       },
-    })) as JsonCompact
+    })
   } catch (err) {
+    // An answer refused while it was read: the server may still be computing the rest (a server
+    // notices the closed connection only when it next writes); it is stopped, not left to run.
+    if (err instanceof RowTooLarge || err instanceof TooManyCells || err instanceof AnswerTooLarge) {
+      void ch
+        .command({ query: `KILL QUERY WHERE query_id = ${sqlString(opts.queryId)} ASYNC` })
+        .catch(() => undefined)
+    }
     const mapped = mapClickHouseError(err)
     if (mapped !== err) {
       // The full text can quote row values: never above debug, never in a response.
@@ -114,10 +163,10 @@ export async function execute(
     }
     throw mapped
   }
-  const types = body.meta.map((m) => m.type)
   return {
-    rows: body.data.map((row) => row.map((v, i) => convert(v, types[i] ?? ''))),
-    types,
+    rows: body.data,
+    types: body.meta.map((m) => m.type),
+    answerBytes: body.answerBytes,
     rowsRead: body.statistics?.rows_read ?? 0,
     bytesRead: body.statistics?.bytes_read ?? 0,
     elapsed: body.statistics?.elapsed ?? 0,
@@ -225,6 +274,15 @@ function codeOf(err: unknown): number {
   return Number(e.code ?? /^Code: (\d+)/.exec(messageOf(err))?.[1])
 }
 
+function tooManyCells(maxCells: number): AppError {
+  return new AppError(
+    400,
+    'validation_error',
+    'query_too_complex',
+    `The query's answer has more than ${maxCells} values (rows × columns); select fewer columns, or fewer rows with LIMIT.`,
+  )
+}
+
 /** A ClickHouse failure as the typed error the client sees (4xx for the user's query, never its values). */
 export function mapClickHouseError(err: unknown): AppError {
   if (err instanceof AppError) return err
@@ -236,6 +294,15 @@ export function mapClickHouseError(err: unknown): AppError {
       `The query's answer is larger than ${err.maxBytes} bytes; select fewer or shorter values, or fewer rows.`,
     )
   }
+  if (err instanceof RowTooLarge) {
+    return new AppError(
+      400,
+      'validation_error',
+      'query_too_complex',
+      `A row of the query's answer is larger than ${err.maxRowBytes} bytes (a value in it is too large); select shorter values, e.g. fewer array elements.`,
+    )
+  }
+  if (err instanceof TooManyCells) return tooManyCells(err.maxCells)
   if (err instanceof AnswerBudgetFull) {
     // Others' large answers fill the process's answer memory now; the same query fits in a moment.
     return new AppError(

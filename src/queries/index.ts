@@ -3,6 +3,7 @@ import type { ApiContext } from '../http/routes.ts'
 import { setMaterializedProperties } from '../hogql/materialized.ts'
 import { loadMaterialized } from '../clickhouse/materialize.ts'
 import { startAutoMaterialize } from './hot-properties.ts'
+import { admissionLimits } from './admission.ts'
 import { registerQueryRoutes } from './routes.ts'
 import { QueryRunner } from './runner.ts'
 import './kind-registrations.ts'
@@ -16,11 +17,7 @@ export async function registerQueries(app: FastifyInstance, ctx: ApiContext): Pr
       maxResultRows: c.QUERY_MAX_RESULT_ROWS,
       maxResultBytes: c.QUERY_MAX_RESULT_BYTES,
     },
-    admission: {
-      total: c.QUERY_MAX_CONCURRENT,
-      perProject: c.QUERY_MAX_CONCURRENT_PER_PROJECT,
-      perKey: c.QUERY_MAX_CONCURRENT_PER_KEY,
-    },
+    admission: admissionLimits(c),
     compile: { workers: c.QUERY_COMPILE_WORKERS, budgetMs: c.QUERY_COMPILE_TIMEOUT_MS },
   })
   app.addHook('onClose', () => runner.stop())

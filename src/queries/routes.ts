@@ -1,10 +1,15 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { jsonStream } from '../http/json-stream.ts'
 import { type ApiContext, projectRoute } from '../http/routes.ts'
+import { answerBytesOf } from './answer-size.ts'
 import type { QueryRunner } from './runner.ts'
 import { QueryIdParams, QueryRequestSchema } from './schema.ts'
 
 /** A query request is JSON of at most this size (HogQL text itself is capped at 100,000 characters). */
 const QUERY_BODY_LIMIT = 1024 * 1024
+
+/** Answers whose rows were read from more JSON than this are streamed. */
+const STREAM_ANSWERS_FROM_BYTES = 1024 * 1024
 
 function wantsEventStream(req: FastifyRequest): boolean {
   return (req.headers.accept ?? '').includes('text/event-stream')
@@ -61,7 +66,12 @@ export function registerQueryRoutes(app: FastifyInstance, ctx: ApiContext, runne
       }
       reply.raw.once('close', onClose)
       try {
-        return await runner.run(project, req.body, req.log, principal.key.id, left.signal)
+        const out = await runner.run(project, req.body, req.log, principal.key.id, left.signal)
+        // a large answer is written as it is serialized, never as one string (src/http/json-stream.ts)
+        if ((answerBytesOf(out) ?? 0) > STREAM_ANSWERS_FROM_BYTES && Array.isArray(out.results)) {
+          return reply.type('application/json; charset=utf-8').send(jsonStream(out, 'results'))
+        }
+        return out
       } finally {
         reply.raw.off('close', onClose)
       }

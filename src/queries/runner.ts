@@ -13,9 +13,11 @@ import {
   FINGERPRINT_SQL,
   Fingerprints,
   FRESHNESS_SECONDS,
+  MAX_ENTRY_BYTES,
   ResultCache,
   revalidatable,
 } from './cache.ts'
+import { answerBytesOf, setAnswerBytes } from './answer-size.ts'
 import { type BucketRun, DayCache } from './day-cache.ts'
 import { execute, mapClickHouseError, readServerInfo } from './execute.ts'
 import { type AdmissionLimits, QueryAdmission } from './admission.ts'
@@ -80,7 +82,7 @@ export class QueryRunner {
   ) {
     this.dayCache = new DayCache(rt.ch, rt.nc)
     this.limits = opts.limits
-    this.admission = new QueryAdmission(opts.admission)
+    this.admission = QueryAdmission.of(rt, opts.admission)
     this.gate = new CompileGate(opts.compile)
     this.compiler = new FactsCompiler(this.gate, new PersonOverrides(rt.ch), this.dayCache)
   }
@@ -237,6 +239,7 @@ export class QueryRunner {
     }
     // how many chart buckets came from stored values and how many the statement computed
     if (finished) response.bucket_cache = finished.use
+    setAnswerBytes(response, out.answerBytes)
     log.info(
       { query_id: id, ms: Math.round(ms), rows: out.rows.length, rows_read: out.rowsRead },
       'query executed',
@@ -245,11 +248,14 @@ export class QueryRunner {
     if (extra.fingerprint !== undefined && revalidatable(compiled.clickhouse)) {
       Object.assign(entry, { sql: compiled.clickhouse, fingerprint: extra.fingerprint })
     }
-    // the result and the buckets' values are written side by side, both before the answer goes
+    // the result and the buckets' values are written side by side, both before the answer goes;
+    // an answer too large for the cache is not serialized to find that out
     await Promise.all([
-      this.cache.put(key, entry).catch((err) => {
-        log.warn({ err, query_id: id }, 'could not cache the query result')
-      }),
+      out.answerBytes > MAX_ENTRY_BYTES
+        ? undefined
+        : this.cache.put(key, entry).catch((err) => {
+            log.warn({ err, query_id: id }, 'could not cache the query result')
+          }),
       finished?.kept,
     ])
     return response
@@ -273,7 +279,8 @@ export class QueryRunner {
       const stored = await this.statuses.get(project.id, next.id).catch(() => undefined)
       if (stored?.cancelled) return
       status = next
-      await this.statuses.put(next)
+      const results = next.results as object | null | undefined
+      await this.statuses.put(next, results ? answerBytesOf(results) : undefined)
     }
     await save(status).catch(() => undefined)
     const progress = setInterval(() => {

@@ -30,9 +30,10 @@ export class QueryStatusStore {
     return (await readDoc(this.kv, this.key(teamId, id), QueryStatusSchema))?.doc
   }
 
-  async put(status: QueryStatus): Promise<void> {
-    let body = JSON.stringify(status)
-    if (body.length > MAX_STATUS_BYTES) {
+  /** Stores `status`; `resultBytes` (its results' JSON size, when known) skips serializing results too large to keep. */
+  async put(status: QueryStatus, resultBytes?: number): Promise<void> {
+    let body = (resultBytes ?? 0) > MAX_STATUS_BYTES ? '' : JSON.stringify(status)
+    if (body.length === 0 || body.length > MAX_STATUS_BYTES) {
       body = JSON.stringify({
         ...status,
         results: null,

@@ -1,3 +1,4 @@
+import { admissionLimits, QueryAdmission } from '../queries/admission.ts'
 import { jetstream } from '@nats-io/jetstream'
 import type { FastifyInstance, FastifyReply } from 'fastify'
 import { z } from 'zod'
@@ -62,8 +63,19 @@ export interface RecordingRoutesDeps {
 }
 
 export function registerRecordingRoutes(app: FastifyInstance, ctx: ApiContext, d: RecordingRoutesDeps): void {
-  const ch = ctx.rt.ch
+  // Reads a user starts run under the query limits (queryCh: max_memory_usage, max_execution_time)
+  // and hold a slot of the process's query admission while they run, as HogQL queries do.
+  const ch = ctx.rt.queryCh
   const js = jetstream(ctx.rt.nc)
+  const admission = QueryAdmission.of(ctx.rt, admissionLimits(ctx.rt.config))
+  const admitted = async <T>(project: number, key: string, read: () => Promise<T>): Promise<T> => {
+    const release = admission.admit(project, key)
+    try {
+      return await read()
+    } finally {
+      release()
+    }
+  }
 
   const summaryOr404 = async (team: number, id: string) => {
     const s = (await summariesById(ch, team, [id])).get(id)
@@ -79,30 +91,31 @@ export function registerRecordingRoutes(app: FastifyInstance, ctx: ApiContext, d
     summary: 'List recordings, newest first (PostHog RecordingsQuery parameters, JSON-encoded)',
     query: AnyQuery,
     response: { 200: ListResponse },
-    handler: async (req, _reply, { principal, project }) => {
-      const f = parseRecordingsFilter(decodeParams(req.query as Record<string, unknown>), {
-        timezone: project.timezone,
-        nowMs: Date.now(),
-      })
-      let sessionIds = f.sessionIds
-      if (f.playlist !== null) {
-        const p = await d.playlists.get(project.id, f.playlist)
-        if (!p || p.deleted) throw new NotFound('Playlist not found.')
-        const held = (await d.playlists.recordings(project.id, p.short_id)).map((i) => i.session_id)
-        sessionIds = sessionIds ? sessionIds.filter((s) => held.includes(s)) : held
-      }
-      let distinctIds = f.distinctIds
-      if (f.personUuid !== null) {
-        const ofPerson = await d.reader.distinctIdsOf(project.id, f.personUuid)
-        distinctIds = distinctIds ? distinctIds.filter((x) => ofPerson.includes(x)) : ofPerson
-      }
-      const page = await listSummaries(ch, project.id, f, { sessionIds, distinctIds })
-      return {
-        results: await d.reader.bodies(project.id, principal.user.id, page.results),
-        has_next: page.hasNext,
-        version: 4,
-      }
-    },
+    handler: (req, _reply, { principal, project }) =>
+      admitted(project.id, principal.key.id, async () => {
+        const f = parseRecordingsFilter(decodeParams(req.query as Record<string, unknown>), {
+          timezone: project.timezone,
+          nowMs: Date.now(),
+        })
+        let sessionIds = f.sessionIds
+        if (f.playlist !== null) {
+          const p = await d.playlists.get(project.id, f.playlist)
+          if (!p || p.deleted) throw new NotFound('Playlist not found.')
+          const held = (await d.playlists.recordings(project.id, p.short_id)).map((i) => i.session_id)
+          sessionIds = sessionIds ? sessionIds.filter((s) => held.includes(s)) : held
+        }
+        let distinctIds = f.distinctIds
+        if (f.personUuid !== null) {
+          const ofPerson = await d.reader.distinctIdsOf(project.id, f.personUuid)
+          distinctIds = distinctIds ? distinctIds.filter((x) => ofPerson.includes(x)) : ofPerson
+        }
+        const page = await listSummaries(ch, project.id, f, { sessionIds, distinctIds })
+        return {
+          results: await d.reader.bodies(project.id, principal.user.id, page.results),
+          has_next: page.hasNext,
+          version: 4,
+        }
+      }),
   })
 
   projectRoute(app, ctx, {
@@ -113,11 +126,12 @@ export function registerRecordingRoutes(app: FastifyInstance, ctx: ApiContext, d
     summary: 'Retrieve a recording with its person',
     params: RecordingParams,
     response: { 200: RecordingBody },
-    handler: async (req, _reply, { principal, project }) => {
-      const s = await summaryOr404(project.id, req.params.id)
-      const [body] = await d.reader.bodies(project.id, principal.user.id, [s])
-      return body
-    },
+    handler: (req, _reply, { principal, project }) =>
+      admitted(project.id, principal.key.id, async () => {
+        const s = await summaryOr404(project.id, req.params.id)
+        const [body] = await d.reader.bodies(project.id, principal.user.id, [s])
+        return body
+      }),
   })
 
   projectRoute(app, ctx, {
@@ -130,50 +144,51 @@ export function registerRecordingRoutes(app: FastifyInstance, ctx: ApiContext, d
       'the rrweb events of blocks a..b as JSON lines `[window_id, event]`',
     params: RecordingParams,
     query: SnapshotsQuery,
-    handler: async (req, reply: FastifyReply, { project }) => {
-      const id = req.params.id as string
-      const q = req.query
-      const source = q.source ?? null
-      if (source !== null && source !== 'blob_v2' && source !== 'blob_v2_lts') {
-        throw new ValidationError('Invalid source must be one of [blob_v2, blob_v2_lts, None]', 'source')
-      }
-      if (await isDeleted(ch, project.id, id)) throw new NotFound('Recording not found.')
-      const blocks = await sessionBlocks(ch, project.id, id)
-      if (blocks.length === 0) throw new NotFound('Recording not found.')
-      if (source === null) {
-        return {
-          sources: blocks.map((b, i) => ({
-            source: 'blob_v2',
-            start_timestamp: new Date(b.start_ms).toISOString(),
-            end_timestamp: new Date(b.end_ms).toISOString(),
-            blob_key: String(i),
-          })),
+    handler: (req, reply: FastifyReply, { principal, project }) =>
+      admitted(project.id, principal.key.id, async () => {
+        const id = req.params.id as string
+        const q = req.query
+        const source = q.source ?? null
+        if (source !== null && source !== 'blob_v2' && source !== 'blob_v2_lts') {
+          throw new ValidationError('Invalid source must be one of [blob_v2, blob_v2_lts, None]', 'source')
         }
-      }
-      if (source === 'blob_v2_lts') throw new NotFound('Recording not found.')
-      if (!q.start_blob_key || !q.end_blob_key) {
-        throw new ValidationError('Must provide both start blob key and end blob key', 'start_blob_key')
-      }
-      const from = Number(q.start_blob_key)
-      const to = Number(q.end_blob_key)
-      if (!Number.isInteger(from) || !Number.isInteger(to) || from < 0 || to < from) {
-        throw new ValidationError('Blob keys must be integers', 'start_blob_key')
-      }
-      if (to - from > MAX_BLOBS_PER_REQUEST) {
-        throw new ValidationError(
-          `Cannot request more than ${MAX_BLOBS_PER_REQUEST} blob keys at once`,
-          'end_blob_key',
-        )
-      }
-      if (to >= blocks.length) throw new NotFound('Block index out of range')
-      const lines = await snapshotLines(ch, project.id, id, blocks[from]!.fromMs, blocks[to]!.toMs)
-      const end = lines.length && lines[lines.length - 1] === 0x0a ? lines.length - 1 : lines.length
-      return reply
-        .header('content-type', 'application/jsonl')
-        .header('content-disposition', 'inline')
-        .header('cache-control', 'no-store')
-        .send(lines.subarray(0, end))
-    },
+        if (await isDeleted(ch, project.id, id)) throw new NotFound('Recording not found.')
+        const blocks = await sessionBlocks(ch, project.id, id)
+        if (blocks.length === 0) throw new NotFound('Recording not found.')
+        if (source === null) {
+          return {
+            sources: blocks.map((b, i) => ({
+              source: 'blob_v2',
+              start_timestamp: new Date(b.start_ms).toISOString(),
+              end_timestamp: new Date(b.end_ms).toISOString(),
+              blob_key: String(i),
+            })),
+          }
+        }
+        if (source === 'blob_v2_lts') throw new NotFound('Recording not found.')
+        if (!q.start_blob_key || !q.end_blob_key) {
+          throw new ValidationError('Must provide both start blob key and end blob key', 'start_blob_key')
+        }
+        const from = Number(q.start_blob_key)
+        const to = Number(q.end_blob_key)
+        if (!Number.isInteger(from) || !Number.isInteger(to) || from < 0 || to < from) {
+          throw new ValidationError('Blob keys must be integers', 'start_blob_key')
+        }
+        if (to - from > MAX_BLOBS_PER_REQUEST) {
+          throw new ValidationError(
+            `Cannot request more than ${MAX_BLOBS_PER_REQUEST} blob keys at once`,
+            'end_blob_key',
+          )
+        }
+        if (to >= blocks.length) throw new NotFound('Block index out of range')
+        const lines = await snapshotLines(ch, project.id, id, blocks[from]!.fromMs, blocks[to]!.toMs)
+        const end = lines.length && lines[lines.length - 1] === 0x0a ? lines.length - 1 : lines.length
+        return reply
+          .header('content-type', 'application/jsonl')
+          .header('content-disposition', 'inline')
+          .header('cache-control', 'no-store')
+          .send(lines.subarray(0, end))
+      }),
   })
 
   projectRoute(app, ctx, {

@@ -1,3 +1,4 @@
+import { wildcardMatches } from '../patterns/wildcard.ts'
 import type { Json, RemoteConfig } from './build.ts'
 
 // What each caller of the remote config receives: the cached document made safe for clients
@@ -34,7 +35,6 @@ function hostOf(url: string | undefined): string | null {
 }
 
 const stripWww = (h: string) => (h.startsWith('www.') ? h.slice(4) : h)
-const escapeRegex = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
 
 function hostMatches(permitted: string[], host: string | null): boolean {
   if (!host) return false
@@ -44,8 +44,8 @@ function hostMatches(permitted: string[], host: string | null): boolean {
       // `*.example.com` covers subdomains only, never example.com itself
       if (host.endsWith(domain.slice(1))) return true
     } else if (domain.includes('*')) {
-      const re = new RegExp(`^${escapeRegex(domain).replaceAll('\\*', '.*')}$`)
-      if (re.test(host) || re.test(bare)) return true
+      // split and compare (src/patterns/wildcard.ts): a RegExp built from it backtracks
+      if (wildcardMatches(domain, host) || wildcardMatches(domain, bare)) return true
     } else if (stripWww(domain) === bare) {
       return true
     }

@@ -4,6 +4,7 @@ import { type Credentials, ensureDefaults } from '../accounts/bootstrap.ts'
 import type { Config } from '../config/env.ts'
 import { AccountMirror } from '../accounts/mirror.ts'
 import { AccountStore } from '../accounts/store.ts'
+import Fastify from 'fastify'
 import { Readiness, registerHealth, registerMetrics, registerReady } from '../http/health.ts'
 import { type App, closeHttpServer, createHttpServer } from '../http/server.ts'
 import { projectorLag } from '../jetstream/consumer-lag.ts'
@@ -105,6 +106,7 @@ export async function startBurrow(
       log,
       bodyLimit: config.CAPTURE_MAX_BODY_BYTES,
       trustProxy: config.TRUSTED_PROXIES,
+      publicUrl: config.PUBLIC_URL,
       cors: { publicOrigins: config.CORS_PUBLIC_ORIGINS, apiOrigins: config.CORS_API_ORIGINS },
       timeouts: {
         requestMs: config.HTTP_REQUEST_TIMEOUT_MS,
@@ -122,8 +124,17 @@ export async function startBurrow(
         if (!r.success) throw r.error
       },
     })
-    // role all: the projector process's metrics are summed into ours
-    registerMetrics(app, () => (projectors ? [projectors.metrics()] : []))
+    // role all: the projector process's metrics are summed into ours. Cluster-wide figures (every
+    // consumer's lag, all projects' event counts) are for operators: with METRICS_PORT they are
+    // served on a listener of their own (METRICS_HOST), and the main one has no /metrics.
+    const metricsFrom = () => (projectors ? [projectors.metrics()] : [])
+    if (config.METRICS_PORT === undefined) registerMetrics(app, metricsFrom)
+    else {
+      const metricsApp = Fastify({ logger: false })
+      registerMetrics(metricsApp, metricsFrom)
+      await metricsApp.listen({ port: config.METRICS_PORT, host: config.METRICS_HOST })
+      cleanups.push({ name: 'metrics listener', run: () => metricsApp.close() })
+    }
     registerReady(app, readiness)
     if (config.ROLE === 'all' || config.ROLE === 'projector') {
       setConsumerLagSource(() => projectorLag(nc))

@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify'
 import { z } from 'zod'
 import { userResolver } from '../accounts/user-body.ts'
 import { flagCacheFor } from '../flags/cache.ts'
+import { checkFilterPatterns } from '../flags/definition.ts'
 import { FlagStore } from '../flags/definition-store.ts'
 import type { StoredFlag } from '../flags/stored-definition.ts'
 import { requireScope } from '../http/auth.ts'
@@ -162,6 +163,7 @@ export async function registerSurveyRoutes(app: FastifyInstance, ctx: ApiContext
       if (!input.name) throw new ValidationError('This field is required.', 'name', 'required')
       if (!input.type) throw new ValidationError('This field is required.', 'type', 'required')
       if (input.targeting_flag_filters || input.targeting_flag_id != null) requireScope(principal, FLAG_WRITE)
+      await checkFilterPatterns(input.targeting_flag_filters, project.id, 'targeting_flag_filters')
       const base: StoredSurvey = {
         id: randomUUID(),
         team_id: project.id,
@@ -264,6 +266,7 @@ export async function registerSurveyRoutes(app: FastifyInstance, ctx: ApiContext
       if (input.targeting_flag_filters || input.targeting_flag_id != null || input.remove_targeting_flag) {
         requireScope(principal, FLAG_WRITE)
       }
+      await checkFilterPatterns(input.targeting_flag_filters, project.id, 'targeting_flag_filters')
       const next = applyInput(current, input)
       if (input.targeting_flag_id != null) next.targeting_flag_id = input.targeting_flag_id
       await checkLinks(project.id, next, input)

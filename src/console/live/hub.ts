@@ -39,7 +39,6 @@ interface Running {
 export class LiveHub {
   private running: Promise<Running> | undefined
   private lastUsed = 0
-  private consumers: ConsumerRow[] = []
   private readonly sinks = new Map<TailSink, { take: () => { events: TailEvent[]; skipped: number } }>()
   private readonly idle: NodeJS.Timeout
 
@@ -95,7 +94,6 @@ export class LiveHub {
         })
       }
       rows.sort((a, b) => a.name.localeCompare(b.name))
-      this.consumers = rows
       const now = Date.now()
       for (const subject of watch.seenSubjects()) {
         // Where several durables read a subject, the furthest one decides: a stale leftover
@@ -117,7 +115,11 @@ export class LiveHub {
     }
   }
 
-  /** The project's live figures (see docs/console.md for each field). */
+  /**
+   * The project's live figures (see docs/console.md for each field): only the project's own. The
+   * consumers' progress and the messages left untracked are the whole log's (their ack floors move
+   * with every project's traffic), so they are not here: operators read them at /metrics.
+   */
   async stats(team: number) {
     const r = await this.use()
     const now = Date.now()
@@ -127,9 +129,7 @@ export class LiveHub {
       watching_since: new Date(r.watch.startedMs).toISOString(),
       window_seconds: WINDOW_SECONDS,
       ...r.watch.stats(team, now),
-      consumers: this.consumers,
       dead_letters: r.dlq.of(team),
-      untracked_messages: r.watch.tracker.forgotten,
     }
   }
 

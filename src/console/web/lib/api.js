@@ -21,6 +21,8 @@ export function createApi(key) {
   const headers = (extra = {}) => ({ authorization: `Bearer ${key}`, ...extra })
 
   async function call(method, path, body, signal, raw = false) {
+    // a segment that was not an id (segment() below): the call is not made
+    if (path.includes(NOT_AN_ID)) throw new ApiError(400, { detail: 'That is not a valid id.' })
     const res = await fetch(path, {
       method,
       headers: headers(body !== undefined ? { 'content-type': 'application/json' } : {}),
@@ -48,6 +50,7 @@ export function createApi(key) {
     del: (path) => call('DELETE', path),
     /** Opens a server-sent event stream; resolves when it ends (or the signal aborts). */
     async stream(path, onEvent, signal) {
+      if (path.includes(NOT_AN_ID)) throw new ApiError(400, { detail: 'That is not a valid id.' })
       const res = await fetch(path, { headers: headers({ accept: 'text/event-stream' }), signal })
       if (!res.ok) {
         let body = null
@@ -61,5 +64,25 @@ export function createApi(key) {
   }
 }
 
+// Every value the console puts into an API path is one encoded segment of a known kind: a link such
+// as `#/people/..%2F..%2Fapi%2Fprojects` must never make the console call another endpoint with the
+// signed-in key (client-side path traversal). A value that is not an id of its kind makes the call
+// fail with a 400 before anything is sent.
+const NOT_AN_ID = '\u0000not-an-id'
+const ID_KINDS = {
+  /** projects, flags, playlists: whole numbers */
+  int: /^\d{1,12}$/,
+  /** persons, sessions' and events' uuids */
+  uuid: /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i,
+  /** client query ids and session ids: letters, digits, `-`, `_`, `.`, `:` (never `.` or `..` alone) */
+  token: /^(?!\.{1,2}$)[A-Za-z0-9._:-]{1,200}$/,
+}
+
+/** `value` as one path segment when it is an id of `kind` (int, uuid, token); else the call fails. */
+export function segment(kind, value) {
+  const text = String(value)
+  return ID_KINDS[kind].test(text) ? encodeURIComponent(text) : NOT_AN_ID
+}
+
 /** The project-scoped prefix of the API. */
-export const projectPath = (projectId, rest) => `/api/projects/${projectId}/${rest}`
+export const projectPath = (projectId, rest) => `/api/projects/${segment('int', projectId)}/${rest}`

@@ -1,6 +1,6 @@
 // A recording's rrweb events for the player, read the way PostHog's player reads them: the sources
 // (blocks) first, then the blocks' JSON lines `["<window_id>", <event>]`, at most 21 blocks a request.
-import { projectPath } from './api.js'
+import { projectPath, segment } from './api.js'
 
 /** PostHog's limit on blob_v2 blocks per request with a personal API key (end - start ≤ 20). */
 const BLOCKS_PER_REQUEST = 21
@@ -40,7 +40,7 @@ export function parseBlobLines(text) {
 
 /** Every rrweb event of a recording, decompressed and in time order. */
 export async function loadSnapshots(api, projectId, sessionId, signal) {
-  const base = projectPath(projectId, `session_recordings/${encodeURIComponent(sessionId)}/snapshots/`)
+  const base = projectPath(projectId, `session_recordings/${segment('token', sessionId)}/snapshots/`)
   const { sources } = await api.get(base, signal)
   const keys = sources.filter((s) => s.source === 'blob_v2').map((s) => Number(s.blob_key))
   if (keys.length === 0) return []

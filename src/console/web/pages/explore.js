@@ -3,7 +3,7 @@
 // read and time, and Cancel sends DELETE …/query/{id}/.
 import { useEffect, useRef, useState } from 'preact/hooks'
 import { html } from '../lib/html.js'
-import { ApiError, projectPath } from '../lib/api.js'
+import { ApiError, projectPath, segment } from '../lib/api.js'
 import { num } from '../lib/format.js'
 import { chartShape, toEpochSeconds } from '../lib/chart-shape.js'
 import { HogQLEditor } from '../components/editor.js'
@@ -75,7 +75,7 @@ export function ExplorePage({ api, project }) {
         let final = res.query_status
         if (!final.complete) {
           await api.stream(
-            projectPath(project.id, `query/${id}/`),
+            projectPath(project.id, `query/${segment('token', id)}/`),
             (name, data) => {
               if (name !== 'status') return
               final = data.query_status
@@ -104,7 +104,7 @@ export function ExplorePage({ api, project }) {
   const cancel = async () => {
     const id = running
     ctl.current?.abort()
-    if (id) await api.del(projectPath(project.id, `query/${id}/`)).catch(() => {})
+    if (id) await api.del(projectPath(project.id, `query/${segment('token', id)}/`)).catch(() => {})
   }
 
   const shape = result ? chartShape(result.columns ?? [], result.types ?? [], result.results ?? []) : null

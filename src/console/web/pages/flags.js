@@ -1,7 +1,7 @@
 // Flags: list, switch on/off, create, edit rollout and variants, see usage (docs/flags.md).
 import { useEffect, useState } from 'preact/hooks'
 import { html } from '../lib/html.js'
-import { projectPath } from '../lib/api.js'
+import { projectPath, segment } from '../lib/api.js'
 import { num } from '../lib/format.js'
 import { go } from '../lib/route.js'
 import { Card, ErrorBox } from '../components/ui.js'
@@ -21,7 +21,7 @@ function Usage({ api, project, flag, compact }) {
   const [usage, setUsage] = useState(null)
   useEffect(() => {
     api
-      .get(projectPath(project.id, `feature_flags/${flag.id}/usage/?days=30`))
+      .get(projectPath(project.id, `feature_flags/${segment('int', flag.id)}/usage/?days=30`))
       .then(setUsage, () => setUsage(false))
   }, [flag.id])
   if (usage === null) return html`<span class="muted">…</span>`
@@ -66,7 +66,7 @@ function FlagList({ api, project }) {
   const toggle = async (f) => {
     setError(null)
     try {
-      const updated = await api.patch(projectPath(project.id, `feature_flags/${f.id}/`), {
+      const updated = await api.patch(projectPath(project.id, `feature_flags/${segment('int', f.id)}/`), {
         active: !f.active,
       })
       setFlags(flags.map((x) => (x.id === f.id ? updated : x)))
@@ -140,7 +140,7 @@ function FlagEditor({ api, project, id }) {
   const [saved, setSaved] = useState(false)
   useEffect(() => {
     if (isNew) return
-    api.get(projectPath(project.id, `feature_flags/${id}/`)).then((f) => {
+    api.get(projectPath(project.id, `feature_flags/${segment('int', id)}/`)).then((f) => {
       setFlag(f)
       setForm({
         key: f.key,
@@ -184,7 +184,7 @@ function FlagEditor({ api, project, id }) {
         go(`flags/${created.id}`)
       } else {
         setFlag(
-          await api.patch(projectPath(project.id, `feature_flags/${id}/`), {
+          await api.patch(projectPath(project.id, `feature_flags/${segment('int', id)}/`), {
             name: form.name,
             active: form.active,
             filters,

@@ -243,28 +243,6 @@ export function LivePage({ api, project }) {
             }
           </tbody>
         </table>
-        <table class="plain">
-          <caption>Durable consumers of the log (all projects)</caption>
-          <thead><tr><th scope="col">Consumer</th><th scope="col">Subjects</th><th scope="col" class="n">Pending msgs</th><th scope="col" class="n">Being projected</th></tr></thead>
-          <tbody>
-            ${(stats?.consumers ?? []).map(
-              (c) =>
-                html`<tr>
-                  <td>${c.name}</td>
-                  <td>${c.filter_subjects.join(', ') || 'all'}</td>
-                  <td class="n">${num(c.pending_messages)}</td>
-                  <td class="n">${num(c.ack_pending_messages)}</td>
-                </tr>`,
-            )}
-            ${
-              stats && !stats.consumers.length
-                ? html`<tr>
-                    <td colspan="4" class="muted">No projector is consuming the log.</td>
-                  </tr>`
-                : null
-            }
-          </tbody>
-        </table>
       </${Card}>
       <${Card} title="Dead letters" id="dlq">
         ${

@@ -3,7 +3,7 @@
 // EventsQuery with `personId`).
 import { useEffect, useState } from 'preact/hooks'
 import { html } from '../lib/html.js'
-import { projectPath } from '../lib/api.js'
+import { projectPath, segment } from '../lib/api.js'
 import { cell, num, when } from '../lib/format.js'
 import { VirtualTable } from '../components/table.js'
 import { Card, ErrorBox } from '../components/ui.js'
@@ -77,7 +77,7 @@ function PersonPage({ api, project, uuid }) {
   const [events, setEvents] = useState(null)
   const [error, setError] = useState(null)
   useEffect(() => {
-    api.get(projectPath(project.id, `persons/${uuid}/`)).then(setPerson, setError)
+    api.get(projectPath(project.id, `persons/${segment('uuid', uuid)}/`)).then(setPerson, setError)
     api
       .post(projectPath(project.id, 'query/'), {
         query: {

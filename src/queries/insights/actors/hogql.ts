@@ -38,6 +38,8 @@ export async function runSQL(ch: ClickHouseClient, sql: string, teamId: number):
   const out = await execute(ch, compiled, {
     maxExecutionSeconds: 60,
     maxResultRows: 1_000_000,
+    // exports page through up to a million rows: bounded by rows, not by the query endpoint's cells
+    maxCells: Number.POSITIVE_INFINITY,
     queryId: queryId(teamId),
   })
   return out.rows
@@ -48,6 +50,7 @@ export async function runHogQL(ch: ClickHouseClient, hogql: string, opts: RunOpt
   const out = await execute(ch, await compile(hogql, opts), {
     maxExecutionSeconds: opts.maxExecutionSeconds ?? 60,
     maxResultRows: 1_000_000,
+    maxCells: Number.POSITIVE_INFINITY,
     queryId: queryId(opts.teamId),
   })
   return out.rows
