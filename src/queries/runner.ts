@@ -1,3 +1,5 @@
+// Long because one query's whole path is here (admission, the cache modes, async status, execution, the
+// kinds' prepare and shape hooks); three features added to it at once, and splitting it is left to a change of its own.
 import { v4 as uuidv4 } from 'uuid'
 import type { Project } from '../accounts/documents.ts'
 import { AppError, NotFound } from '../http/errors.ts'
