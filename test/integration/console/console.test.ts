@@ -6,8 +6,7 @@ import { mkdirSync } from 'node:fs'
 import { gzipSync } from 'node:zlib'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
+import { join } from 'node:path'
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import type { Project } from '../../../src/accounts/documents.ts'
@@ -15,10 +14,7 @@ import type { RunningBurrow } from '../../../src/runtime/start.ts'
 import { DESKTOP_CHROME_UA, launchChromium } from '../../harness/browser.ts'
 import { api, createTestKey, createTestProject, startTestBurrow } from '../../harness/index.ts'
 import { dom, postSnapshots, rr } from '../recordings/helpers.ts'
-
-const SHOTS = process.env.CONSOLE_SCREENSHOTS
-  ? resolve(import.meta.dirname, '../../../docs/console')
-  : join(tmpdir(), 'burrow-console-screenshots')
+import { at, SHOTS } from './helpers.ts'
 
 let burrow: RunningBurrow
 let project: Project
@@ -26,12 +22,6 @@ let key: string
 let call: ReturnType<typeof api>
 let browser: Browser
 let page: Page
-
-const DAY = 86_400_000
-const midnight = Math.floor(Date.now() / DAY) * DAY
-/** `daysAgo` days before today (UTC), at `time`. */
-const at = (daysAgo: number, time: string) =>
-  new Date(midnight - daysAgo * DAY).toISOString().slice(0, 10) + `T${time}.000Z`
 
 // By hand: $pageview 5 (alice 3, bob 1, carol 1), "signed up" 2 (alice, bob). Funnel $pageview →
 // signed up within 14 days: alice and bob convert, carol does not: 3 → 2.

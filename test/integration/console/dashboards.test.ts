@@ -5,8 +5,7 @@
 // Expected values by hand from the events below. Screenshots go to docs/console/ with
 // CONSOLE_SCREENSHOTS=1.
 import { mkdirSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
+import { join } from 'node:path'
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import type { Project } from '../../../src/accounts/documents.ts'
@@ -14,10 +13,7 @@ import type { RunningBurrow } from '../../../src/runtime/start.ts'
 import { launchChromium } from '../../harness/browser.ts'
 import { api, createTestKey, createTestProject, startTestBurrow } from '../../harness/index.ts'
 import { until } from '../dashboards/helpers.ts'
-
-const SHOTS = process.env.CONSOLE_SCREENSHOTS
-  ? resolve(import.meta.dirname, '../../../docs/console')
-  : join(tmpdir(), 'burrow-console-screenshots')
+import { at, SHOTS } from './helpers.ts'
 
 let burrow: RunningBurrow
 let project: Project
@@ -25,11 +21,6 @@ let key: string
 let call: ReturnType<typeof api>
 let browser: Browser
 let page: Page
-
-const DAY = 86_400_000
-const midnight = Math.floor(Date.now() / DAY) * DAY
-const at = (daysAgo: number, time: string) =>
-  new Date(midnight - daysAgo * DAY).toISOString().slice(0, 10) + `T${time}.000Z`
 
 // By hand: checkout_started 3 in the last 7 days (2 three days ago, 1 yesterday) and 1 more 20 days
 // ago: 4 in the last 30 days; order_completed 1 (yesterday).

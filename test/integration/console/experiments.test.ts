@@ -4,18 +4,14 @@
 // events this file captures; the chance to win shown is the API's, as the page formats it.
 // Screenshots go to a temp folder, or to docs/console/ with CONSOLE_SCREENSHOTS=1.
 import { mkdirSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
+import { join } from 'node:path'
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import type { Project } from '../../../src/accounts/documents.ts'
 import type { RunningBurrow } from '../../../src/runtime/start.ts'
 import { launchChromium } from '../../harness/browser.ts'
 import { api, createTestKey, createTestProject, startTestBurrow } from '../../harness/index.ts'
-
-const SHOTS = process.env.CONSOLE_SCREENSHOTS
-  ? resolve(import.meta.dirname, '../../../docs/console')
-  : join(tmpdir(), 'burrow-console-screenshots')
+import { SHOTS } from './helpers.ts'
 
 let burrow: RunningBurrow
 let project: Project
