@@ -106,8 +106,6 @@ describe.each([
         rowsOf(again, i)
       }
     }
-    // through the proxy the four arrive together: at least one finds the budget held
-    if (over === 'https') expect(answers.some((a) => a.status === 429)).toBe(true)
     const after = await hogql('SELECT 1 + 1')
     expect(after.json.results).toEqual([[2]])
     expect(await stillHealthy(target())).toEqual({ exited: false, health: 200 })
