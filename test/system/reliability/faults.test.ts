@@ -179,8 +179,9 @@ describe('fault: ClickHouse is stopped during ingestion', () => {
     expect(body.detail).toMatch(/clickhouse/)
     expect(body.dependencies).toMatchObject({ clickhouse: { status: 'down' }, nats: { status: 'ok' } })
     expect((await fetch(`${b.url}/_ready`)).status).toBe(200)
+    await sleep(3000)
     // The projector fails its inserts meanwhile; the metric shows it (on a loaded machine its next
-    // batch may take seconds to come).
+    // batch may take seconds more to come).
     await expect
       .poll(async () => (await fetch(`${b.url}/metrics`)).text(), { timeout: 30_000, interval: 500 })
       .toMatch(/burrow_clickhouse_insert_errors_total\{table="[a-z_]+"\} [1-9]/)
