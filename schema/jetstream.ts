@@ -72,4 +72,8 @@ export const BUCKETS = {
   projectorLeases: { name: 'burrow_projector_leases', history: 1, ttlSeconds: 10 },
   /** early access features (`feature.<team>.<id>`) and their flag links */
   earlyAccess: { name: 'burrow_early_access', history: 5, ttlSeconds: 0 },
+  /** cohort definitions and their calculation state (`cohort.<team>.<id>`) */
+  cohorts: { name: 'burrow_cohorts', history: 5, ttlSeconds: 0 },
+  /** action definitions (`action.<team>.<id>`) */
+  actions: { name: 'burrow_actions', history: 5, ttlSeconds: 0 },
 } as const satisfies Record<string, BucketDef>
