@@ -11,6 +11,8 @@ import { registerPluginConfigRoutes } from '../plugins/config-routes.ts'
 import { registerProjectRoutes } from '../accounts/project-routes.ts'
 import { registerSdkRoutes } from '../remote-config/api.ts'
 import { registerKeyRoutes } from '../accounts/key-routes.ts'
+import { registerCohortRoutes } from '../cohorts/routes.ts'
+import { registerActionRoutes } from '../actions/routes.ts'
 
 /** Each part of the management/query API adds its routes through one of these. */
 type RouteModule = (app: FastifyInstance, ctx: ApiContext) => void | Promise<void>
@@ -19,6 +21,9 @@ const ROUTE_MODULES: RouteModule[] = [
   registerProjectRoutes,
   registerKeyRoutes,
   registerQueries,
+  // after the queries: cohort calculations run through the query runner
+  registerCohortRoutes,
+  registerActionRoutes,
   registerFlagRoutes,
   registerPlaylistRoutes,
   registerPluginConfigRoutes,
