@@ -1,4 +1,5 @@
 import type { Capabilities } from '../hogql/capabilities.ts'
+import type { HogQLCatalog } from '../hogql/index.ts'
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
 import { pathToFileURL } from 'node:url'
@@ -104,6 +105,7 @@ export class CompilePool {
     project: Project,
     server: Capabilities,
     facts?: DataFacts,
+    catalog?: HogQLCatalog,
   ): Promise<KindCompiled> {
     if (this.closed) return Promise.reject(new Error('the compile pool is closed'))
     const job: CompileJob = {
@@ -113,6 +115,7 @@ export class CompilePool {
       server,
       facts,
       materialized: [...materializedProperties()],
+      catalog,
     }
     while (this.slots.length < this.size) this.slots.push(this.spawn())
     return new Promise((resolve, reject) => {

@@ -1,11 +1,21 @@
 import type { FastifyInstance } from 'fastify'
 import type { ApiContext } from '../http/routes.ts'
+import type { Runtime } from '../runtime/types.ts'
 import { setMaterializedProperties } from '../hogql/materialized.ts'
 import { loadMaterialized } from '../clickhouse/materialize.ts'
 import { startAutoMaterialize } from './hot-properties.ts'
 import { registerQueryRoutes } from './routes.ts'
 import { QueryRunner } from './runner.ts'
 import './kind-registrations.ts'
+
+// The runner of each process's api (one per runtime), for the parts that run queries of their own
+// (cohort calculations) under the same admission and limits.
+const runners = new WeakMap<Runtime, QueryRunner>()
+
+/** The query runner registerQueries made for `rt`; undefined before that. */
+export function queryRunnerOf(rt: Runtime): QueryRunner | undefined {
+  return runners.get(rt)
+}
 
 export async function registerQueries(app: FastifyInstance, ctx: ApiContext): Promise<void> {
   const c = ctx.rt.config
@@ -22,6 +32,7 @@ export async function registerQueries(app: FastifyInstance, ctx: ApiContext): Pr
     },
     compile: { workers: c.QUERY_COMPILE_WORKERS, budgetMs: c.QUERY_COMPILE_TIMEOUT_MS },
   })
+  runners.set(ctx.rt, runner)
   app.addHook('onClose', () => runner.stop())
   registerQueryRoutes(app, ctx, runner)
   // `burrow materialize` adds columns from another process; queries start using them within this period.
