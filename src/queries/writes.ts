@@ -6,6 +6,8 @@ import { clickhouseQueryId, type QueryLog, type QueryRunner } from './runner.ts'
 import type { QueryStatus } from './schema.ts'
 import { newStatus } from './status.ts'
 
+const cancelled = () => new AppError(409, 'invalid_request', 'query_cancelled', 'The query was cancelled.')
+
 /**
  * Runs a statement that writes what queries read (a cohort's INSERT … SELECT of its members) as a
  * query like any other: it takes a slot of `runner`'s concurrency caps (the project's, and
@@ -49,7 +51,8 @@ export async function runWrite(
     })
     await save({ ...started, complete: true, end_time: new Date().toISOString() })
   } catch (err) {
-    const mapped = mapClickHouseError(err)
+    // an aborted request fails in the client before ClickHouse says anything: it was cancelled
+    const mapped = abort.signal.aborted ? cancelled() : mapClickHouseError(err)
     await save({
       ...started,
       complete: true,
