@@ -157,8 +157,15 @@ export class CohortCalculator {
     for (const team of this.docs.teams()) {
       for (const c of this.docs.list(team)) {
         if (this.stopped) return
-        if (c.deleted || c.is_static) continue
         const mine = this.running.get(runKey(c))
+        if (c.deleted || c.is_static) {
+          // nothing will read what a running calculation writes
+          if (mine) {
+            mine.superseded = true
+            mine.abort.abort()
+          }
+          continue
+        }
         if (mine && (c.pending_version ?? 0) > mine.version) {
           // a newer definition: this calculation's answer would be stale
           mine.superseded = true
