@@ -11,6 +11,7 @@ import { ExplorePage } from './pages/explore.js'
 import { InsightsPage } from './pages/insights.js'
 import { PeoplePage } from './pages/people.js'
 import { FlagsPage } from './pages/flags.js'
+import { CohortsPage, ActionsPage } from './pages/definitions.js'
 import { ProjectsPage } from './pages/projects.js'
 
 const KEY = 'burrow.personal_api_key'
@@ -21,6 +22,8 @@ const PAGES = [
   ['explore', 'Explore', ExplorePage],
   ['insights', 'Insights', InsightsPage],
   ['people', 'People', PeoplePage],
+  ['cohorts', 'Cohorts', CohortsPage],
+  ['actions', 'Actions', ActionsPage],
   ['flags', 'Flags', FlagsPage],
   ['projects', 'Projects & keys', ProjectsPage],
 ]

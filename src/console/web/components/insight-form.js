@@ -60,3 +60,47 @@ export function useRun(api, project) {
   }
   return [state, run]
 }
+
+/** The project's actions and cohorts, for the pickers: an action is picked as `action: <name>` in any
+ * event field, a cohort from the "Persons in cohort" select (docs/actions.md, docs/cohorts.md). */
+export function useDefinitions(api, project) {
+  const [defs, setDefs] = useState({ actions: [], cohorts: [] })
+  useEffect(() => {
+    Promise.all([
+      api.get(projectPath(project.id, 'actions/')).catch(() => ({ results: [] })),
+      api.get(projectPath(project.id, 'cohorts/?limit=200')).catch(() => ({ results: [] })),
+    ]).then(([a, c]) => setDefs({ actions: a.results, cohorts: c.results }))
+  }, [project.id])
+  return defs
+}
+
+const ACTION = 'action: '
+export const actionOption = (a) => `${ACTION}${a.name}`
+const actionOf = (value, defs) =>
+  value?.startsWith(ACTION) ? defs.actions.find((a) => a.name === value.slice(ACTION.length)) : undefined
+
+/** A series or funnel step: an ActionsNode when an action was picked, else an EventsNode. */
+export function seriesNode(value, defs, extra = {}) {
+  const action = actionOf(value, defs)
+  return action
+    ? { kind: 'ActionsNode', id: action.id, ...extra }
+    : { kind: 'EventsNode', event: value || null, ...extra }
+}
+
+/** A retention entity, in the same way. */
+export function retentionEntity(value, defs) {
+  const action = actionOf(value, defs)
+  return action ? { id: action.id, type: 'actions' } : { id: value, type: 'events' }
+}
+
+/** The cohort filter a query carries when a cohort is picked. */
+export const cohortFilter = (cohort) =>
+  cohort ? { properties: [{ type: 'cohort', key: 'id', value: Number(cohort) }] } : {}
+
+export function CohortSelect({ id, defs, value, onChange }) {
+  return html`<label for=${id}>Persons in cohort</label>
+    <select id=${id} value=${value} onChange=${(e) => onChange(e.currentTarget.value)}>
+      <option value="">everyone</option>
+      ${defs.cohorts.map((c) => html`<option value=${String(c.id)}>${c.name || `#${c.id}`}</option>`)}
+    </select>`
+}

@@ -4,9 +4,18 @@ import { html } from '../lib/html.js'
 import { num, pct } from '../lib/format.js'
 import { BarChart } from '../components/bar-chart.js'
 import { ErrorBox } from '../components/ui.js'
-import { EventInput, RangeSelect, useRun } from '../components/insight-form.js'
+import {
+  CohortSelect,
+  EventInput,
+  RangeSelect,
+  cohortFilter,
+  retentionEntity,
+  seriesNode,
+  useRun,
+} from '../components/insight-form.js'
 
-export function Retention({ api, project }) {
+export function Retention({ api, project, defs }) {
+  const [cohort, setCohort] = useState('')
   const [target, setTarget] = useState('$pageview')
   const [returning, setReturning] = useState('$pageview')
   const [period, setPeriod] = useState('Day')
@@ -19,15 +28,17 @@ export function Retention({ api, project }) {
       retentionFilter: {
         period,
         totalIntervals: Number(intervals),
-        targetEntity: { id: target, type: 'events' },
-        returningEntity: { id: returning || target, type: 'events' },
+        targetEntity: retentionEntity(target, defs),
+        returningEntity: retentionEntity(returning || target, defs),
       },
+      ...cohortFilter(cohort),
     })
   }
   const cohorts = state.result?.results ?? []
   const width = cohorts[0]?.values.length ?? 0
   return html`<form class="builder" onSubmit=${submit} aria-label="Retention">
       <div class="fields">
+        <div><${CohortSelect} id="ret-cohort" defs=${defs} value=${cohort} onChange=${setCohort} /></div>
         <div>
           <${EventInput} id="ret-target" label="Cohort: first did" value=${target} onChange=${setTarget} />
         </div>
@@ -109,7 +120,8 @@ export function Retention({ api, project }) {
 
 const LIFECYCLE_COLORS = { new: '#16a34a', returning: '#2563eb', resurrecting: '#9333ea', dormant: '#dc2626' }
 
-export function Lifecycle({ api, project }) {
+export function Lifecycle({ api, project, defs }) {
+  const [cohort, setCohort] = useState('')
   const [event, setEvent] = useState('$pageview')
   const [interval, setIntervalName] = useState('day')
   const [range, setRange] = useState('-30d')
@@ -118,7 +130,8 @@ export function Lifecycle({ api, project }) {
     e.preventDefault()
     run({
       kind: 'LifecycleQuery',
-      series: [{ kind: 'EventsNode', event: event || null }],
+      series: [seriesNode(event, defs)],
+      ...cohortFilter(cohort),
       interval,
       dateRange: { date_from: range },
     })
@@ -126,6 +139,7 @@ export function Lifecycle({ api, project }) {
   const results = state.result?.results ?? []
   return html`<form class="builder" onSubmit=${submit} aria-label="Lifecycle">
       <div class="fields">
+        <div><${CohortSelect} id="life-cohort" defs=${defs} value=${cohort} onChange=${setCohort} /></div>
         <div><${EventInput} id="life-event" label="Event" value=${event} onChange=${setEvent} /></div>
         <div>
           <label for="life-interval">Interval</label

@@ -7,7 +7,17 @@ import { num, pct } from '../lib/format.js'
 import { toEpochSeconds } from '../lib/chart-shape.js'
 import { TimeChart } from '../components/time-chart.js'
 import { Card, ErrorBox } from '../components/ui.js'
-import { EventInput, RangeSelect, useEventNames, useRun } from '../components/insight-form.js'
+import {
+  CohortSelect,
+  EventInput,
+  RangeSelect,
+  actionOption,
+  cohortFilter,
+  seriesNode,
+  useDefinitions,
+  useEventNames,
+  useRun,
+} from '../components/insight-form.js'
 import { Lifecycle, Retention } from './insights-cohorts.js'
 
 const INTERVALS = ['minute', 'hour', 'day', 'week', 'month']
@@ -24,7 +34,8 @@ const KINDS = [
 ]
 
 /** Event names seen in the last 90 days, most frequent first (for the pickers' suggestions). */
-function Trends({ api, project }) {
+function Trends({ api, project, defs }) {
+  const [cohort, setCohort] = useState('')
   const [series, setSeries] = useState([{ event: '$pageview', math: 'total' }])
   const [breakdown, setBreakdown] = useState('')
   const [interval, setIntervalName] = useState('day')
@@ -34,7 +45,8 @@ function Trends({ api, project }) {
     e.preventDefault()
     run({
       kind: 'TrendsQuery',
-      series: series.map((s) => ({ kind: 'EventsNode', event: s.event || null, math: s.math })),
+      series: series.map((s) => seriesNode(s.event, defs, { math: s.math })),
+      ...cohortFilter(cohort),
       interval,
       dateRange: { date_from: range },
       ...(breakdown ? { breakdownFilter: { breakdown, breakdown_type: 'event' } } : {}),
@@ -88,6 +100,7 @@ function Trends({ api, project }) {
         </button>
       </fieldset>
       <div class="fields">
+        <div><${CohortSelect} id="trend-cohort" defs=${defs} value=${cohort} onChange=${setCohort} /></div>
         <div>
           <label for="trend-breakdown">Breakdown by event property</label
           ><input
@@ -143,7 +156,8 @@ function Trends({ api, project }) {
     }`
 }
 
-function Funnel({ api, project }) {
+function Funnel({ api, project, defs }) {
+  const [cohort, setCohort] = useState('')
   const [steps, setSteps] = useState(['$pageview', ''])
   const [windowN, setWindowN] = useState(14)
   const [unit, setUnit] = useState('day')
@@ -154,7 +168,8 @@ function Funnel({ api, project }) {
     e.preventDefault()
     run({
       kind: 'FunnelsQuery',
-      series: steps.filter(Boolean).map((event) => ({ kind: 'EventsNode', event })),
+      series: steps.filter(Boolean).map((event) => seriesNode(event, defs)),
+      ...cohortFilter(cohort),
       dateRange: { date_from: range },
       funnelsFilter: {
         funnelWindowInterval: Number(windowN),
@@ -189,6 +204,7 @@ function Funnel({ api, project }) {
         </button>
       </fieldset>
       <div class="fields">
+        <div><${CohortSelect} id="funnel-cohort" defs=${defs} value=${cohort} onChange=${setCohort} /></div>
         <div>
           <label for="funnel-window">Conversion window</label
           ><input
@@ -251,11 +267,14 @@ const BUILDERS = { trends: Trends, funnel: Funnel, retention: Retention, lifecyc
 export function InsightsPage({ api, project, route }) {
   const kind = BUILDERS[route[0]] ? route[0] : 'trends'
   const names = useEventNames(api, project)
+  const defs = useDefinitions(api, project)
   const Builder = BUILDERS[kind]
   return html`<h1>Insights</h1>
     <nav class="tabs" aria-label="Insight kind">
       ${KINDS.map(([k, label]) => html`<a href="#/insights/${k}" class=${k === kind ? 'active' : ''} aria-current=${k === kind ? 'page' : undefined}>${label}</a>`)}
     </nav>
-    <datalist id="event-names">${names.map((n) => html`<option value=${n}></option>`)}</datalist>
-    <${Card}><${Builder} key=${kind} api=${api} project=${project} /></${Card}>`
+    <datalist id="event-names">
+      ${[...defs.actions.map(actionOption), ...names].map((n) => html`<option value=${n}></option>`)}
+    </datalist>
+    <${Card}><${Builder} key=${kind} api=${api} project=${project} defs=${defs} /></${Card}>`
 }
