@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify'
 import { z } from 'zod'
 import { userResolver } from '../accounts/user-body.ts'
 import { cohortDocsFor } from '../cohorts/cache.ts'
+import { actionDocsFor } from './cache.ts'
 import { CohortStore } from '../cohorts/store.ts'
 import { NotFound, ValidationError } from '../http/errors.ts'
 import { type ApiContext, projectRoute } from '../http/routes.ts'
@@ -29,11 +30,17 @@ function actionId(raw: string): number {
 }
 
 export async function registerActionRoutes(app: FastifyInstance, ctx: ApiContext): Promise<void> {
-  const [store, cohortStore, cohorts] = await Promise.all([
+  const [store, cohortStore, cohorts, watched] = await Promise.all([
     ActionStore.open(ctx.rt.nc),
     CohortStore.open(ctx.rt.nc),
     cohortDocsFor(ctx.rt.nc, ctx.rt.log),
+    actionDocsFor(ctx.rt.nc, ctx.rt.log),
   ])
+  /** The written action, answered once this process's queries see it (read-your-writes). */
+  const written = async (a: Action) => {
+    await watched.caughtUp()
+    return body(a)
+  }
   const users = userResolver(ctx.rt.accounts)
   const paths = (p: string) => [p, `${p}/`]
 
@@ -110,7 +117,7 @@ export async function registerActionRoutes(app: FastifyInstance, ctx: ApiContext
     tags: TAGS,
     handler: async (req, reply, { project, principal }) => {
       await check(project.id, req.body)
-      return reply.code(201).send(await body(await store.create(project.id, req.body, principal.user.id)))
+      return reply.code(201).send(await written(await store.create(project.id, req.body, principal.user.id)))
     },
   })
 
@@ -142,7 +149,7 @@ export async function registerActionRoutes(app: FastifyInstance, ctx: ApiContext
         const name =
           req.body.name !== undefined ? req.body.name : req.body.deleted === false ? current.name : undefined
         await check(project.id, { ...req.body, name }, id)
-        return body(await store.update(project.id, id, req.body))
+        return written(await store.update(project.id, id, req.body))
       },
     })
   }

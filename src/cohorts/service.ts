@@ -149,6 +149,8 @@ export class CohortService {
       c = await this.store.change(project.id, c.id, (cur) => ({ ...cur, is_calculating: true }))
       this.statics.change(project, c, members.kind, members.ids)
     } else if (!isStatic) this.calculator.kick()
+    // answered once this process's queries see it (read-your-writes: `IN COHORT` right after)
+    await this.docs.caughtUp()
     return c
   }
 
@@ -194,6 +196,7 @@ export class CohortService {
         await this.calculator.request(project.id, dependent).catch(() => undefined)
       }
     }
+    await this.docs.caughtUp()
     return next
   }
 
@@ -241,6 +244,7 @@ export class CohortService {
     )
     copy = await this.store.change(project.id, copy.id, (c) => ({ ...c, is_calculating: true }))
     this.statics.copy(project, copy, from)
+    await this.docs.caughtUp()
     return copy
   }
 }

@@ -21,6 +21,9 @@ export class TeamDocs<S extends z.ZodTypeAny> {
   private stopped = false
   /** changes applied so far (tests use it to see the cache move) */
   applied = 0
+  /** the bucket revision of the newest entry seen (any key) */
+  private revision = 0
+  private readonly seen = new Set<() => void>()
 
   private constructor(
     private readonly kv: KV,
@@ -77,7 +80,33 @@ export class TeamDocs<S extends z.ZodTypeAny> {
     this.watcher?.stop()
   }
 
+  /**
+   * Resolves once this process has applied every entry written to the bucket before the call: a
+   * route that wrote a document answers after it, so the writer's next request (a query naming a
+   * cohort or an action just made) finds it. Gives up quietly after `timeoutMs`.
+   */
+  async caughtUp(timeoutMs = 2_000): Promise<void> {
+    const status = await this.kv.status()
+    const last = Number(status.streamInfo.state.last_seq)
+    if (this.revision >= last) return
+    await new Promise<void>((resolve) => {
+      const done = () => {
+        if (this.revision < last) return
+        clearTimeout(timer)
+        this.seen.delete(done)
+        resolve()
+      }
+      const timer = setTimeout(() => {
+        this.seen.delete(done)
+        resolve()
+      }, timeoutMs)
+      this.seen.add(done)
+    })
+  }
+
   private apply(entry: KvWatchEntry): void {
+    this.revision = Math.max(this.revision, entry.revision)
+    for (const fn of [...this.seen]) fn()
     const [prefix, team, id, ...rest] = entry.key.split('.')
     if (prefix !== this.prefix || rest.length || !/^\d+$/.test(team ?? '') || !/^\d+$/.test(id ?? '')) return
     const teamId = Number(team)

@@ -190,6 +190,19 @@ describe('the actions API', () => {
     expect((await env.call('DELETE', `${paths().actions}${id}/`)).status).toBe(405)
   })
 
+  it('answers a write once queries see it: an action is matched by the very next request', async () => {
+    for (let i = 0; i < 10; i++) {
+      const id = await action(`at once ${i}`, [
+        { event: '$autocapture', url: '/feedback/123', url_matching: 'contains' },
+      ])
+      expect(await matched(id)).toEqual(['url'])
+      const renamed = await env.call('PATCH', `${paths().actions}${id}/`, { name: `renamed ${i}` })
+      expect(renamed.status).toBe(200)
+      const rows = await hogql(`SELECT count() FROM events WHERE matchesAction('renamed ${i}')`)
+      expect(Number(rows[0]![0])).toBe(1)
+    }
+  })
+
   it('refuses a duplicate name, a bad selector, a bad regex and a missing cohort, naming the field', async () => {
     await action('unique name', [{ event: 'x' }])
     const cases: [unknown, string, string][] = [
