@@ -76,4 +76,8 @@ export const BUCKETS = {
   experiments: { name: 'burrow_experiments', history: 5, ttlSeconds: 0 },
   /** saved insights, dashboards (their tiles inside) and sharing configurations (src/dashboards) */
   dashboards: { name: 'burrow_dashboards', history: 5, ttlSeconds: 0 },
+  /** cohort definitions and their calculation state (`cohort.<team>.<id>`) */
+  cohorts: { name: 'burrow_cohorts', history: 5, ttlSeconds: 0 },
+  /** action definitions (`action.<team>.<id>`) */
+  actions: { name: 'burrow_actions', history: 5, ttlSeconds: 0 },
 } as const satisfies Record<string, BucketDef>

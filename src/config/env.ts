@@ -105,6 +105,9 @@ export const EnvSchema = z.object({
   AUTO_MATERIALIZE_INTERVAL_SECONDS: z.coerce.number().positive().default(3600),
   AUTO_MATERIALIZE_MIN_SECONDS: z.coerce.number().min(0).default(60),
   AUTO_MATERIALIZE_MAX_COLUMNS: z.coerce.number().int().min(0).default(20),
+  // dynamic cohorts are calculated again this long after their last calculation (relative windows
+  // such as "in the last 30 days" drift); each error in a row doubles the wait (src/cohorts)
+  COHORT_RECALCULATE_MINUTES: z.coerce.number().positive().default(60),
   WEBHOOK_ALLOW_PRIVATE_NETWORKS: bool.default(false),
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().positive().default(15_000),
   SHUTDOWN_DRAIN_MS: z.coerce.number().int().min(0).default(0),

@@ -12,6 +12,9 @@ import { localEvaluationBody } from './responses.ts'
 import { FlagStore } from './definition-store.ts'
 import type { StoredFlag } from './stored-definition.ts'
 import { flagUsage } from './usage.ts'
+import { cohortDocsFor } from '../cohorts/cache.ts'
+import { flagCohortIds, localCohorts } from '../cohorts/flag-match.ts'
+import type { FlagFilters } from './definition.ts'
 
 // Management API of feature flags, under both project prefixes:
 //   GET/POST  …/feature_flags/            list (paged, newest first) / create (201)
@@ -81,6 +84,25 @@ const etagOf = (text: string) => `"${createHash('sha1').update(text).digest('hex
 
 export function registerFlagRoutes(app: FastifyInstance, ctx: ApiContext): void {
   const storePromise = FlagStore.open(ctx.rt.nc)
+  const cohortsPromise = cohortDocsFor(ctx.rt.nc, ctx.rt.log)
+  cohortsPromise.catch(() => undefined)
+  // A cohort condition must name a live cohort of the project (PostHog refuses others too).
+  const checkCohorts = async (teamId: number, filters: Pick<FlagFilters, 'groups'> | undefined) => {
+    if (!filters) return
+    const cohorts = await cohortsPromise
+    filters.groups.forEach((g, i) =>
+      g.properties.forEach((p, j) => {
+        if (p.type !== 'cohort') return
+        const c = cohorts.get(teamId, Number(p.value))
+        if (!c || c.deleted) {
+          throw new ValidationError(
+            `Cohort ${String(p.value)} does not exist in this project.`,
+            `filters.groups.${i}.properties.${j}.value`,
+          )
+        }
+      }),
+    )
+  }
   const users = new Map<number, Promise<User | undefined>>()
   const user = (id: number | null) => {
     if (id === null) return Promise.resolve(undefined)
@@ -123,6 +145,7 @@ export function registerFlagRoutes(app: FastifyInstance, ctx: ApiContext): void 
     body: CreateBody,
     handler: async (req, reply, { project, principal }) => {
       await checkFilterPatterns(req.body.filters, project.id)
+      await checkCohorts(project.id, req.body.filters)
       const flag = await (await store()).create(project.id, req.body, principal.user.id)
       return reply.code(201).send(await body(flag))
     },
@@ -152,6 +175,7 @@ export function registerFlagRoutes(app: FastifyInstance, ctx: ApiContext): void 
     body: PatchBody,
     handler: async (req, _reply, { project }) => {
       await checkFilterPatterns(req.body.filters, project.id)
+      await checkCohorts(project.id, req.body.filters)
       return body(await (await store()).update(project.id, flagId(req.params.id), req.body))
     },
   })
@@ -164,6 +188,7 @@ export function registerFlagRoutes(app: FastifyInstance, ctx: ApiContext): void 
     body: CreateBody,
     handler: async (req, _reply, { project }) => {
       await checkFilterPatterns(req.body.filters, project.id)
+      await checkCohorts(project.id, req.body.filters)
       return body(await (await store()).update(project.id, flagId(req.params.id), req.body))
     },
   })
@@ -196,7 +221,12 @@ export function registerFlagRoutes(app: FastifyInstance, ctx: ApiContext): void 
       req.log.warn({ err }, 'group type mapping unavailable; group flags will be evaluated remotely')
       return {}
     })
-    const text = JSON.stringify(localEvaluationBody(flags, mapping))
+    // the cohorts the flags name that SDKs can evaluate from person properties (PostHog sends
+    // them with ?send_cohorts, which posthog-node always asks for; without it, too)
+    const cohorts = await cohortsPromise
+    const ids = [...new Set(flags.filter((f) => !f.deleted).flatMap((f) => flagCohortIds(f.filters)))]
+    const local = localCohorts(ids, (id) => cohorts.get(project.id, id))
+    const text = JSON.stringify(localEvaluationBody(flags, mapping, local))
     const etag = etagOf(text)
     reply.header('etag', etag)
     if (req.headers['if-none-match'] === etag) return reply.code(304).send()

@@ -4,9 +4,10 @@ import { parseDateText } from './dates.ts'
 import { checkRegex, regexProblem } from './regex.ts'
 
 // Operators the evaluator implements. The names and meanings are PostHog's
-// (rust/feature-flags/src/properties/property_matching.rs); semver, cohort and
-// flag-dependency operators are not supported yet, so a definition using them is refused
-// at write time rather than failing on every evaluation.
+// (rust/feature-flags/src/properties/property_matching.rs); `in` / `not_in` are cohort
+// conditions' only ones ({type: 'cohort', key: 'id', value: <cohort id>}, src/cohorts/flag-match.ts).
+// Semver and flag-dependency operators are not supported yet, so a definition using them is
+// refused at write time rather than failing on every evaluation.
 export const PROPERTY_OPERATORS = [
   'exact',
   'is_not',
@@ -27,6 +28,8 @@ export const PROPERTY_OPERATORS = [
   'is_date_before',
   'is_date_after',
   'is_date_exact',
+  'in',
+  'not_in',
 ] as const
 
 export type PropertyOperator = (typeof PROPERTY_OPERATORS)[number]
@@ -44,6 +47,7 @@ const STRING_VALUED_OPERATORS: ReadonlySet<string> = new Set([
 ])
 const DATE_OPERATORS: ReadonlySet<string> = new Set(['is_date_before', 'is_date_after', 'is_date_exact'])
 const VALUELESS_OPERATORS: ReadonlySet<string> = new Set(['is_set', 'is_not_set'])
+const COHORT_OPERATORS: ReadonlySet<string> = new Set(['in', 'not_in'])
 
 // Max group type index PostHog allows (five group types per project).
 const MAX_GROUP_TYPE_INDEX = 4
@@ -72,11 +76,33 @@ export const propertyFilterSchema = z
     key: z.string().min(1),
     value: z.union([scalar, z.array(scalar)]).optional(),
     operator: z.enum(PROPERTY_OPERATORS).default('exact'),
-    type: z.enum(['person', 'group']).default('person'),
+    type: z.enum(['person', 'group', 'cohort']).default('person'),
     group_type_index: z.number().int().min(0).max(MAX_GROUP_TYPE_INDEX).nullable().optional(),
   })
+  // A cohort condition without an operator (or `exact`, as older clients wrote it) means `in`.
+  .transform((f) => (f.type === 'cohort' && f.operator === 'exact' ? { ...f, operator: 'in' as const } : f))
   .superRefine((filter, ctx) => {
     const { operator, value } = filter
+    if (filter.type === 'cohort') {
+      if (filter.key !== 'id')
+        ctx.addIssue({ code: 'custom', path: ['key'], message: "a cohort condition's key is 'id'" })
+      if (!COHORT_OPERATORS.has(operator)) {
+        ctx.addIssue({ code: 'custom', path: ['operator'], message: 'a cohort condition takes in or not_in' })
+      }
+      const id = typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : value
+      if (typeof id !== 'number' || !Number.isSafeInteger(id) || id <= 0) {
+        ctx.addIssue({ code: 'custom', path: ['value'], message: 'a cohort condition needs a cohort id' })
+      }
+      return
+    }
+    if (COHORT_OPERATORS.has(operator)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['operator'],
+        message: `operator ${operator} is only for cohort conditions`,
+      })
+      return
+    }
     if (VALUELESS_OPERATORS.has(operator)) return
     if (value === undefined) {
       ctx.addIssue({ code: 'custom', path: ['value'], message: `operator ${operator} needs a value` })
@@ -175,7 +201,9 @@ function filterAggregationProblem(
   aggregation: number | null,
 ): string | null {
   if (aggregation === null) {
-    return filter.type === 'person' ? null : 'a person flag can only filter on person properties'
+    return filter.type === 'person' || filter.type === 'cohort'
+      ? null
+      : 'a person flag can only filter on person properties and cohorts'
   }
   if (filter.type !== 'group') return 'a group flag can only filter on properties of its group type'
   if (filter.group_type_index !== aggregation) {

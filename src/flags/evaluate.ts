@@ -1,7 +1,7 @@
-import type { FlagCondition, FlagDefinition, JsonValue } from './definition.ts'
+import type { FlagCondition, FlagDefinition, JsonValue, PropertyFilter } from './definition.ts'
 import { inRollout, pickVariant } from './hash.ts'
 import type { RegexMatch } from '../patterns/regex.ts'
-import { type MatchOptions, matchProperty, stringRepresentation } from './match.ts'
+import { FlagMatchError, type MatchOptions, matchProperty, stringRepresentation } from './match.ts'
 
 export interface EvalInput {
   distinctId: string
@@ -9,6 +9,11 @@ export interface EvalInput {
   groups: Record<string, string>
   groupProperties: Record<string, Record<string, unknown>>
   groupTypeIndexToName: Record<number, string>
+  /**
+   * Whether the person is in cohort `id` (src/cohorts/flag-match.ts); throws when that cannot be
+   * told. Absent: cohort conditions cannot be evaluated (the flag fails).
+   */
+  inCohort?: (id: number) => boolean
 }
 
 export interface FlagReason {
@@ -99,17 +104,28 @@ function subjectFor(flag: FlagDefinition, input: EvalInput): Subject | null {
   return { identifier: String(groupKey), properties: input.groupProperties[groupType] ?? {} }
 }
 
+function cohortMatch(filter: PropertyFilter, input: EvalInput): boolean {
+  if (!input.inCohort) throw new FlagMatchError('cohort conditions cannot be evaluated here')
+  const member = input.inCohort(Number(filter.value))
+  return filter.operator === 'not_in' ? !member : member
+}
+
 function conditionOutcome(
   flag: FlagDefinition,
   condition: FlagCondition,
   subject: Subject,
+  input: EvalInput,
   options: EvaluateOptions,
 ): ReasonCode {
   // Every filter is checked (no short circuit), so a broken regex fails the flag for
   // everyone rather than only for people who reach it.
   let all = true
   for (const filter of condition.properties) {
-    if (!matchProperty(filter, subject.properties, options)) all = false
+    const matched =
+      filter.type === 'cohort'
+        ? cohortMatch(filter, input)
+        : matchProperty(filter, subject.properties, options)
+    if (!matched) all = false
   }
   if (!all) return 'no_condition_match'
   const rollout = condition.rollout_percentage ?? 100
@@ -168,7 +184,7 @@ export function evaluateFlag(
     for (let index = 0; index < groups.length; index++) {
       const condition = groups[index]!
       if ((condition.variant != null) !== (pass === 0)) continue
-      const outcome = conditionOutcome(flag, condition, subject, options)
+      const outcome = conditionOutcome(flag, condition, subject, input, options)
       if (REASON_SCORE[best] <= REASON_SCORE[outcome]) {
         best = outcome
         bestIndex = index

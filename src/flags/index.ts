@@ -7,6 +7,8 @@ import { GroupTypeCache } from './properties.ts'
 import { FlagQuota } from './quota.ts'
 import { FLAGS_BODY_LIMIT, registerEvaluationRoutes } from './evaluation-routes.ts'
 import { sdkConfigFields } from '../remote-config/flags-fields.ts'
+import { cohortDocsFor } from '../cohorts/cache.ts'
+import { CohortMembership } from '../cohorts/members.ts'
 
 const NEGATIVE_TTL_MS = 2000
 
@@ -39,6 +41,7 @@ export const flagsComponent: Component = {
     // local never needs it. The first request from a public address pays ~100 ms to read it.
     const persons = new PersonMirror(rt.ch, rt.log)
     persons.start(rt.nc)
+    const cohorts = { docs: await cohortDocsFor(rt.nc, rt.log), membership: new CohortMembership(rt.ch) }
     await app.register(async (scope) =>
       registerEvaluationRoutes(scope, {
         cache,
@@ -46,6 +49,7 @@ export const flagsComponent: Component = {
         groupTypes: new GroupTypeCache(rt.ch),
         log: rt.log,
         persons,
+        cohorts,
         quota: new FlagQuota(rt.config.FLAGS_QUOTA_PER_MINUTE),
         maxDecompressedBytes: Math.min(rt.config.CAPTURE_MAX_BODY_BYTES, FLAGS_BODY_LIMIT) * 5,
         projectByToken: tokenLookup(rt.accounts),

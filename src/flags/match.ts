@@ -103,6 +103,9 @@ const MATCHES_WHEN_ABSENT: Readonly<Record<PropertyFilter['operator'], boolean>>
   is_date_before: false,
   is_date_after: false,
   is_date_exact: false,
+  // cohort conditions never reach matchProperty (src/flags/evaluate.ts decides them)
+  in: false,
+  not_in: true,
 }
 
 function compareNumbers(
@@ -185,5 +188,8 @@ export function matchProperty(
     case 'is_date_after':
     case 'is_date_exact':
       return compareDates(actual, value, operator, options.now ?? new Date())
+    case 'in':
+    case 'not_in':
+      throw new FlagMatchError('a cohort condition is not a property filter')
   }
 }

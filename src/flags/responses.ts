@@ -217,7 +217,8 @@ export interface LocalEvaluationFlag {
 export interface LocalEvaluationBody {
   flags: LocalEvaluationFlag[]
   group_type_mapping: Record<string, string>
-  cohorts: Record<string, never>
+  /** cohort definitions the SDK evaluates itself, by id (src/cohorts/flag-match.ts localCohorts) */
+  cohorts: Record<string, unknown>
 }
 
 // Definitions for SDK local evaluation (GET /api/feature_flag/local_evaluation and
@@ -226,6 +227,7 @@ export interface LocalEvaluationBody {
 export function localEvaluationBody(
   definitions: readonly FlagDefinition[],
   groupTypeIndexToName: Record<number, string>,
+  cohorts: Record<string, unknown> = {},
 ): LocalEvaluationBody {
   const flags = definitions
     .filter((definition) => !definition.deleted)
@@ -253,5 +255,5 @@ export function localEvaluationBody(
     })
   const group_type_mapping: Record<string, string> = {}
   for (const [index, name] of Object.entries(groupTypeIndexToName)) group_type_mapping[index] = name
-  return { flags, group_type_mapping, cohorts: {} }
+  return { flags, group_type_mapping, cohorts }
 }

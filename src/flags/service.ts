@@ -15,6 +15,11 @@ import {
 import { type GroupTypeCache, groupProperties, personProperties } from './properties.ts'
 import type { FlagRequest } from './request.ts'
 import type { StoredFlag } from './stored-definition.ts'
+import type { CohortDocs } from '../cohorts/cache.ts'
+import { byProperties, closure, flagCohortIds, inCohort } from '../cohorts/flag-match.ts'
+import type { CohortMembership } from '../cohorts/members.ts'
+import type { PropertyFilter } from './definition.ts'
+import { matchProperty } from './match.ts'
 
 // One evaluation request end to end: the project's live definitions from the watched cache,
 // stored properties (person: from memory, src/flags/person-mirror.ts; groups: ClickHouse) only when
@@ -28,6 +33,8 @@ export interface EvaluationDeps {
   log: Logger
   /** stored person properties; default a ClickHouse query per request (the process uses PersonMirror) */
   persons?: { properties(teamId: number, distinctId: string): Promise<Properties> }
+  /** cohort definitions and computed membership, for cohort conditions (absent: such flags fail) */
+  cohorts?: { docs: CohortDocs; membership: CohortMembership }
 }
 
 export interface EvaluationOutcome {
@@ -52,8 +59,19 @@ function keysOf(flag: StoredFlag): string[] {
   return keys
 }
 
+const cohortIds = new WeakMap<StoredFlag, number[]>()
+
+/** The cohorts a flag's conditions name (cached per definition object). */
+function cohortsOf(flag: StoredFlag): number[] {
+  let ids = cohortIds.get(flag)
+  if (!ids) cohortIds.set(flag, (ids = flagCohortIds(flag.filters)))
+  return ids
+}
+
+// A cohort's person filters read properties the flag's own conditions do not name: a flag with a
+// cohort condition always reads the stored ones.
 const needsStored = (flag: StoredFlag, known: Properties) =>
-  keysOf(flag).some((k) => !Object.hasOwn(known, k))
+  cohortsOf(flag).length > 0 || keysOf(flag).some((k) => !Object.hasOwn(known, k))
 
 // (a function of the module, not a closure per request: tsx names each closure with a defineProperty)
 function fail(failed: Map<string, string>, flags: StoredFlag[], why: string): void {
@@ -152,6 +170,17 @@ export async function evaluateRequest(
     index,
     key: req.groups[mapping[index]!]!,
   }))
+  // cohorts the person flags name: those decided by computed membership are looked up meanwhile
+  const named = [...new Set(personFlags.flatMap(cohortsOf))]
+  const cohortOf = (id: number) => deps.cohorts?.docs.get(teamId, id)
+  const byMembers = named.length
+    ? closure(named, cohortOf).filter((c) => !c.deleted && !byProperties(c.id, cohortOf))
+    : []
+  const membersLookup =
+    byMembers.length && deps.cohorts
+      ? deps.cohorts.membership.of(teamId, req.distinctId, byMembers)
+      : undefined
+  membersLookup?.catch(() => undefined)
   const [storedPerson, storedGroups] = await Promise.allSettled([
     personFromStore.length === 0
       ? Promise.resolve({})
@@ -177,12 +206,30 @@ export async function evaluateRequest(
     fail(failed, [...groupFromStore.values()].flat(), 'group properties unavailable')
   }
 
+  let members: ReadonlySet<number> | undefined
+  if (membersLookup) {
+    try {
+      members = await membersLookup
+    } catch (err) {
+      // the flags that need a membership fail (left out); the others are answered
+      deps.log.warn({ err, team_id: teamId }, 'cohort membership lookup failed')
+    }
+  }
+  const personProps = merged(person, personOverrides)
   const input: EvalInput = {
     distinctId: req.distinctId,
-    personProperties: merged(person, personOverrides),
+    personProperties: personProps,
     groups: req.groups,
     groupProperties: groupProps,
     groupTypeIndexToName: mapping,
+  }
+  if (named.length && deps.cohorts) {
+    input.inCohort = (id) =>
+      inCohort(id, {
+        cohort: cohortOf,
+        members,
+        matchFilter: (f) => matchProperty({ ...f, type: 'person' } as PropertyFilter, personProps),
+      })
   }
   const evaluable = failed.size ? definitions.filter((f) => !failed.has(f.key)) : definitions
   // regexes answered first, together: the costly ones in the regex workers, never on this thread

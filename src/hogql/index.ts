@@ -1,4 +1,5 @@
 import { type Capabilities, PORTABLE } from './capabilities.ts'
+import type { HogQLCatalog } from './catalog.ts'
 import { HogQLError } from './errors.ts'
 import { outputItems, type Query } from './ir.ts'
 import { getParser, parseSelect } from './parse.ts'
@@ -9,6 +10,7 @@ import { Resolver } from './resolver.ts'
 // (printer.ts), with the project's team guard on every table read.
 
 export type { Capabilities, ServerInfo } from './capabilities.ts'
+export type { CatalogAction, CatalogCohort, HogQLCatalog } from './catalog.ts'
 export { capabilitiesOf, PORTABLE } from './capabilities.ts'
 export type { HogQLErrorCode } from './errors.ts'
 export { HogQLError } from './errors.ts'
@@ -35,6 +37,8 @@ export interface CompileOptions {
    * was stamped with, printed without the override join. Absent or true: resolved through merges.
    */
   personOverrides?: boolean
+  /** The project's cohorts and actions, for `IN COHORT` and `matchesAction` (absent: none exist). */
+  catalog?: HogQLCatalog
 }
 
 /** A compiled statement: the SQL to run and how to read its columns. */
@@ -119,6 +123,7 @@ export function compileHogQLSync(query: string, opts: CompileOptions): CompiledQ
       filters: opts.filters,
       capabilities,
       personOverrides: opts.personOverrides,
+      catalog: opts.catalog,
     },
     query,
   )

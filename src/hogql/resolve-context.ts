@@ -1,6 +1,7 @@
 import type { HogQLParser } from '@posthog/hogql-parser'
 import type { CTENode, Node } from './ast.ts'
 import type { Capabilities } from './capabilities.ts'
+import type { HogQLCatalog } from './catalog.ts'
 import type { Span } from './errors.ts'
 import type { Expr, Query, Select, SelectItem } from './ir.ts'
 
@@ -22,6 +23,8 @@ export interface ResolveOptions {
   capabilities: Capabilities
   /** false: the project has no person overrides, so fields print their `plain` form (no join). */
   personOverrides?: boolean
+  /** The project's cohorts and actions (`IN COHORT`, `matchesAction`). */
+  catalog?: HogQLCatalog
 }
 
 /** A select alias: registered before any item resolves, resolved on first use. */

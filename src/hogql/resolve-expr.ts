@@ -18,6 +18,7 @@ import type { Resolution, Scope } from './resolve-context.ts'
 import { access, tupleAccess } from './resolve-access.ts'
 import { resolveWindowFunction } from './resolve-windows.ts'
 import { parseExpr } from './parse.ts'
+import { actionExpression, cohortSubquery } from './catalog.ts'
 
 // Expressions: every AST expression node becomes an IR expression with a (best effort) ClickHouse
 // type; functions are checked against the allow-list and their arity here.
@@ -209,7 +210,10 @@ function compare(r: Resolution, node: Node, scope: Scope): Expr {
   const op = node.op as string
   const left = r.expr(node.left, scope)
   if (op === 'in cohort' || op === 'not in cohort') {
-    throw new HogQLError('not_supported', 'Cohorts are not supported', span(node))
+    // `x IN COHORT 5` is `x IN (the cohort's person ids)`, resolved in the user's scope
+    const sub = cohortSubquery(r.opts.catalog, node.right as Node, span(node.right))
+    const members = r.expr(internalExpr(r, sub), scope)
+    return coerceCompare(op === 'in cohort' ? 'IN' : 'NOT IN', left, members, r.opts.tz)
   }
   const right = r.expr(node.right, scope)
   const mapped = COMPARISONS[op]
@@ -217,9 +221,31 @@ function compare(r: Resolution, node: Node, scope: Scope): Expr {
   return coerceCompare(mapped, left, right, r.opts.tz)
 }
 
+// Expansions of cohorts and actions are parsed once per text: an action's condition can be long, and
+// PostHog's parser takes milliseconds for it.
+const expansions = new Map<string, Node>()
+const MAX_EXPANSIONS = 2000
+
+function internalExpr(r: Resolution, text: string): Node {
+  let node = expansions.get(text)
+  if (!node) {
+    node = parseExpr(r.parser, text)
+    if (expansions.size >= MAX_EXPANSIONS) expansions.clear()
+    expansions.set(text, node)
+  }
+  return node
+}
+
 function call(r: Resolution, node: Node, scope: Scope): Expr {
   const name = node.name as string
   const s = span(node)
+  // PostHog's matchesAction(id | 'name'): the action's condition on this SELECT's events
+  if (name === 'matchesAction') {
+    const args = (node.args ?? []) as Node[]
+    if (args.length !== 1)
+      throw new HogQLError('bad_arity', `Function '${name}' takes 1 argument(s), got ${args.length}`, s)
+    return r.expr(internalExpr(r, actionExpression(r.opts.catalog, args[0]!, span(args[0]))), scope)
+  }
   // PostHog's `not` is case-insensitive: `NOT (a = b)` parses as a call of NOT.
   if (name.toLowerCase() === 'not' && (node.args as Node[]).length === 1) {
     return { k: 'not', expr: r.expr(node.args[0], scope), type: 'UInt8' }

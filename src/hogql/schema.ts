@@ -78,6 +78,29 @@ export const TABLES: Record<string, TableDef> = {
       distinct_id: { kind: 'column', column: 'distinct_id', type: 'String' },
       properties: { kind: 'properties', raw: 'properties', keys: 'prop_keys', values: 'prop_values' },
       elements_chain: { kind: 'column', column: 'elements_chain', type: 'String' },
+      // PostHog's columns derived from the chain (its events table materializes them; these compute
+      // them from the chain where they are read): the clicked link's href, every element's text and
+      // id, and which of the tags actions care about occur.
+      elements_chain_href: {
+        kind: 'expression',
+        expr: `extract(elements_chain, '(?::|")href="(.*?)"')`,
+        type: 'String',
+      },
+      elements_chain_texts: {
+        kind: 'expression',
+        expr: `arrayDistinct(extractAll(elements_chain, '(?::|")text="(.*?)"'))`,
+        type: 'Array(String)',
+      },
+      elements_chain_ids: {
+        kind: 'expression',
+        expr: `arrayDistinct(extractAll(elements_chain, '(?::|")attr_id="(.*?)"'))`,
+        type: 'Array(String)',
+      },
+      elements_chain_elements: {
+        kind: 'expression',
+        expr: `arrayDistinct(extractAll(elements_chain, '(?:^|;)(a|button|form|input|select|textarea|label)(?:\\\\.|$|:)'))`,
+        type: 'Array(String)',
+      },
       $session_id: { kind: 'column', column: 'session_id', type: 'String' },
       ...groupColumns,
       created_at: { kind: 'column', column: 'created_at', type: 'DateTime' },
@@ -180,6 +203,34 @@ export const TABLES: Record<string, TableDef> = {
       unique_persons: { kind: 'column', column: 'unique_persons', type: 'UInt64' },
     },
     asterisk: ['flag', 'variant', 'day', 'source', 'calls', 'unique_persons'],
+  },
+  // Members of dynamic cohorts, every calculated version (schema/clickhouse/0100): `IN COHORT` reads
+  // the version the cohort calls current.
+  cohort_people: {
+    name: 'cohort_people',
+    relation: { kind: 'physical', table: 'cohortpeople' },
+    fields: {
+      person_id: { kind: 'column', column: 'person_id', type: 'UUID' },
+      cohort_id: { kind: 'column', column: 'cohort_id', type: 'Int64' },
+      version: { kind: 'column', column: 'version', type: 'UInt64' },
+    },
+    asterisk: ['person_id', 'cohort_id', 'version'],
+  },
+  // Members of static cohorts (schema/clickhouse/0101), removals left out.
+  static_cohort_people: {
+    name: 'static_cohort_people',
+    relation: {
+      kind: 'latest',
+      table: 'person_static_cohort',
+      key: ['cohort_id', 'person_id'],
+      version: 'version',
+      deleted: 'is_deleted',
+    },
+    fields: {
+      person_id: { kind: 'column', column: 'person_id', type: 'UUID' },
+      cohort_id: { kind: 'column', column: 'cohort_id', type: 'Int64' },
+    },
+    asterisk: ['person_id', 'cohort_id'],
   },
   // Internal: the newest override of each old person id. Not reachable from user queries.
   __person_overrides: {

@@ -26,6 +26,7 @@ import { correlationActorsSQL } from '../queries/insights/funnels/correlation.ts
 import { FunnelsQuery } from '../queries/insights/funnels/schema.ts'
 import { type ApiContext, type ProjectAccess, projectRoute } from '../http/routes.ts'
 import { personCsvLine, CSV_COLUMNS, csvLine } from './csv.ts'
+import { withProjectCatalog } from '../queries/catalog.ts'
 
 // The spec names no scope for these; they reveal persons, so they take the person scope.
 const READ = 'person:read'
@@ -198,7 +199,13 @@ interface Page {
 
 type IdsSource = () => Promise<string>
 
-async function respond(
+// the project's cohorts and actions for every compile of the export (cohort filters, ActionsNode)
+function respond(...args: Parameters<typeof respondIn>) {
+  const [ctx, project] = args
+  return withProjectCatalog(ctx.rt, project.id, () => respondIn(...args))
+}
+
+async function respondIn(
   ctx: ApiContext,
   project: Project,
   req: FastifyRequest,

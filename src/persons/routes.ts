@@ -7,6 +7,7 @@ import { PropertiesSchema, propertiesCondition } from '../queries/insights/commo
 import { type ApiContext, projectRoute } from '../http/routes.ts'
 import { PageQuery, envelope } from '../http/paging.ts'
 import { deletePerson, EventDeletes } from './delete.ts'
+import { withProjectCatalog } from '../queries/catalog.ts'
 import { registerPersonExportRoutes } from './exports.ts'
 
 // Person endpoints (spec "Person analytics"; PostHog's /persons/ list, retrieve, delete, values).
@@ -27,8 +28,12 @@ const ListQuery = PageQuery.extend({
   key_identifier: z.string().optional().describe('email or distinct id'),
   uuid: z.string().optional().describe('comma-separated person uuids'),
   properties: z.string().optional().describe('JSON list of person property filters'),
+  cohort: z.coerce.number().int().positive().optional().describe('members of this cohort only'),
 })
 type ListQuery = z.infer<typeof ListQuery>
+
+/** The filters of a person list that other lists take too (search, properties; cohort members use them). */
+export type PersonListFilters = Partial<Pick<ListQuery, 'search' | 'properties'>>
 
 const ValuesQuery = z.object({
   key: z.string().min(1),
@@ -40,9 +45,11 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
 const idsWhere = (cond: string) => `p.id IN (SELECT person_id FROM person_distinct_ids WHERE ${cond})`
 
-function listWhere(q: ListQuery): string {
+/** The HogQL condition on persons (`p`) of a person list's filters; '1' when there are none. */
+export function listWhere(q: Partial<ListQuery>): string {
   const parts: string[] = []
   if (q.distinct_id !== undefined) parts.push(idsWhere(`distinct_id = ${str(q.distinct_id)}`))
+  if (q.cohort !== undefined) parts.push(`p.id IN COHORT ${q.cohort}`)
   if (q.email !== undefined) parts.push(`p.properties['email'] = ${str(q.email)}`)
   if (q.key_identifier !== undefined) {
     const v = str(q.key_identifier)
@@ -104,24 +111,25 @@ export function registerPersonRoutes(app: FastifyInstance, ctx: ApiContext): voi
     path: '/persons/',
     scope: READ,
     query: ListQuery,
-    handler: async (req, _reply, { project }) => {
-      const q = req.query
-      const where = listWhere(q)
-      const [countRows, results] = await Promise.all([
-        runHogQL(ch, `SELECT count() FROM persons AS p WHERE ${where}`, {
-          teamId: project.id,
-          timezone: 'UTC',
-        }),
-        queryPersons(
-          ch,
-          project.id,
-          where,
-          `ORDER BY p.created_at DESC, p.id DESC LIMIT ${q.limit} OFFSET ${q.offset}`,
-          q.limit,
-        ),
-      ])
-      return envelope(req, q, Number(countRows[0]?.[0] ?? 0), results)
-    },
+    handler: async (req, _reply, { project }) =>
+      withProjectCatalog(ctx.rt, project.id, async () => {
+        const q = req.query
+        const where = listWhere(q)
+        const [countRows, results] = await Promise.all([
+          runHogQL(ch, `SELECT count() FROM persons AS p WHERE ${where}`, {
+            teamId: project.id,
+            timezone: 'UTC',
+          }),
+          queryPersons(
+            ch,
+            project.id,
+            where,
+            `ORDER BY p.created_at DESC, p.id DESC LIMIT ${q.limit} OFFSET ${q.offset}`,
+            q.limit,
+          ),
+        ])
+        return envelope(req, q, Number(countRows[0]?.[0] ?? 0), results)
+      }),
   })
 
   projectRoute(app, ctx, {

@@ -1,6 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks'
 import { LRUCache } from 'lru-cache'
-import { compileHogQL, type CompiledQuery, type CompileOptions } from '../hogql/index.ts'
+import { compileHogQL, type CompiledQuery, type CompileOptions, type HogQLCatalog } from '../hogql/index.ts'
 import { materializedProperties } from '../hogql/materialized.ts'
 
 // Compiled HogQL by its text and everything else the compiler reads. Parsing (ANTLR in WebAssembly)
@@ -45,11 +45,29 @@ function keyOf(query: string, opts: CompileOptions): string {
     opts.defaultLimit ?? null,
     opts.maxLimit ?? null,
     materializedKey(),
+    opts.catalog?.key ?? null,
   ])
 }
 
+// The project's cohorts and actions (src/queries/catalog.ts) for every HogQL statement compiled
+// within a kind's compile: insights, person lists and exports name them through `IN COHORT` and
+// `matchesAction`, and none of their builders has to pass them along.
+const catalogs = new AsyncLocalStorage<HogQLCatalog>()
+
+/** The catalog compiles within withCatalog use (undefined outside one). */
+export function currentCatalog(): HogQLCatalog | undefined {
+  return catalogs.getStore()
+}
+
+/** Runs `fn` with `catalog` as the catalog of every compile within it that names none. */
+export function withCatalog<T>(catalog: HogQLCatalog | undefined, fn: () => Promise<T>): Promise<T> {
+  return catalog ? catalogs.run(catalog, fn) : fn()
+}
+
 /** compileHogQL, answered from the cache when the same text was compiled the same way before. */
-export async function compileHogQLCached(query: string, opts: CompileOptions): Promise<CompiledQuery> {
+export async function compileHogQLCached(query: string, given: CompileOptions): Promise<CompiledQuery> {
+  const catalog = given.catalog ?? catalogs.getStore()
+  const opts = catalog ? { ...given, catalog } : given
   const key = keyOf(query, opts)
   const hit = cache.get(key)
   const compiled = hit ? copy(hit) : await compileHogQL(query, opts)

@@ -1,4 +1,5 @@
 import type { Capabilities } from '../hogql/capabilities.ts'
+import type { HogQLCatalog } from '../hogql/index.ts'
 import type { Project } from '../accounts/documents.ts'
 import { CompilePool } from './compile-pool.ts'
 import { checkHogQLText, checkQueryStrings, DEFAULT_HOGQL_BOUNDS, type HogQLBounds } from './hogql-bounds.ts'
@@ -33,11 +34,12 @@ export class CompileGate {
     project: Project,
     server: Capabilities,
     facts?: DataFacts,
+    catalog?: HogQLCatalog,
   ): Promise<KindCompiled> {
     queryKind(raw.kind) // an unknown kind is a 400 before any work
     if (raw.kind === 'HogQLQuery') checkHogQLText(HogQLQuerySchema.parse(raw).query, this.bounds)
     else checkQueryStrings(raw, this.bounds)
-    return this.pool.compile(raw, project, server, facts)
+    return this.pool.compile(raw, project, server, facts, catalog)
   }
 
   close(): Promise<void> {

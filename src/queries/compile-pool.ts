@@ -1,4 +1,5 @@
 import type { Capabilities } from '../hogql/capabilities.ts'
+import type { HogQLCatalog } from '../hogql/index.ts'
 import type { Project } from '../accounts/documents.ts'
 import { HogQLError } from '../hogql/errors.ts'
 import { materializedProperties } from '../hogql/materialized.ts'
@@ -68,6 +69,7 @@ export class CompilePool {
     project: Project,
     server: Capabilities,
     facts?: DataFacts,
+    catalog?: HogQLCatalog,
   ): Promise<KindCompiled> {
     const job: Omit<CompileJob, 'id'> = {
       query,
@@ -75,6 +77,7 @@ export class CompilePool {
       server,
       facts,
       materialized: [...materializedProperties()],
+      catalog,
     }
     return this.pool.run<KindCompiled>(project.id, job)
   }

@@ -9,7 +9,8 @@ import { HogQLError } from '../hogql/errors.ts'
 import { setMaterializedProperties } from '../hogql/materialized.ts'
 import { getParser } from '../hogql/parse.ts'
 import { currentThreadId } from '../runtime/thread-cpu.ts'
-import { withEventProperties } from './compile-cache.ts'
+import { withCatalog, withEventProperties } from './compile-cache.ts'
+import type { HogQLCatalog } from '../hogql/index.ts'
 import { queryKind } from './kinds.ts'
 import type { DataFacts } from './person-overrides.ts'
 import './kind-registrations.ts'
@@ -23,6 +24,8 @@ export interface CompileJob {
   server: Capabilities
   facts?: DataFacts
   materialized: [string, string][]
+  /** the project's cohorts and actions (src/queries/catalog.ts) */
+  catalog?: HogQLCatalog
 }
 
 /** A compile error as plain data, to be rebuilt as the same class on the main thread. */
@@ -57,8 +60,10 @@ port.on('message', (job: CompileJob) => {
   // the kind's own compile, exactly as the main thread would run it
   Promise.resolve()
     .then(() =>
-      withEventProperties(() =>
-        queryKind(job.query.kind).compile(job.query, job.project, job.server, job.facts),
+      withCatalog(job.catalog, () =>
+        withEventProperties(() =>
+          queryKind(job.query.kind).compile(job.query, job.project, job.server, job.facts),
+        ),
       ),
     )
     .then(

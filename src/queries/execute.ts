@@ -173,6 +173,31 @@ export async function execute(
   }
 }
 
+/**
+ * Runs a statement that writes (an INSERT … SELECT Burrow built from compiled HogQL) under the same
+ * limits and guard settings as a read, not read-only; ClickHouse errors become AppErrors.
+ */
+export async function executeWrite(ch: ClickHouseClient, sql: string, opts: ExecuteOptions): Promise<void> {
+  try {
+    const server = await readServerInfo(ch)
+    await ch.command({
+      query: sql,
+      query_id: opts.queryId,
+      abort_signal: opts.abort,
+      clickhouse_settings: { max_execution_time: opts.maxExecutionSeconds, ...guardSettings(server) },
+    })
+  } catch (err) {
+    const mapped = mapClickHouseError(err)
+    if (mapped !== err) {
+      opts.log?.debug(
+        { project_id: opts.teamId, query_id: opts.queryId, clickhouse_error: messageOf(err) },
+        'clickhouse refused the statement',
+      )
+    }
+    throw mapped
+  }
+}
+
 // ---- errors ---------------------------------------------------------------------------------
 
 // ClickHouse error codes by what a user can do about them. Each class answers with one fixed

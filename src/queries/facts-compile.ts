@@ -3,7 +3,7 @@
 // round trip or two, so the compile starts beside the reads with the project's last facts as a
 // guess, and runs again only when the reads say otherwise.
 import type { Project } from '../accounts/documents.ts'
-import { capabilitiesOf } from '../hogql/index.ts'
+import { capabilitiesOf, type HogQLCatalog } from '../hogql/index.ts'
 import type { CompileGate } from './compile-gate.ts'
 import type { BucketKind, BucketRun, DayCache } from './day-cache.ts'
 import type { KindCompiled } from './kinds.ts'
@@ -44,7 +44,8 @@ export class FactsCompiler {
   /**
    * `query` compiled for `project` on a server of `version`, with the facts read now; `bucketKind`:
    * the kind's day-cache cells (none: no day cache); `useStored`: stored bucket values may be used
-   * (not under a force_ refresh). Throws what the compiler throws.
+   * (not under a force_ refresh); `catalog`: the project's cohorts and actions. Throws what the
+   * compiler throws.
    */
   async compile(
     query: { kind: string },
@@ -52,6 +53,7 @@ export class FactsCompiler {
     bucketKind: BucketKind | undefined,
     version: string,
     useStored: boolean,
+    catalog?: HogQLCatalog,
   ): Promise<FactsCompiled> {
     // closed buckets whose stored values still hold are left out of the statement (day-cache.ts);
     // its state read also says whether the project has merged persons, which is read here
@@ -76,7 +78,7 @@ export class FactsCompiler {
             ...(preparing && (seen?.dayCache ?? true) ? { skipBuckets: {} } : {}),
           }
         : undefined
-    const early = guess && timed(this.gate.compile(query, project, caps, guess))
+    const early = guess && timed(this.gate.compile(query, project, caps, guess, catalog))
     early?.catch(() => undefined) // its failure is seen below, once the facts say it counts
     const { buckets, facts } = await reading
     this.seen.set(project.id, {
@@ -86,7 +88,7 @@ export class FactsCompiler {
     let done
     if (early && sameFacts(facts, guess!)) done = await early
     else {
-      done = await timed(this.gate.compile(query, project, caps, facts))
+      done = await timed(this.gate.compile(query, project, caps, facts, catalog))
     }
     const { compiled, seconds: compileSeconds } = done
     return { compiled, compileSeconds, buckets }

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import type { ApiContext } from '../http/routes.ts'
+import type { Runtime } from '../runtime/types.ts'
 import { setMaterializedProperties } from '../hogql/materialized.ts'
 import { loadMaterialized } from '../clickhouse/materialize.ts'
 import { startAutoMaterialize } from './hot-properties.ts'
@@ -7,6 +8,15 @@ import { admissionLimits } from './admission.ts'
 import { registerQueryRoutes } from './routes.ts'
 import { QueryRunner } from './runner.ts'
 import './kind-registrations.ts'
+
+// The runner of each process's api (one per runtime), for the parts that run queries of their own
+// (cohort calculations) under the same admission and limits.
+const runners = new WeakMap<Runtime, QueryRunner>()
+
+/** The query runner registerQueries made for `rt`; undefined before that. */
+export function queryRunnerOf(rt: Runtime): QueryRunner | undefined {
+  return runners.get(rt)
+}
 
 /** Registers the query routes; returns the process's runner, which saved insights use too. */
 export async function registerQueries(app: FastifyInstance, ctx: ApiContext): Promise<QueryRunner> {
@@ -20,6 +30,7 @@ export async function registerQueries(app: FastifyInstance, ctx: ApiContext): Pr
     admission: admissionLimits(c),
     compile: { workers: c.QUERY_COMPILE_WORKERS, budgetMs: c.QUERY_COMPILE_TIMEOUT_MS },
   })
+  runners.set(ctx.rt, runner)
   app.addHook('onClose', () => runner.stop())
   registerQueryRoutes(app, ctx, runner)
   // `burrow materialize` adds columns from another process; queries start using them within this period.

@@ -7,8 +7,6 @@ import type { Logger } from '../observability/logger.ts'
 import { queryDurationSeconds } from '../observability/metrics.ts'
 import type { Runtime } from '../runtime/types.ts'
 import { selectRows } from '../clickhouse/client.ts'
-import { sqlString } from '../clickhouse/sql.ts'
-import { sleep } from '../retry/backoff.ts'
 import {
   type CachedResult,
   cacheKey,
@@ -22,6 +20,7 @@ import {
 import { answerBytesOf, setAnswerBytes } from './answer-size.ts'
 import { type BucketRun, DayCache } from './day-cache.ts'
 import { execute, mapClickHouseError, readServerInfo } from './execute.ts'
+import { killQuery, queryProgress } from './processes.ts'
 import { type AdmissionLimits, QueryAdmission } from './admission.ts'
 import { CompileGate, type CompileGateOptions } from './compile-gate.ts'
 import { type KindCompiled, queryKind } from './kinds.ts'
@@ -30,6 +29,7 @@ import { FactsCompiler } from './facts-compile.ts'
 import { hotProperties } from './hot-properties.ts'
 import { PersonOverrides } from './person-overrides.ts'
 import { newStatus, QueryStatusStore } from './status.ts'
+import { type Catalogs, catalogsFor } from './catalog.ts'
 
 export interface QueryLimits {
   maxExecutionSeconds: number
@@ -89,6 +89,14 @@ export class QueryRunner {
     this.compiler = new FactsCompiler(this.gate, new PersonOverrides(rt.ch), this.dayCache)
   }
 
+  private catalogsOpened?: Promise<Catalogs>
+
+  /** The cohorts and actions queries may name (opened on first use). */
+  catalogs(): Promise<Catalogs> {
+    this.catalogsOpened ??= catalogsFor(this.rt.nc, this.rt.log)
+    return this.catalogsOpened
+  }
+
   static async create(rt: Runtime, opts: RunnerOptions) {
     return new QueryRunner(rt, await QueryStatusStore.open(rt.nc), await ResultCache.open(rt.nc), opts)
   }
@@ -108,9 +116,12 @@ export class QueryRunner {
     if (prepare) req = { ...req, query: await prepare(req.query, project, this.rt) }
     let mode: RefreshMode = req.refresh
     if (req.async === true && mode === 'blocking') mode = 'async'
+    // the project's cohorts and actions: a new definition or calculated version is a new answer
+    const catalog = (await this.catalogs()).get(project.id)
     const key = cacheKey(project.id, req.query, {
       filters_override: req.filters_override ?? null,
       variables_override: req.variables_override ?? null,
+      ...(catalog.cohorts.length || catalog.actions.length ? { catalog: catalog.key } : {}),
     })
     const useCacheWithin: number | null =
       mode === 'blocking' || mode === 'async'
@@ -150,6 +161,7 @@ export class QueryRunner {
         kind.buckets,
         info.version,
         !mode.startsWith('force_'),
+        catalog,
       )
       const state = await fingerprint
       if (
@@ -314,6 +326,23 @@ export class QueryRunner {
     }
   }
 
+  /** Takes a slot of the concurrency caps for `keyId` (throws TooManyQueries); call the result to give it back. */
+  admit(projectId: number, keyId: string): () => void {
+    return this.admission.admit(projectId, keyId)
+  }
+
+  /** Lists a query run outside run() (writes.ts) so cancel() reaches it; returns what unlists it. */
+  track(teamId: number, id: string, abort: AbortController): () => void {
+    const key = `${teamId}.${id}`
+    this.running.set(key, abort)
+    return () => this.running.delete(key)
+  }
+
+  /** The limits every query this runner runs is held to. */
+  get queryLimits(): QueryLimits {
+    return this.limits
+  }
+
   /** The database's state (cache.ts FINGERPRINT_SQL); undefined when it cannot be read. */
   private async readFingerprint(): Promise<string | undefined> {
     try {
@@ -324,27 +353,8 @@ export class QueryRunner {
     }
   }
 
-  private async progress(teamId: number, id: string): Promise<QueryStatus['query_progress']> {
-    const rs = await this.rt.ch.query({
-      query: `SELECT read_rows, read_bytes, total_rows_approx, elapsed FROM system.processes WHERE query_id = ${sqlString(
-        clickhouseQueryId(teamId, id),
-      )}`,
-      format: 'JSONEachRow',
-    })
-    const [row] = await rs.json<{
-      read_rows: string
-      read_bytes: string
-      total_rows_approx: string
-      elapsed: number
-    }>()
-    if (!row) return null
-    return {
-      rows_read: Number(row.read_rows),
-      bytes_read: Number(row.read_bytes),
-      estimated_rows_total: Number(row.total_rows_approx),
-      time_elapsed: Number(row.elapsed),
-      active_cpu_time: 0,
-    }
+  private progress(teamId: number, id: string): Promise<QueryStatus['query_progress']> {
+    return queryProgress(this.rt.ch, clickhouseQueryId(teamId, id))
   }
 
   async status(teamId: number, id: string): Promise<QueryStatus> {
@@ -373,26 +383,9 @@ export class QueryRunner {
     return this.kill(teamId, id)
   }
 
-  /**
-   * KILL QUERY until system.processes no longer lists the query (a query killed before it reached
-   * ClickHouse, or one slow to notice, is killed again); false if it is still there after the wait.
-   */
-  async kill(teamId: number, id: string, waitMs = CANCEL_WAIT_MS): Promise<boolean> {
-    const queryId = sqlString(clickhouseQueryId(teamId, id))
-    const deadline = Date.now() + waitMs
-    for (let round = 0; ; round++) {
-      if (round % 10 === 0) {
-        await this.rt.ch.command({ query: `KILL QUERY WHERE query_id = ${queryId} ASYNC` })
-      }
-      const rs = await this.rt.ch.query({
-        query: `SELECT count() AS n FROM system.processes WHERE query_id = ${queryId}`,
-        format: 'JSONEachRow',
-      })
-      const [row] = await rs.json<{ n: string | number }>()
-      if (Number(row?.n ?? 0) === 0) return true
-      if (Date.now() >= deadline) return false
-      await sleep(100)
-    }
+  /** killQuery (processes.ts) of this project's query `id`: true once ClickHouse no longer runs it. */
+  kill(teamId: number, id: string, waitMs = CANCEL_WAIT_MS): Promise<boolean> {
+    return killQuery(this.rt.ch, clickhouseQueryId(teamId, id), waitMs)
   }
 
   /** Stops this process's background queries, in ClickHouse too (graceful shutdown). */

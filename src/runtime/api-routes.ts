@@ -14,6 +14,8 @@ import { registerSdkRoutes } from '../remote-config/api.ts'
 import { registerKeyRoutes } from '../accounts/key-routes.ts'
 import { registerExperimentRoutes } from '../experiments/routes.ts'
 import { registerTaxonomyRoutes } from '../taxonomy/routes.ts'
+import { registerCohortRoutes } from '../cohorts/routes.ts'
+import { registerActionRoutes } from '../actions/routes.ts'
 
 /** Each part of the management/query API adds its routes through one of these. */
 type RouteModule = (app: FastifyInstance, ctx: ApiContext) => void | Promise<void>
@@ -23,6 +25,9 @@ const ROUTE_MODULES: RouteModule[] = [
   registerKeyRoutes,
   // the query routes, then what shares their runner: saved insights and dashboards
   async (app, ctx) => registerDashboards(app, ctx, await registerQueries(app, ctx)),
+  // after the queries: cohort calculations run through the query runner
+  registerCohortRoutes,
+  registerActionRoutes,
   registerFlagRoutes,
   registerPlaylistRoutes,
   registerPluginConfigRoutes,

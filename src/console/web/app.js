@@ -13,6 +13,7 @@ import { DashboardsPage } from './pages/dashboards.js'
 import { PeoplePage } from './pages/people.js'
 import { FlagsPage } from './pages/flags.js'
 import { ExperimentsPage } from './pages/experiments.js'
+import { CohortsPage, ActionsPage } from './pages/definitions.js'
 import { ProjectsPage } from './pages/projects.js'
 
 const KEY = 'burrow.personal_api_key'
@@ -24,6 +25,8 @@ const PAGES = [
   ['insights', 'Insights', InsightsPage],
   ['dashboards', 'Dashboards', DashboardsPage],
   ['people', 'People', PeoplePage],
+  ['cohorts', 'Cohorts', CohortsPage],
+  ['actions', 'Actions', ActionsPage],
   ['flags', 'Flags', FlagsPage],
   ['experiments', 'Experiments', ExperimentsPage],
   ['projects', 'Projects & keys', ProjectsPage],

@@ -41,6 +41,8 @@ export interface EventRow {
   personProperties?: Record<string, unknown>
   groups?: string[]
   sessionId?: string
+  /** autocapture's elements_chain text */
+  elementsChain?: string
 }
 
 let seq = 1
@@ -73,7 +75,7 @@ async function insertGroup(ch: ClickHouseClient, rows: EventRow[]): Promise<void
         prop_keys: keys,
         prop_values: values,
         person_properties: r.personProperties ? JSON.stringify(r.personProperties) : '',
-        elements_chain: '',
+        elements_chain: r.elementsChain ?? '',
         session_id: r.sessionId ?? '',
         $group_0: g[0] ?? '',
         $group_1: g[1] ?? '',

@@ -8,6 +8,8 @@ export const PHYSICAL = [
   'person_overrides',
   'groups',
   'feature_flag_usage',
+  'cohortpeople',
+  'person_static_cohort',
 ]
 
 interface Frame {

@@ -53,8 +53,8 @@ export function useTaxonomy(api, project, kind, typed) {
 }
 
 /** A text input offering the taxonomy's names as you type (kind: event, property or person). */
-export function NameInput({ api, project, kind, id, label, value, onChange, placeholder }) {
-  const names = useTaxonomy(api, project, kind, value)
+export function NameInput({ api, project, kind, id, label, value, onChange, placeholder, extra = [] }) {
+  const names = [...extra, ...useTaxonomy(api, project, kind, value)]
   return html`<label for=${id}>${label}</label>
     <input
       id=${id}
@@ -67,9 +67,13 @@ export function NameInput({ api, project, kind, id, label, value, onChange, plac
     <datalist id="${id}-names">${names.map((n) => html`<option value=${n}></option>`)}</datalist>`
 }
 
-/** The event picker of the insight builders: the taxonomy's event names as you type. */
-export function EventInput({ api, project, id, label, value, onChange }) {
-  return html`<${NameInput} api=${api} project=${project} kind="event" id=${id} label=${label} value=${value} onChange=${onChange} />`
+/**
+ * The event picker of the insight builders: the taxonomy's event names as you type, and with
+ * `defs` (useDefinitions) the project's actions as `action: <name>` first.
+ */
+export function EventInput({ api, project, id, label, value, onChange, defs }) {
+  const extra = defs ? defs.actions.map(actionOption) : []
+  return html`<${NameInput} api=${api} project=${project} kind="event" id=${id} label=${label} value=${value} onChange=${onChange} extra=${extra} />`
 }
 
 export function RangeSelect({ id, value, onChange }) {
@@ -125,4 +129,48 @@ export function SaveInsight({ api, project, query, onSaved }) {
     ${saved ? html`<span role="status">Saved as <a href="#/insights/saved">${saved.name ?? saved.short_id}</a></span>` : null}
     ${error ? html`<span class="error" role="alert">${error.detail ?? String(error)}</span>` : null}
   </form>`
+}
+
+/** The project's actions and cohorts, for the pickers: an action is picked as `action: <name>` in any
+ * event field, a cohort from the "Persons in cohort" select (docs/actions.md, docs/cohorts.md). */
+export function useDefinitions(api, project) {
+  const [defs, setDefs] = useState({ actions: [], cohorts: [] })
+  useEffect(() => {
+    Promise.all([
+      api.get(projectPath(project.id, 'actions/')).catch(() => ({ results: [] })),
+      api.get(projectPath(project.id, 'cohorts/?limit=200')).catch(() => ({ results: [] })),
+    ]).then(([a, c]) => setDefs({ actions: a.results, cohorts: c.results }))
+  }, [project.id])
+  return defs
+}
+
+const ACTION = 'action: '
+export const actionOption = (a) => `${ACTION}${a.name}`
+const actionOf = (value, defs) =>
+  value?.startsWith(ACTION) ? defs.actions.find((a) => a.name === value.slice(ACTION.length)) : undefined
+
+/** A series or funnel step: an ActionsNode when an action was picked, else an EventsNode. */
+export function seriesNode(value, defs, extra = {}) {
+  const action = actionOf(value, defs)
+  return action
+    ? { kind: 'ActionsNode', id: action.id, ...extra }
+    : { kind: 'EventsNode', event: value || null, ...extra }
+}
+
+/** A retention entity, in the same way. */
+export function retentionEntity(value, defs) {
+  const action = actionOf(value, defs)
+  return action ? { id: action.id, type: 'actions' } : { id: value, type: 'events' }
+}
+
+/** The cohort filter a query carries when a cohort is picked. */
+export const cohortFilter = (cohort) =>
+  cohort ? { properties: [{ type: 'cohort', key: 'id', value: Number(cohort) }] } : {}
+
+export function CohortSelect({ id, defs, value, onChange }) {
+  return html`<label for=${id}>Persons in cohort</label>
+    <select id=${id} value=${value} onChange=${(e) => onChange(e.currentTarget.value)}>
+      <option value="">everyone</option>
+      ${defs.cohorts.map((c) => html`<option value=${String(c.id)}>${c.name || `#${c.id}`}</option>`)}
+    </select>`
 }

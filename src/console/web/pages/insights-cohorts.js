@@ -4,9 +4,19 @@ import { html } from '../lib/html.js'
 import { num, pct } from '../lib/format.js'
 import { BarChart } from '../components/bar-chart.js'
 import { ErrorBox } from '../components/ui.js'
-import { EventInput, RangeSelect, SaveInsight, useRun } from '../components/insight-form.js'
+import {
+  CohortSelect,
+  EventInput,
+  RangeSelect,
+  SaveInsight,
+  cohortFilter,
+  retentionEntity,
+  seriesNode,
+  useRun,
+} from '../components/insight-form.js'
 
-export function Retention({ api, project }) {
+export function Retention({ api, project, defs }) {
+  const [cohort, setCohort] = useState('')
   const [target, setTarget] = useState('$pageview')
   const [returning, setReturning] = useState('$pageview')
   const [period, setPeriod] = useState('Day')
@@ -19,20 +29,22 @@ export function Retention({ api, project }) {
       retentionFilter: {
         period,
         totalIntervals: Number(intervals),
-        targetEntity: { id: target, type: 'events' },
-        returningEntity: { id: returning || target, type: 'events' },
+        targetEntity: retentionEntity(target, defs),
+        returningEntity: retentionEntity(returning || target, defs),
       },
+      ...cohortFilter(cohort),
     })
   }
   const cohorts = state.result?.results ?? []
   const width = cohorts[0]?.values.length ?? 0
   return html`<form class="builder" onSubmit=${submit} aria-label="Retention">
       <div class="fields">
+        <div><${CohortSelect} id="ret-cohort" defs=${defs} value=${cohort} onChange=${setCohort} /></div>
         <div>
-          <${EventInput} api=${api} project=${project} id="ret-target" label="Cohort: first did" value=${target} onChange=${setTarget} />
+          <${EventInput} api=${api} project=${project} defs=${defs} id="ret-target" label="Cohort: first did" value=${target} onChange=${setTarget} />
         </div>
         <div>
-          <${EventInput} api=${api} project=${project}
+          <${EventInput} api=${api} project=${project} defs=${defs}
             id="ret-returning"
             label="Came back to do"
             value=${returning}
@@ -110,7 +122,8 @@ export function Retention({ api, project }) {
 
 const LIFECYCLE_COLORS = { new: '#16a34a', returning: '#2563eb', resurrecting: '#9333ea', dormant: '#dc2626' }
 
-export function Lifecycle({ api, project }) {
+export function Lifecycle({ api, project, defs }) {
+  const [cohort, setCohort] = useState('')
   const [event, setEvent] = useState('$pageview')
   const [interval, setIntervalName] = useState('day')
   const [range, setRange] = useState('-30d')
@@ -119,7 +132,8 @@ export function Lifecycle({ api, project }) {
     e.preventDefault()
     run({
       kind: 'LifecycleQuery',
-      series: [{ kind: 'EventsNode', event: event || null }],
+      series: [seriesNode(event, defs)],
+      ...cohortFilter(cohort),
       interval,
       dateRange: { date_from: range },
     })
@@ -127,7 +141,8 @@ export function Lifecycle({ api, project }) {
   const results = state.result?.results ?? []
   return html`<form class="builder" onSubmit=${submit} aria-label="Lifecycle">
       <div class="fields">
-        <div><${EventInput} api=${api} project=${project} id="life-event" label="Event" value=${event} onChange=${setEvent} /></div>
+        <div><${CohortSelect} id="life-cohort" defs=${defs} value=${cohort} onChange=${setCohort} /></div>
+        <div><${EventInput} api=${api} project=${project} defs=${defs} id="life-event" label="Event" value=${event} onChange=${setEvent} /></div>
         <div>
           <label for="life-interval">Interval</label
           ><select

@@ -7,7 +7,17 @@ import { num, pct } from '../lib/format.js'
 import { toEpochSeconds } from '../lib/chart-shape.js'
 import { TimeChart } from '../components/time-chart.js'
 import { Card, ErrorBox } from '../components/ui.js'
-import { EventInput, NameInput, RangeSelect, SaveInsight, useRun } from '../components/insight-form.js'
+import {
+  CohortSelect,
+  EventInput,
+  NameInput,
+  RangeSelect,
+  SaveInsight,
+  cohortFilter,
+  seriesNode,
+  useDefinitions,
+  useRun,
+} from '../components/insight-form.js'
 import { Lifecycle, Retention } from './insights-cohorts.js'
 import { SavedInsights } from './saved-insights.js'
 
@@ -26,7 +36,8 @@ const KINDS = [
 ]
 
 /** Event names seen in the last 90 days, most frequent first (for the pickers' suggestions). */
-function Trends({ api, project }) {
+function Trends({ api, project, defs }) {
+  const [cohort, setCohort] = useState('')
   const [series, setSeries] = useState([{ event: '$pageview', math: 'total' }])
   const [breakdown, setBreakdown] = useState('')
   const [interval, setIntervalName] = useState('day')
@@ -36,7 +47,8 @@ function Trends({ api, project }) {
     e.preventDefault()
     run({
       kind: 'TrendsQuery',
-      series: series.map((s) => ({ kind: 'EventsNode', event: s.event || null, math: s.math })),
+      series: series.map((s) => seriesNode(s.event, defs, { math: s.math })),
+      ...cohortFilter(cohort),
       interval,
       dateRange: { date_from: range },
       ...(breakdown ? { breakdownFilter: { breakdown, breakdown_type: 'event' } } : {}),
@@ -52,7 +64,7 @@ function Trends({ api, project }) {
           (s, i) =>
             html`<div class="series-row">
               <span class="badge" aria-hidden="true">${String.fromCharCode(65 + i)}</span>
-              <${EventInput} api=${api} project=${project}
+              <${EventInput} api=${api} project=${project} defs=${defs}
                 id="trend-event-${i}"
                 label="Event ${String.fromCharCode(65 + i)}"
                 value=${s.event}
@@ -90,6 +102,7 @@ function Trends({ api, project }) {
         </button>
       </fieldset>
       <div class="fields">
+        <div><${CohortSelect} id="trend-cohort" defs=${defs} value=${cohort} onChange=${setCohort} /></div>
         <div>
           <${NameInput}
             api=${api}
@@ -149,7 +162,8 @@ function Trends({ api, project }) {
     }`
 }
 
-function Funnel({ api, project }) {
+function Funnel({ api, project, defs }) {
+  const [cohort, setCohort] = useState('')
   const [steps, setSteps] = useState(['$pageview', ''])
   const [windowN, setWindowN] = useState(14)
   const [unit, setUnit] = useState('day')
@@ -160,7 +174,8 @@ function Funnel({ api, project }) {
     e.preventDefault()
     run({
       kind: 'FunnelsQuery',
-      series: steps.filter(Boolean).map((event) => ({ kind: 'EventsNode', event })),
+      series: steps.filter(Boolean).map((event) => seriesNode(event, defs)),
+      ...cohortFilter(cohort),
       dateRange: { date_from: range },
       funnelsFilter: {
         funnelWindowInterval: Number(windowN),
@@ -181,7 +196,7 @@ function Funnel({ api, project }) {
           (s, i) =>
             html`<div class="series-row">
               <span class="badge" aria-hidden="true">${i + 1}</span>
-              <${EventInput} api=${api} project=${project}
+              <${EventInput} api=${api} project=${project} defs=${defs}
                 id="funnel-step-${i}"
                 label="Step ${i + 1}"
                 value=${s}
@@ -195,6 +210,7 @@ function Funnel({ api, project }) {
         </button>
       </fieldset>
       <div class="fields">
+        <div><${CohortSelect} id="funnel-cohort" defs=${defs} value=${cohort} onChange=${setCohort} /></div>
         <div>
           <label for="funnel-window">Conversion window</label
           ><input
@@ -263,10 +279,11 @@ const BUILDERS = {
 
 export function InsightsPage({ api, project, route }) {
   const kind = BUILDERS[route[0]] ? route[0] : 'trends'
+  const defs = useDefinitions(api, project)
   const Builder = BUILDERS[kind]
   return html`<h1>Insights</h1>
     <nav class="tabs" aria-label="Insight kind">
       ${KINDS.map(([k, label]) => html`<a href="#/insights/${k}" class=${k === kind ? 'active' : ''} aria-current=${k === kind ? 'page' : undefined}>${label}</a>`)}
     </nav>
-    <${Card}><${Builder} key=${kind} api=${api} project=${project} /></${Card}>`
+    <${Card}><${Builder} key=${kind} api=${api} project=${project} defs=${defs} /></${Card}>`
 }

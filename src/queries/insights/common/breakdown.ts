@@ -23,7 +23,33 @@ export function breakdownEnabled(b: BreakdownFilter | null | undefined): b is Br
   return !!b && b.breakdown !== null && b.breakdown !== undefined && b.breakdown !== ''
 }
 
+/**
+ * PostHog's breakdown by cohort: `breakdown` lists cohort ids and 'all' (every person); an event
+ * counts for each cohort its person is in (so for several values), its value the id as text.
+ */
+export const ALL_USERS = 'all'
+
+function cohortBreakdown(b: BreakdownFilter): BreakdownPlan {
+  const values = Array.isArray(b.breakdown) ? b.breakdown : [b.breakdown!]
+  const parts = values.map((v) => {
+    if (v === ALL_USERS || v === 0 || v === '0') return str(ALL_USERS)
+    const id = typeof v === 'number' ? v : /^\d+$/.test(v) ? Number(v) : NaN
+    if (!Number.isSafeInteger(id))
+      throw new ValidationError(`Unknown cohort '${v}' in the breakdown`, 'breakdownFilter.breakdown')
+    return `if(person_id IN COHORT ${num(id)}, ${str(String(id))}, '')`
+  })
+  return {
+    value: `arrayJoin(arrayFilter(x -> x != '', [${parts.join(', ')}]))`,
+    join: '',
+    limit: values.length,
+  }
+}
+
 export function planBreakdown(b: BreakdownFilter): BreakdownPlan {
+  if (b.breakdown_type === 'cohort') return cohortBreakdown(b)
+  if (Array.isArray(b.breakdown)) {
+    throw new ValidationError('Only a cohort breakdown takes a list of values', 'breakdownFilter.breakdown')
+  }
   const key = String(b.breakdown)
   const type = b.breakdown_type ?? 'event'
   let raw: string

@@ -5,7 +5,9 @@
 // Filter types: event (properties of the event), person (`person.properties`, through merges),
 // group (properties of the event's group of `group_type_index`), event_metadata (a column of the
 // event: distinct_id, event, timestamp, $session_id, $group_N), hogql (`key` is a HogQL
-// condition). Cohort and element filters are refused.
+// condition), cohort (`value` is a cohort id: the event's person is a member; on persons, the
+// person), element (autocapture's clicked element: `selector`, `tag_name`, `href`, `text`).
+import { InvalidSelector, selectorRegex, tagNameRegex } from '../../../actions/selector.ts'
 import { ValidationError } from '../../../http/errors.ts'
 import { and, num, or, propertyField, str } from './hogql.ts'
 import type { Properties, PropertyFilter, PropertyGroup } from './schema.ts'
@@ -32,7 +34,7 @@ export const OPERATORS = [
   'max',
 ] as const
 
-const NEGATIVE = new Set(['is_not', 'not_icontains', 'not_regex', 'is_not_set', 'not_between'])
+const NEGATIVE = new Set(['is_not', 'not_in', 'not_icontains', 'not_regex', 'is_not_set', 'not_between'])
 
 const METADATA = new Set(['distinct_id', 'event', 'timestamp', '$session_id', 'person_id', 'uuid'])
 
@@ -60,7 +62,8 @@ function number(v: Scalar, f: PropertyFilter): string {
 
 /** One operator applied to a HogQL field expression. */
 export function operatorCondition(field: string, f: PropertyFilter): string {
-  const op = f.operator ?? 'exact'
+  // PostHog's `in` / `not_in` (a list of values) are exact / is_not over that list
+  const op = f.operator === 'in' ? 'exact' : f.operator === 'not_in' ? 'is_not' : (f.operator ?? 'exact')
   const vs = values(f)
   const first = vs[0] ?? null
   switch (op) {
@@ -122,8 +125,63 @@ export interface PropertyScope {
   personsAlias?: string
 }
 
+const COHORT_TYPES = new Set(['cohort', 'static-cohort', 'precalculated-cohort'])
+
+/** PostHog's cohort filter: {type: 'cohort', key: 'id', value: <id>}, negated by `negation` or 'not_in'. */
+function cohortCondition(f: PropertyFilter, personId: string): string {
+  const raw = Array.isArray(f.value) ? f.value[0] : f.value
+  const id = typeof raw === 'number' ? raw : typeof raw === 'string' && /^\d+$/.test(raw) ? Number(raw) : NaN
+  if (!Number.isSafeInteger(id))
+    throw new ValidationError('A cohort filter needs a cohort id as its value', 'properties')
+  const negated = f.negation === true || f.operator === 'not_in'
+  return `${personId} ${negated ? 'NOT IN' : 'IN'} COHORT ${id}`
+}
+
+/** Each value's condition; a list of values is any of them (all of them for the negative operators). */
+function perValue(f: PropertyFilter, one: (v: Scalar) => string): string {
+  const vs = values(f)
+  if (vs.length <= 1) return one(vs[0] ?? null)
+  const parts = vs.map(one)
+  return NEGATIVE.has(f.operator ?? 'exact') ? and(parts) : or(parts)
+}
+
+function selectorPattern(text: string, key: string): string {
+  try {
+    return key === 'selector' ? selectorRegex(text) : tagNameRegex(text)
+  } catch (err) {
+    if (err instanceof InvalidSelector)
+      throw new ValidationError(`Invalid selector '${text}': ${err.message}`, 'properties')
+    throw err
+  }
+}
+
+// PostHog's element filters (posthog/hogql/property.py, type 'element')
+function elementCondition(f: PropertyFilter): string {
+  const op = f.operator ?? 'exact'
+  if (f.key === 'selector' || f.key === 'tag_name') {
+    if (op !== 'exact' && op !== 'is_not') {
+      throw new ValidationError(`Element ${f.key} filters take exact or is_not, not '${op}'`, 'properties')
+    }
+    return perValue(f, (v) => {
+      const cond = `elements_chain =~ ${str(selectorPattern(text(v), f.key))}`
+      return op === 'is_not' ? `not(${cond})` : cond
+    })
+  }
+  if (f.key === 'href')
+    return perValue(f, (v) => operatorCondition('elements_chain_href', { ...f, value: v }))
+  if (f.key === 'text') {
+    return perValue(
+      f,
+      (v) => `arrayExists(x -> ${operatorCondition('x', { ...f, value: v })}, elements_chain_texts)`,
+    )
+  }
+  throw new ValidationError(`Unsupported element filter '${f.key}'`, 'properties')
+}
+
 function filterCondition(f: PropertyFilter, scope: PropertyScope): string {
   const type = f.type ?? 'event'
+  if (COHORT_TYPES.has(type))
+    return cohortCondition(f, scope.personsAlias !== undefined ? `${scope.personsAlias}.id` : 'person_id')
   if (scope.personsAlias !== undefined) {
     if (type !== 'person') {
       throw new ValidationError(`Only person property filters apply to persons, not '${type}'`, 'properties')
@@ -155,6 +213,8 @@ function filterCondition(f: PropertyFilter, scope: PropertyScope): string {
     }
     case 'hogql':
       return `(${f.key})`
+    case 'element':
+      return elementCondition(f)
     default:
       throw new ValidationError(`Unsupported property filter type '${type}'`, 'properties')
   }

@@ -83,10 +83,35 @@ export const EventsNodeSchema = z
   .passthrough()
 export type EventsNode = z.infer<typeof EventsNodeSchema>
 
+/** PostHog's ActionsNode: the events an action matches (`id` is the action's), counted as an EventsNode's. */
+export const ActionsNodeSchema = EventsNodeSchema.extend({
+  kind: z.literal('ActionsNode'),
+  id: z.union([z.number().int().positive(), z.string().regex(/^\d+$/).transform(Number)]),
+})
+export type ActionsNode = z.infer<typeof ActionsNodeSchema>
+
+/** A series of an insight: an event (or all events), or an action. */
+export const SeriesNodeSchema = z.union([ActionsNodeSchema, EventsNodeSchema])
+export type SeriesNode = EventsNode | ActionsNode
+
 export const BreakdownFilterSchema = z
   .object({
-    breakdown: z.union([z.string(), z.number()]).nullable().optional(),
-    breakdown_type: z.enum(['event', 'person', 'group', 'hogql', 'event_metadata']).nullable().optional(),
+    // a list for cohort breakdowns: cohort ids and 'all'
+    breakdown: z
+      .union([
+        z.string(),
+        z.number(),
+        z
+          .array(z.union([z.string(), z.number()]))
+          .min(1)
+          .max(50),
+      ])
+      .nullable()
+      .optional(),
+    breakdown_type: z
+      .enum(['event', 'person', 'group', 'hogql', 'event_metadata', 'cohort'])
+      .nullable()
+      .optional(),
     breakdown_limit: z.number().int().positive().nullable().optional(),
     breakdown_group_type_index: z.number().int().min(0).max(4).nullable().optional(),
     breakdown_hide_other_aggregation: z.boolean().nullable().optional(),

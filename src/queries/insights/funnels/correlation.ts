@@ -25,7 +25,10 @@ interface Opts {
 async function personEvents(q: FunnelsQuery, opts: Opts, eventFilter: string) {
   const { plan, sql } = await funnelPersonsSQL(q, opts)
   const range = funnelRange(q, opts.timezone)
-  const steps = plan.steps.map((s) => s.event).filter((e): e is string => !!e)
+  // the steps' own events are not correlations (an action's events are left in: they have no one name)
+  const steps = plan.steps
+    .map((s) => (s.kind === 'ActionsNode' ? null : s.event))
+    .filter((e): e is string => !!e)
   const where = and([
     // the funnel window may run past the funnel's date range, so only the lower bound applies
     Number.isNaN(range.lower) ? undefined : `timestamp >= ${str(bound(range.lower))}`,

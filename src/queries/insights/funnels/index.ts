@@ -39,10 +39,15 @@ registerQueryKind('FunnelsQuery', {
     const n = plan.steps.length
     const columns = ['breakdown', ...Array.from({ length: n }, (_, i) => `step_${i + 1}`)]
     columns.push(...Array.from({ length: n - 1 }, (_, i) => `step_${i + 1}_conversion_times`))
-    return { hogql, clickhouse: funnelAggregateSQL(plan, sql), columns, types: [], limit: 50000 }
+    // actions' names as the catalog has them (the shape runs where there is none)
+    const stepNames = plan.steps.map((st) => st.name ?? null)
+    return { hogql, clickhouse: funnelAggregateSQL(plan, sql), columns, types: [], limit: 50000, stepNames }
   },
-  shape(rows, _compiled, raw) {
-    return formatFunnel(planFunnel(FunnelsQuery.parse(raw)), rows)
+  shape(rows, compiled, raw) {
+    const plan = planFunnel(FunnelsQuery.parse(raw))
+    const names = (compiled as { stepNames?: (string | null)[] }).stepNames ?? []
+    plan.steps = plan.steps.map((st, i) => (st.name || !names[i] ? st : { ...st, name: names[i] }))
+    return formatFunnel(plan, rows)
   },
 })
 

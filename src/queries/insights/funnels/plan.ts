@@ -1,8 +1,15 @@
 // A FunnelsQuery read into what its SQL is built from (FunnelPlan), with PostHog's defaults and the
 // checks PostHog makes (exclusion ranges, step attribution), as 400s.
 import { ValidationError } from '../../../http/errors.ts'
-import { and, DEFAULT_BREAKDOWN_LIMIT, propertiesCondition, propertyField, str } from '../common/index.ts'
-import { EventsNode, type ExclusionNode, type FunnelsQuery } from './schema.ts'
+import {
+  and,
+  DEFAULT_BREAKDOWN_LIMIT,
+  nameActions,
+  nodeCondition,
+  propertiesCondition,
+  propertyField,
+} from '../common/index.ts'
+import { type ExclusionNode, type FunnelsQuery, StepNode } from './schema.ts'
 
 /** The most steps a funnel may have: one bit each in a UInt64 mask, as exact JS integers. */
 export const MAX_STEPS = 52
@@ -14,7 +21,7 @@ export type OrderType = 'ordered' | 'strict' | 'unordered'
 export type Attribution = 'first_touch' | 'last_touch' | 'all_events' | 'step'
 
 export interface FunnelPlan {
-  steps: EventsNode[]
+  steps: StepNode[]
   order: OrderType
   windowSeconds: number
   exclusions: ExclusionNode[]
@@ -25,9 +32,9 @@ export interface FunnelPlan {
 }
 
 /** The SQL condition an event meets to be this step or exclusion. */
-export function eventCondition(node: EventsNode | ExclusionNode): string {
+export function eventCondition(node: StepNode | ExclusionNode): string {
   return and([
-    node.event !== null && node.event !== undefined ? `event = ${str(node.event)}` : undefined,
+    node.kind === 'ActionsNode' ? nodeCondition(node) : nodeCondition({ ...node, kind: 'EventsNode' }),
     propertiesCondition(node.properties),
   ])
 }
@@ -43,12 +50,12 @@ function breakdownExpr(prop: string | number, type: string): string {
 
 export function planFunnel(q: FunnelsQuery): FunnelPlan {
   const steps = q.series.map((s, i) => {
-    const node = EventsNode.safeParse(s)
-    if (!node.success) {
-      throw new ValidationError(`Step ${i} must be an EventsNode (actions are not supported).`, `series.${i}`)
-    }
+    const node = StepNode.safeParse(s)
+    if (!node.success)
+      throw new ValidationError(`Step ${i} must be an EventsNode or an ActionsNode.`, `series.${i}`)
     return node.data
   })
+  nameActions(steps)
   if (steps.length > MAX_STEPS) {
     throw new ValidationError(`A funnel has at most ${MAX_STEPS} steps.`, 'series')
   }

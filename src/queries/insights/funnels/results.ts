@@ -5,13 +5,13 @@
 import type { FunnelPlan } from './sql.ts'
 
 export interface FunnelStepResult {
-  action_id: string | null
+  action_id: string | number | null
   name: string | null
   custom_name: string | null
   order: number
   people: string[]
   count: number
-  type: 'events'
+  type: 'events' | 'actions'
   average_conversion_time: number | null
   median_conversion_time: number | null
   breakdown?: unknown
@@ -73,13 +73,17 @@ function formatGroup(plan: FunnelPlan, g: Group, withBreakdown: boolean): Funnel
     const unordered = plan.order === 'unordered'
     const figures = i > 0 ? timeFigures(g, i - 1) : { mean: null, median: null }
     const r: FunnelStepResult = {
-      action_id: unordered ? null : (step.event ?? null),
-      name: unordered ? `Completed ${i + 1} step${i ? 's' : ''}` : (step.event ?? null),
+      action_id: unordered ? null : step.kind === 'ActionsNode' ? step.id : (step.event ?? null),
+      name: unordered
+        ? `Completed ${i + 1} step${i ? 's' : ''}`
+        : step.kind === 'ActionsNode'
+          ? (step.name ?? `Action ${step.id}`)
+          : (step.event ?? null),
       custom_name: unordered ? null : (step.custom_name ?? null),
       order: i,
       people: [],
       count: counts[i]!,
-      type: 'events',
+      type: step.kind === 'ActionsNode' ? 'actions' : 'events',
       average_conversion_time: figures.mean,
       median_conversion_time: figures.median,
     }

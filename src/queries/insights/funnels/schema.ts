@@ -14,6 +14,17 @@ export const EventsNode = z
   .passthrough()
 export type EventsNode = z.infer<typeof EventsNode>
 
+/** A step matching an action's events (`id`: the action). */
+export const ActionsNode = EventsNode.extend({
+  kind: z.literal('ActionsNode'),
+  id: z.union([z.number().int().positive(), z.string().regex(/^\d+$/).transform(Number)]),
+})
+export type ActionsNode = z.infer<typeof ActionsNode>
+
+/** A funnel step: an event (or any event) or an action. */
+export const StepNode = z.union([ActionsNode, EventsNode])
+export type StepNode = EventsNode | ActionsNode
+
 const ExclusionNode = EventsNode.extend({
   kind: z.enum(['EventsNode', 'FunnelExclusionEventsNode']),
   funnelFromStep: z.number().int().min(0),

@@ -22,7 +22,7 @@ import {
   dateString,
   DateRangeSchema,
   dayOf,
-  EventsNodeSchema,
+  SeriesNodeSchema,
   type Interval,
   IntervalSchema,
   labelOf,
@@ -30,6 +30,8 @@ import {
   type ResolvedRange,
   resolveDateRange,
   seriesCondition,
+  seriesEntity,
+  nameActions,
   seriesLabel,
   str,
 } from '../common/index.ts'
@@ -38,7 +40,7 @@ import { ValidationError } from '../../../http/errors.ts'
 export const LifecycleQuerySchema = z
   .object({
     kind: z.literal('LifecycleQuery'),
-    series: z.array(EventsNodeSchema).min(1),
+    series: z.array(SeriesNodeSchema).min(1),
     interval: IntervalSchema.nullable().optional(),
     dateRange: DateRangeSchema.nullable().optional(),
     properties: PropertiesSchema,
@@ -178,6 +180,7 @@ export async function compileLifecycle(
   now = Date.now(),
   facts?: DataFacts,
 ) {
+  nameActions(q.series)
   const { hogql, counts, range } = await lifecycleStatuses(q, project, now, facts)
   const compiled: LifecycleCompiled = {
     hogql,
@@ -229,9 +232,8 @@ export function shapeLifecycle(rows: unknown[][], plan: LifecyclePlan) {
     const data = counts.get(status)!
     return {
       action: {
-        id: node.event ?? null,
+        ...seriesEntity(node),
         name,
-        type: 'events',
         order: 0,
         math: 'total',
         ...(node.custom_name ? { custom_name: node.custom_name } : {}),

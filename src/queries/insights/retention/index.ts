@@ -71,8 +71,15 @@ export interface RetentionPlan {
 const INTERVAL_OF: Record<Period, Interval> = { Hour: 'hour', Day: 'day', Week: 'week', Month: 'month' }
 
 function entityCondition(e: z.infer<typeof Entity> | null | undefined): string {
-  if (e && (e.type ?? 'events') !== 'events') {
-    throw new ValidationError('Only event entities are supported in retention.', 'retentionFilter')
+  const type = e?.type ?? 'events'
+  if (type === 'actions') {
+    const id = Number(e?.id)
+    if (!Number.isSafeInteger(id) || id <= 0)
+      throw new ValidationError('An action entity needs the action id.', 'retentionFilter')
+    return and([`matchesAction(${id})`, propertiesCondition(e?.properties)])
+  }
+  if (type !== 'events') {
+    throw new ValidationError('Retention entities are events or actions.', 'retentionFilter')
   }
   const event = e?.id ?? '$pageview'
   return and([

@@ -15,14 +15,16 @@ import {
   CompareFilterSchema,
   compileInner,
   DateRangeSchema,
-  type EventsNode,
-  EventsNodeSchema,
+  type SeriesNode,
+  SeriesNodeSchema,
   IntervalSchema,
   PropertiesSchema,
   previousPeriod,
   type ResolvedRange,
   resolveDateRange,
   seriesCondition,
+  seriesEntity,
+  nameActions,
   rangeCondition,
   seriesLabel,
 } from '../common/index.ts'
@@ -30,7 +32,7 @@ import {
 export const StickinessQuerySchema = z
   .object({
     kind: z.literal('StickinessQuery'),
-    series: z.array(EventsNodeSchema).min(1).max(50),
+    series: z.array(SeriesNodeSchema).min(1).max(50),
     interval: IntervalSchema.nullable().optional(),
     dateRange: DateRangeSchema.nullable().optional(),
     properties: PropertiesSchema,
@@ -54,7 +56,7 @@ interface StickinessCompiled extends CompiledQuery {
 }
 
 /** The actor a series counts: the person, or the group with math unique_group. */
-export function stickinessActor(node: EventsNode): { actor: string; condition?: string } {
+export function stickinessActor(node: SeriesNode): { actor: string; condition?: string } {
   if (node.math !== 'unique_group') return { actor: 'person_id' }
   const g = node.math_group_type_index
   if (g === null || g === undefined) {
@@ -69,7 +71,7 @@ export function stickinessActor(node: EventsNode): { actor: string; condition?: 
  * number of intervals it was active in. StickinessQuery counts actors per number; its actors
  * (actors/insight-actors.ts) are the rows with one number.
  */
-export function stickinessPerActorHogQL(q: StickinessQuery, node: EventsNode, r: ResolvedRange): string {
+export function stickinessPerActorHogQL(q: StickinessQuery, node: SeriesNode, r: ResolvedRange): string {
   const { actor, condition } = stickinessActor(node)
   const where = and([rangeCondition(r), seriesCondition(node, q.properties), condition])
   // Only the number of distinct intervals matters: a day is counted by its Date (in the project's zone,
@@ -97,6 +99,7 @@ export async function compileStickiness(
   now = Date.now(),
   facts?: DataFacts,
 ) {
+  nameActions(q.series)
   const tz = project.timezone
   const ranges = stickinessRanges(q, tz, now)
   const parts: string[] = []
@@ -148,9 +151,8 @@ export function shapeStickiness(rows: unknown[][], plan: StickinessPlan) {
         labels: days.map((d) => `${d} ${unit}${d === 1 ? '' : 's'}${cumulative ? ' or more' : ''}`),
         action: {
           order: s,
-          type: 'events',
+          ...seriesEntity(node),
           name: seriesLabel(node),
-          id: node.event ?? null,
           custom_name: node.custom_name ?? null,
         },
       }

@@ -1,16 +1,16 @@
 // Series math (posthog/hogql_queries/insights/trends/aggregation_operations.py) as HogQL.
 import { ValidationError } from '../../../http/errors.ts'
-import { type EventsNode, type Interval, propertyField } from '../common/index.ts'
+import { type Interval, propertyField, type SeriesNode } from '../common/index.ts'
 
 const QUANTILES: Record<string, number> = { median: 0.5, p75: 0.75, p90: 0.9, p95: 0.95, p99: 0.99 }
 
-export type Math = NonNullable<EventsNode['math']>
+export type Math = NonNullable<SeriesNode['math']>
 
 /**
  * Weekly/monthly active users over a chart whose interval is as long as the window are plain
  * unique users (PostHog's convert_active_user_math_based_on_interval).
  */
-export function effectiveMath(node: EventsNode, interval: Interval): Math {
+export function effectiveMath(node: SeriesNode, interval: Interval): Math {
   const math = node.math ?? 'total'
   if (math === 'weekly_active' && (interval === 'week' || interval === 'month')) return 'dau'
   if (math === 'monthly_active' && interval === 'month') return 'dau'
@@ -28,14 +28,14 @@ export function activeWindowDays(math: Math): number | undefined {
   return math === 'weekly_active' ? 7 : math === 'monthly_active' ? 30 : undefined
 }
 
-function mathProperty(node: EventsNode): string {
+function mathProperty(node: SeriesNode): string {
   if (!node.math_property) throw new ValidationError(`math '${node.math}' needs math_property`, 'series')
   if (node.math_property_type === 'person_properties') return propertyField(node.math_property, 'person.')
   return propertyField(node.math_property)
 }
 
 /** The aggregate over a series' events (dau counts each person once, merged persons included). */
-export function aggregation(node: EventsNode, math: Math): string {
+export function aggregation(node: SeriesNode, math: Math): string {
   switch (math) {
     case 'total':
       return 'count()'
@@ -64,7 +64,7 @@ export function aggregation(node: EventsNode, math: Math): string {
   }
 }
 
-export function groupIndex(node: EventsNode): number {
+export function groupIndex(node: SeriesNode): number {
   const i = node.math_group_type_index
   if (i === null || i === undefined) {
     throw new ValidationError("math 'unique_group' needs math_group_type_index", 'series')
@@ -73,7 +73,7 @@ export function groupIndex(node: EventsNode): number {
 }
 
 /** Conditions the math adds: events without the group do not count for unique groups. */
-export function mathCondition(node: EventsNode, math: Math): string | undefined {
+export function mathCondition(node: SeriesNode, math: Math): string | undefined {
   if (math === 'unique_group') return `\`$group_${groupIndex(node)}\` != ''`
   return undefined
 }

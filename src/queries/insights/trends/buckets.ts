@@ -114,6 +114,8 @@ export function trendsBucketCells(
   const cells: BucketCell[] = []
   for (let i = 0; i < q.series.length; i++) {
     const node = q.series[i]!
+    // an action's definition can change without any event being written
+    if (node.kind === 'ActionsNode') continue
     let math
     try {
       math = effectiveMath(node, interval)

@@ -7,6 +7,7 @@ import type { CompiledQuery } from '../../../hogql/index.ts'
 import { ValidationError } from '../../../http/errors.ts'
 import {
   addIntervals,
+  ALL_USERS,
   and,
   type BreakdownPlan,
   breakdownEnabled,
@@ -21,11 +22,13 @@ import {
   type ResolvedRange,
   resolveDateRange,
   seriesCondition,
+  nameActions,
   str,
   topBreakdownsSql,
   wallString,
 } from '../common/index.ts'
 import { activeWindowDays, aggregation, effectiveMath, type Math, mathCondition } from './aggregation.ts'
+import { currentCatalog } from '../../compile-cache.ts'
 import { CUMULATIVE_DISPLAY, TOTAL_VALUE_DISPLAYS, type TrendsQuery } from './schema.ts'
 
 export interface TrendsPlan {
@@ -38,6 +41,8 @@ export interface TrendsPlan {
   now: number
   /** buckets left out of the statement because the runner holds their values (facts.skipBuckets) */
   skipped?: Record<string, string[]>
+  /** a cohort breakdown's labels by value: the cohorts' names, 'all users' */
+  breakdownLabels?: Record<string, string>
 }
 
 export interface TrendsCompiled extends CompiledQuery {
@@ -151,6 +156,7 @@ export async function compileTrends(
   now = Date.now(),
   facts?: DataFacts,
 ): Promise<TrendsCompiled> {
+  nameActions(q.series)
   const tz = project.timezone
   const { interval, totalValue, cumulative, ranges } = trendsRanges(q, tz, now)
   const current = ranges[0]!
@@ -201,8 +207,25 @@ export async function compileTrends(
     clickhouse: parts.join(' UNION ALL '),
     columns: ['tag', 's', 'c', 'breakdown', 'bucket', 'value'],
     types: ['String', 'UInt32', 'UInt8', 'String', 'String', 'Float64'],
-    trends: { query: q, interval, totalValue, cumulative, ranges, timezone: tz, now, skipped },
+    trends: {
+      query: q,
+      interval,
+      totalValue,
+      cumulative,
+      ranges,
+      timezone: tz,
+      now,
+      skipped,
+      ...(q.breakdownFilter?.breakdown_type === 'cohort' ? { breakdownLabels: cohortLabels() } : {}),
+    },
   }
+}
+
+/** PostHog's labels of a cohort breakdown: each cohort's name (the catalog's), and 'all users'. */
+function cohortLabels(): Record<string, string> {
+  const labels: Record<string, string> = { [ALL_USERS]: 'all users' }
+  for (const c of currentCatalog()?.cohorts ?? []) labels[String(c.id)] = c.name ?? `Cohort ${c.id}`
+  return labels
 }
 
 /** More separate spans than this are read as one span from the first to the last. */

@@ -10,6 +10,7 @@ import {
   resolveDateRange,
   type ResolvedRange,
   seriesLabel,
+  seriesEntity,
   startOfDay,
   type Wall,
 } from '../common/index.ts'
@@ -62,8 +63,7 @@ export function shapeTrends(rows: unknown[][], plan: TrendsPlan): Result[] {
       const node = q.series[s]!
       const action = {
         days,
-        id: node.event ?? null,
-        type: 'events',
+        ...seriesEntity(node),
         order: s,
         name: seriesLabel(node),
         custom_name: node.custom_name ?? null,
@@ -84,11 +84,14 @@ export function shapeTrends(rows: unknown[][], plan: TrendsPlan): Result[] {
       }
       for (const [value, raw] of entries) {
         let label = seriesLabel(node)
-        if (hasBreakdown) label = q.series.length > 1 ? `${label} - ${value}` : String(value)
+        const shown = plan.breakdownLabels ? (plan.breakdownLabels[value ?? ''] ?? value) : value
+        if (hasBreakdown) label = q.series.length > 1 ? `${label} - ${shown}` : String(shown)
         const out: Result = plan.totalValue
           ? { data: [], days: [], count: 0, aggregated_value: raw[0] ?? 0, label, action }
           : timeSeries(raw, plan, labels, days, label, action)
-        if (hasBreakdown) out.breakdown_value = value
+        // a cohort breakdown's values are the cohorts' ids (numbers) and 'all', as PostHog gives them
+        if (hasBreakdown)
+          out.breakdown_value = plan.breakdownLabels && /^\d+$/.test(value ?? '') ? Number(value) : value
         if (compare) Object.assign(out, { compare: true, compare_label: c === 0 ? 'current' : 'previous' })
         results.push(out)
       }

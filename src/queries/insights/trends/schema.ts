@@ -3,7 +3,7 @@ import {
   BreakdownFilterSchema,
   CompareFilterSchema,
   DateRangeSchema,
-  EventsNodeSchema,
+  SeriesNodeSchema,
   IntervalSchema,
   PropertiesSchema,
 } from '../common/index.ts'
@@ -23,7 +23,7 @@ export const TrendsFilterSchema = z
 export const TrendsQuerySchema = z
   .object({
     kind: z.literal('TrendsQuery'),
-    series: z.array(EventsNodeSchema).min(1).max(50),
+    series: z.array(SeriesNodeSchema).min(1).max(50),
     interval: IntervalSchema.nullable().optional(),
     dateRange: DateRangeSchema.nullable().optional(),
     properties: PropertiesSchema,
