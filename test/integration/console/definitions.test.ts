@@ -3,18 +3,14 @@
 // events this file captures. Screenshots go to a temp folder, or to docs/console/ with
 // CONSOLE_SCREENSHOTS=1.
 import { mkdirSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
+import { join } from 'node:path'
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import type { Project } from '../../../src/accounts/documents.ts'
 import type { RunningBurrow } from '../../../src/runtime/start.ts'
 import { launchChromium } from '../../harness/browser.ts'
 import { api, createTestKey, createTestProject, startTestBurrow } from '../../harness/index.ts'
-
-const SHOTS = process.env.CONSOLE_SCREENSHOTS
-  ? resolve(import.meta.dirname, '../../../docs/console')
-  : join(tmpdir(), 'burrow-console-screenshots')
+import { at, SHOTS } from './helpers.ts'
 
 let burrow: RunningBurrow
 let project: Project
@@ -22,11 +18,6 @@ let key: string
 let call: ReturnType<typeof api>
 let browser: Browser
 let page: Page
-
-const DAY = 86_400_000
-const midnight = Math.floor(Date.now() / DAY) * DAY
-const at = (daysAgo: number, time: string) =>
-  new Date(midnight - daysAgo * DAY).toISOString().slice(0, 10) + `T${time}.000Z`
 
 // By hand: alice (plan pro) viewed /pricing twice and /home once; bob (plan free) viewed /pricing
 // once; carol (no plan) viewed /home once. Cohort "Pro" = {alice}. Action "Viewed pricing"
