@@ -14,7 +14,7 @@ import type { RunningBurrow } from '../../../src/runtime/start.ts'
 import { DESKTOP_CHROME_UA, launchChromium } from '../../harness/browser.ts'
 import { api, createTestKey, createTestProject, startTestBurrow } from '../../harness/index.ts'
 import { dom, postSnapshots, rr } from '../recordings/helpers.ts'
-import { at, SHOTS } from './helpers.ts'
+import { at, consolePage, SHOTS } from './helpers.ts'
 
 let burrow: RunningBurrow
 let project: Project
@@ -102,11 +102,7 @@ beforeAll(async () => {
   )
   expect(Number(rows[0]![0])).toBe(DATASET.length)
   browser = await launchChromium()
-  page = await browser.newPage({ viewport: { width: 1360, height: 900 } })
-  page.on('pageerror', (err) => pageErrors.push(err.message))
-  page.on('console', (m) => {
-    if (m.type() === 'error' && !/status of (40\d)/.test(m.text())) pageErrors.push(m.text())
-  })
+  page = await consolePage(browser, pageErrors)
   // Open on this file's project (the key reaches every project of the shared test organization).
   await page.addInitScript((id) => sessionStorage.setItem('burrow.project_id', String(id)), project.id)
 })

@@ -13,7 +13,7 @@ import type { RunningBurrow } from '../../../src/runtime/start.ts'
 import { launchChromium } from '../../harness/browser.ts'
 import { api, createTestKey, createTestProject, startTestBurrow } from '../../harness/index.ts'
 import { until } from '../dashboards/helpers.ts'
-import { at, SHOTS } from './helpers.ts'
+import { at, consolePage, SHOTS } from './helpers.ts'
 
 let burrow: RunningBurrow
 let project: Project
@@ -92,11 +92,7 @@ beforeAll(async () => {
   )
   expect(rows).toBe(DATASET.length)
   browser = await launchChromium()
-  page = await browser.newPage({ viewport: { width: 1360, height: 900 } })
-  page.on('pageerror', (err) => pageErrors.push(err.message))
-  page.on('console', (m) => {
-    if (m.type() === 'error' && !/status of (40\d)/.test(m.text())) pageErrors.push(m.text())
-  })
+  page = await consolePage(browser, pageErrors)
   await page.addInitScript(
     ([id, k]) => {
       sessionStorage.setItem('burrow.project_id', String(id))

@@ -10,7 +10,7 @@ import type { Project } from '../../../src/accounts/documents.ts'
 import type { RunningBurrow } from '../../../src/runtime/start.ts'
 import { launchChromium } from '../../harness/browser.ts'
 import { api, createTestKey, createTestProject, startTestBurrow } from '../../harness/index.ts'
-import { at, SHOTS } from './helpers.ts'
+import { at, consolePage, SHOTS } from './helpers.ts'
 
 let burrow: RunningBurrow
 let project: Project
@@ -98,11 +98,7 @@ beforeAll(async () => {
     await new Promise((r) => setTimeout(r, 250))
   expect(await eventCount()).toBe(DATASET.length)
   browser = await launchChromium()
-  page = await browser.newPage({ viewport: { width: 1360, height: 900 } })
-  page.on('pageerror', (err) => pageErrors.push(err.message))
-  page.on('console', (m) => {
-    if (m.type() === 'error' && !/status of (40\d)/.test(m.text())) pageErrors.push(m.text())
-  })
+  page = await consolePage(browser, pageErrors)
   await page.addInitScript(
     ([k, id]) => {
       sessionStorage.setItem('burrow.personal_api_key', k)

@@ -11,7 +11,7 @@ import type { Project } from '../../../src/accounts/documents.ts'
 import type { RunningBurrow } from '../../../src/runtime/start.ts'
 import { launchChromium } from '../../harness/browser.ts'
 import { api, createTestKey, createTestProject, startTestBurrow } from '../../harness/index.ts'
-import { SHOTS } from './helpers.ts'
+import { consolePage, SHOTS } from './helpers.ts'
 
 let burrow: RunningBurrow
 let project: Project
@@ -48,11 +48,7 @@ beforeAll(async () => {
   })
   expect(flag.status, flag.text).toBe(201)
   browser = await launchChromium()
-  page = await browser.newPage({ viewport: { width: 1360, height: 900 } })
-  page.on('pageerror', (err) => pageErrors.push(err.message))
-  page.on('console', (m) => {
-    if (m.type() === 'error' && !/status of (40\d)/.test(m.text())) pageErrors.push(m.text())
-  })
+  page = await consolePage(browser, pageErrors)
   // signed in on this file's project (the sign-in page itself is tested in console.test.ts)
   await page.addInitScript(
     ({ k, id }) => {
