@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The embedded ClickHouse's own process: `node clickhouse-main.js LIBCHDB --path=DIR/ --config-file=FILE`.
+// The embedded ClickHouse's own process: `node clickhouse-main.cjs LIBCHDB --path=DIR/ --config-file=FILE`.
 // It calls chdb's command-line entry point (`chdb_query_cmdline`, clickhouse-local's main) with a
 // query that starts ClickHouse's own TCP and HTTP listeners and then reads stdin to its end, so
 // the server lives exactly as long as its parent holds the pipe open: a parent that exits or dies

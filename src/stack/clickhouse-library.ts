@@ -3,7 +3,7 @@
 // clickhouse-server.ts. package.json carries it as an optional dependency, so `npm ci` installs the
 // build for the machine it runs on; a platform whose build the lock file does not carry gets it
 // installed on first start into Burrow's cache (npm-cache.ts).
-import { existsSync, readdirSync, readFileSync } from 'node:fs'
+import { readdirSync, readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
 import { hasPackage, installCached } from './npm-cache.ts'
@@ -63,7 +63,5 @@ export async function clickhouseLibrary(
   const spec = `${pkg}@${version}`
   const dir = await installCached(`clickhouse-${version}`, [spec], () => onInstall?.(spec))
   if (!hasPackage(dir, pkg)) throw new Error(`${spec} did not install into ${dir}`)
-  const pkgDir = join(dir, 'node_modules', pkg)
-  if (!existsSync(pkgDir)) throw new Error(`no ${pkgDir}`)
-  return libraryIn(pkgDir)
+  return libraryIn(join(dir, 'node_modules', pkg))
 }
