@@ -1,7 +1,6 @@
 -- The events projection. One row per event uuid; the projector writes each row once
 -- (reconciling by _seq after a crash) and the replacing key collapses any stray copy.
--- Timestamps are split because 18.16 has no DateTime64: `timestamp` (seconds) serves
--- partitioning and sorting, `timestamp_ms` (epoch milliseconds) keeps what was sent.
+-- `timestamp` is PostHog's DateTime64(6, 'UTC'): what was sent, to the millisecond capture keeps.
 -- Properties are kept raw and as parallel key/value arrays so a property read is an
 -- exact array lookup: strings unquoted, other scalars and objects as JSON text, null
 -- values left out; nested paths of objects appear too, joined by '\x1F' (see docs/storage.md).
@@ -11,8 +10,7 @@ CREATE TABLE IF NOT EXISTS events (
   event String,
   distinct_id String,
   person_id UUID,
-  timestamp DateTime('UTC'),
-  timestamp_ms Int64,
+  timestamp DateTime64(6, 'UTC'),
   properties String,
   prop_keys Array(String),
   prop_values Array(String),

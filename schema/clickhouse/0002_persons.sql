@@ -4,8 +4,7 @@
 CREATE TABLE IF NOT EXISTS person (
   team_id Int64,
   id UUID,
-  created_at DateTime('UTC'),
-  created_at_ms Int64,
+  created_at DateTime64(3, 'UTC'),
   properties String,
   prop_keys Array(String),
   prop_values Array(String),

@@ -52,7 +52,11 @@ function raw(e: Expr): Expr {
 function dateLiteral(e: Expr, other: Expr, tz: string): Expr {
   if (e.k !== 'const' || typeof e.value !== 'string') return e
   if (isDateTimeType(other.type)) {
-    return tpl([`parseDateTimeBestEffort(`, `, ${escapeString(tz)})`], [e], other.type)
+    // a DateTime64 compares with the literal's fraction, as PostHog's toDateTime64(…, 6, tz) does
+    const precision = /DateTime64\((\d+)/.exec(other.type)?.[1]
+    const parse = precision ? `parseDateTime64BestEffort(` : `parseDateTimeBestEffort(`
+    const rest = precision ? `, ${precision}, ${escapeString(tz)})` : `, ${escapeString(tz)})`
+    return tpl([parse, rest], [e], other.type)
   }
   if (isDateType(other.type)) return tpl(['toDate(', ')'], [e], 'Date')
   return e

@@ -47,11 +47,13 @@ export function isDateType(t: string | undefined): boolean {
   return !!t && /^(Nullable\()?Date($|\))/.test(t)
 }
 
-/** `DateTime` as the project's zone shows it; other types unchanged. */
+/** `DateTime` or `DateTime64(p)` (maybe Nullable) as the project's zone shows it; other types unchanged. */
 export function withTimeZone(type: string, tz: string): string {
-  const zoned = `DateTime('${tz.replace(/'/g, '')}')`
-  if (type === 'DateTime') return zoned
-  return type === 'Nullable(DateTime)' ? `Nullable(${zoned})` : type
+  const zone = `'${tz.replace(/'/g, '')}'`
+  const m = /^(Nullable\()?DateTime(?:64\((\d+)\))?(\))?$/.exec(type)
+  if (!m || Boolean(m[1]) !== Boolean(m[3])) return type
+  const zoned = m[2] === undefined ? `DateTime(${zone})` : `DateTime64(${m[2]}, ${zone})`
+  return m[1] ? `Nullable(${zoned})` : zoned
 }
 
 /** The type of the first argument (functions that return what they are given). */

@@ -79,6 +79,8 @@ const toUUIDP: FnPrinter = (a) => {
 const toDateTimeP: FnPrinter = (a, _p, ctx) => {
   const t = ctx.argTypes[0]
   const tz = a[1] ?? escapeString(ctx.tz)
+  // a DateTime64 (events.timestamp) becomes a DateTime of whole seconds, as in PostHog
+  if (t && /DateTime64/.test(t)) return a[1] ? `toDateTime(${a[0]}, ${tz})` : `toDateTime(${a[0]})`
   if (isDateTimeType(t)) return a[1] ? `toTimeZone(${a[0]}, ${tz})` : a[0]!
   if (isNumericType(t) || isDateType(t)) return `toDateTime(${a[0]}, ${tz})`
   return `parseDateTimeBestEffortOrNull(toString(${a[0]}), ${tz})`

@@ -188,8 +188,13 @@ function bound(
   return undefined
 }
 
-// Constructors of DateTime (whole seconds) from literals, as the printer writes them.
-const DATETIME_CALLS = ['parseDateTimeBestEffort', 'toDateTime'] as const
+// Constructors of DateTime (whole seconds) and DateTime64 from literals, as the printer writes them.
+const DATETIME_CALLS = [
+  'parseDateTimeBestEffort',
+  'toDateTime',
+  'parseDateTime64BestEffort',
+  'toDateTime64',
+] as const
 // Constructors of Date from literals (and of their literal DateTime arguments).
 const DATE_CALLS = ['toDate', ...DATETIME_CALLS] as const
 
@@ -219,20 +224,23 @@ export function dayKeyBounds(table: string, conditions: string[]): string[] {
 
 /**
  * The bound on the key `toDate(col)` (UTC days) implied by `col <op> dt`, where `dt` is SQL of a
- * DateTime (whole seconds, so `col < dt` ⇔ `col <= dt - 1`).
+ * DateTime or a DateTime64. The column holds microseconds (events.timestamp is DateTime64(6)), so
+ * `col < dt` ⇔ `col <= dt - 1 µs`; for a DateTime (whole seconds) that is the second before, on
+ * the same day as `dt - 1 µs`.
  */
 function keyBound(col: string, op: Op, dt: string): string {
-  const day = (shift: string) => `toDate(toTimeZone(${dt}, 'UTC')${shift})`
+  const tick = (sign: string) => ` ${sign} toIntervalMicrosecond(1)`
+  const day = (shift: string) => `toDate(toTimeZone(${shift ? `toDateTime64(${dt}, 6)` : dt}, 'UTC')${shift})`
   const key = `toDate(${col})`
   switch (op) {
     case '>=':
       return `${key} >= ${day('')}`
     case '>':
-      return `${key} >= ${day(' + 1')}`
+      return `${key} >= ${day(tick('+'))}`
     case '<=':
       return `${key} <= ${day('')}`
     case '<':
-      return `${key} <= ${day(' - 1')}`
+      return `${key} <= ${day(tick('-'))}`
     case '=':
       return `${key} = ${day('')}`
   }

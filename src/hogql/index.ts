@@ -130,7 +130,7 @@ export function compileHogQLSync(query: string, opts: CompileOptions): CompiledQ
   const q = resolver.query(ast)
   const limit = applyLimit(q, opts)
   const printer = new Printer({ teamId: opts.teamId, tz, capabilities })
-  const clickhouse = printer.query(q, true)
+  const clickhouse = printer.query(q)
   const columns = outputItems(q)
     .filter((i) => !i.hidden)
     .map((i) => i.name)

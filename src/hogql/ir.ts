@@ -12,7 +12,7 @@ export type Expr =
   // `ms`: the epoch-milliseconds twin column, for output with millisecond precision.
   // `property`: a property's value read from a column of its own (materialized), compared as a
   // property read is (coerce.ts).
-  | { k: 'col'; src: Source; column: string; type: string; ms?: string; tz?: boolean; property?: boolean }
+  | { k: 'col'; src: Source; column: string; type: string; tz?: boolean; property?: boolean }
   // A property read: the value stored under `key` in a key/value array pair of a source.
   | { k: 'prop'; src: Source; keys: string; values: string; key: string; type: string }
   | { k: 'item'; item: SelectItem; type: string }

@@ -1,5 +1,5 @@
 import type { Capabilities } from './capabilities.ts'
-import type { Expr, Query, SelectItem, Source } from './ir.ts'
+import type { Expr, Query, Source } from './ir.ts'
 
 // The shared vocabulary of the printer's parts (printer.ts: statements and SELECT levels;
 // print-relations.ts: tables, subqueries, joins and the team guard; print-expr.ts: expressions).
@@ -18,18 +18,13 @@ export interface Level {
   ref: (src: Source, column: string) => string
   /** Expressions already computed by an inner level, printed as that level's column. */
   pre?: Map<Expr, string>
-  /**
-   * Items printed as something other than their value (millisecond timestamps as text): references
-   * to them must repeat the value, not name the alias.
-   */
-  formatted: Set<SelectItem>
 }
 
 /** What the printer's parts ask of each other; implemented once, by Printer. */
 export interface PrintContext {
   readonly opts: PrintOptions
   /** A whole query (a subquery, a branch of a union, a joined query). */
-  query(q: Query, top?: boolean): string
+  query(q: Query): string
   /** An expression at `level`. */
   expr(e: Expr, level: Level): string
 }

@@ -30,7 +30,6 @@ function printBare(p: PrintContext, e: Expr, level: Level): string {
     case 'prop':
       return propRead(e, level, true)
     case 'item':
-      if (level.formatted.has(e.item)) return p.expr(e.item.expr, level)
       if (!e.item.printAlias) return p.expr(e.item.expr, level)
       return quoteIdentifier(e.item.printAlias)
     case 'call': {
@@ -60,7 +59,7 @@ function printBare(p: PrintContext, e: Expr, level: Level): string {
           return `(${left} ${e.op} (${e.right.items.map((i) => p.expr(i, level)).join(', ')}))`
         }
         if (e.right.k === 'subquery' && e.nullIn) return nullInSubquery(p, e, e.right.query, level)
-        if (e.right.k === 'subquery') return `(${left} ${e.op} (${p.query(e.right.query, false)}))`
+        if (e.right.k === 'subquery') return `(${left} ${e.op} (${p.query(e.right.query)}))`
         return `(${left} ${e.op} ${p.expr(e.right, level)})`
       }
       return `(${left} ${e.op} ${p.expr(e.right, level)})`
@@ -82,7 +81,7 @@ function printBare(p: PrintContext, e: Expr, level: Level): string {
     case 'tuple':
       return `tuple(${e.items.map((i) => p.expr(i, level)).join(', ')})`
     case 'subquery':
-      return `(${p.query(e.query, false)})`
+      return `(${p.query(e.query)})`
     case 'template': {
       let out = e.parts[0]!
       e.args.forEach((a, i) => {
@@ -104,7 +103,7 @@ function printBare(p: PrintContext, e: Expr, level: Level): string {
 // A side that is always NULL (a NULL literal, a column of NULLs) has the type Nothing, which neither
 // server compares: that position compares NULL-ness alone.
 function nullInSubquery(p: PrintContext, e: Extract<Expr, { k: 'op' }>, q: Query, level: Level): string {
-  const sub = p.query(q, false)
+  const sub = p.query(q)
   const cols = outputItems(q).filter((i) => !i.hidden)
   const lefts = e.left.k === 'tuple' ? e.left.items : [e.left]
   if (lefts.length !== cols.length) return `(${p.expr(e.left, level)} ${e.op} (${sub}))`
@@ -143,22 +142,6 @@ export function windowSpec(p: PrintContext, w: WindowSpec, level: Level): string
 function frameBound(b: FrameBound): string {
   if (b.kind === 'CURRENT ROW') return 'CURRENT ROW'
   return `${b.n === undefined ? 'UNBOUNDED' : escapeNumber(b.n)} ${b.kind}`
-}
-
-/**
- * A timestamp as 'YYYY-MM-DD hh:mm:ss.mmm' in the project time zone: what a DateTime64(3, tz)
- * column reads as on a current ClickHouse, built from the seconds column and its milliseconds twin.
- */
-export function msText(p: PrintContext, e: Extract<Expr, { k: 'col' }>, level: Level): string {
-  const seconds = p.expr(e, level)
-  const ms = level.ref(e.src, e.ms!)
-  return `concat(toString(${seconds}), '.', substring(toString(1000 + (${ms} % 1000)), 2, 3))`
-}
-
-/** The column behind `e` when it has a milliseconds twin (directly or through a select item). */
-export function msColumn(e: Expr): Extract<Expr, { k: 'col' }> | undefined {
-  if (e.k === 'item') return msColumn(e.item.expr)
-  return e.k === 'col' && e.ms ? e : undefined
 }
 
 function literal(value: string | number | boolean | null): string {

@@ -79,7 +79,7 @@ export function relation(
   const alias = quoteIdentifier(src.printAlias!)
   const marker = marked ? [`1 AS ${quoteIdentifier(MATCHED)}`] : []
   if (src.kind === 'query') {
-    const sub = p.query(src.query!, false)
+    const sub = p.query(src.query!)
     if (marker.length) return `(SELECT *, ${marker.join(', ')} FROM (${sub})) AS ${alias}`
     return `(${sub}) AS ${alias}`
   }
@@ -97,7 +97,7 @@ export function relation(
   if (rel.kind === 'derived') {
     const list = [...cols.map(quoteIdentifier), ...marker]
     const placed = (cols: Readonly<Record<string, string>>) =>
-      pushed.map((e) => p.expr(e, { ref: (_s, c) => cols[c] ?? quoteIdentifier(c), formatted: new Set() }))
+      pushed.map((e) => p.expr(e, { ref: (_s, c) => cols[c] ?? quoteIdentifier(c) }))
     return `(SELECT ${list.join(', ') || '1'} FROM (${rel.sql(
       team,
       (src.args ?? []).map((e) => p.expr(e, BARE)),
@@ -146,7 +146,7 @@ export function relation(
 }
 
 // Inside a guarded read the table is unaliased: its columns are named bare.
-const BARE: Level = { ref: (_src, column) => quoteIdentifier(column), formatted: new Set() }
+const BARE: Level = { ref: (_src, column) => quoteIdentifier(column) }
 
 /** `JOIN <relation> ON ...`, and the marker filter an inner join printed as a left join needs. */
 export function joinClause(
@@ -198,7 +198,6 @@ export function nestJoins(p: PrintContext, s: Select, outer: Level, split: Guard
       [...keys].map(([e, name]) => [e, `${quoteIdentifier(alias)}.${quoteIdentifier(name)}`]),
     )
     const level: Level = {
-      formatted: new Set(),
       pre,
       ref: (src, column) => {
         if (srcs.indexOf(src) === k || (k === 1 && src === srcs[0])) {

@@ -1,8 +1,8 @@
 import { boundNames } from './analysis.ts'
-import { escapeIdentifier, escapeString, quoteIdentifier } from './escape.ts'
-import { type Expr, firstSelect, type Query, type Select, type SelectItem } from './ir.ts'
+import { escapeIdentifier, quoteIdentifier } from './escape.ts'
+import { type Expr, firstSelect, type Query, type Select } from './ir.ts'
 import type { Level, PrintContext, PrintOptions } from './print-context.ts'
-import { msColumn, msText, printExpr, windowSpec } from './print-expr.ts'
+import { printExpr, windowSpec } from './print-expr.ts'
 import {
   assignSourceAliases,
   colName,
@@ -31,10 +31,10 @@ export class Printer implements PrintContext {
     return printExpr(this, e, level)
   }
 
-  query(q: Query, top = false): string {
-    if (q.k === 'select') return this.select(q, top)
+  query(q: Query): string {
+    if (q.k === 'select') return this.select(q)
     const parts = q.queries.map((sub) => {
-      const sql = this.query(sub, false)
+      const sql = this.query(sub)
       // A branch's own ORDER BY / LIMIT must stay with that branch.
       const wrap = sub.k === 'set' || sub.orderBy || sub.limit !== undefined || sub.limitExpr || sub.limitBy
       return wrap ? `SELECT * FROM (${sql})` : sql
@@ -47,22 +47,13 @@ export class Printer implements PrintContext {
   /** The output type of each top-level column, matching what the statement printed. */
   outputTypes(q: Query): string[] {
     const items = firstSelect(q).items
-    const top = q.k === 'select'
-    const aggregating = q.k === 'select' && q.aggregating
-    return items
-      .filter((i) => !i.hidden)
-      .map((i) =>
-        top && !aggregating && msColumn(i.expr)
-          ? `DateTime64(3, ${escapeString(this.opts.tz)})`
-          : i.expr.type,
-      )
+    return items.filter((i) => !i.hidden).map((i) => i.expr.type)
   }
 
-  private select(s: Select, top: boolean): string {
+  private select(s: Select): string {
     const srcs = s.sources
     assignSourceAliases(srcs)
-    const formatted = new Set<SelectItem>()
-    const level: Level = { ref: () => '', formatted }
+    const level: Level = { ref: () => '' }
 
     let from = ''
     const split = splitForGuard(s)
@@ -100,17 +91,9 @@ export class Printer implements PrintContext {
     const taken = new Set<string>()
     const items: string[] = []
     for (const [i, item] of s.items.entries()) {
-      const msCol = top && !s.aggregating ? msColumn(item.expr) : undefined
-      let value: string
-      if (msCol) {
-        formatted.add(item)
-        value = msText(this, msCol, level)
-      } else {
-        value = this.expr(item.expr, level)
-      }
+      const value = this.expr(item.expr, level)
       // `t.event AS event` is harmless: the alias means the very column it shadows.
       const bareSame =
-        !msCol &&
         item.expr.k === 'col' &&
         colName(item.expr.src, item.expr.column) === item.name &&
         value === level.ref(item.expr.src, item.expr.column)
@@ -146,12 +129,7 @@ export class Printer implements PrintContext {
       sql += ` WINDOW ${defs.join(', ')}`
     }
     if (s.orderBy) {
-      const key = (e: Expr): string => {
-        // Timestamps order by their milliseconds twin: exact, where seconds would leave ties.
-        const ms = s.aggregating || s.distinct ? undefined : msColumn(e)
-        return ms ? level.ref(ms.src, ms.ms!) : this.expr(e, level)
-      }
-      sql += ` ORDER BY ${s.orderBy.map((o) => `${key(o.expr)}${o.desc ? ' DESC' : ' ASC'}`).join(', ')}`
+      sql += ` ORDER BY ${s.orderBy.map((o) => `${this.expr(o.expr, level)}${o.desc ? ' DESC' : ' ASC'}`).join(', ')}`
     }
     if (s.limitBy) {
       const off = s.limitBy.offset ? `${s.limitBy.offset}, ` : ''

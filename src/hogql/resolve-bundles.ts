@@ -99,7 +99,6 @@ class Rewrite extends ExprVisitor {
     if (!this.names.has(e.src)) return
     const src = e.src
     e.column = this.column(src, e.column, e.type)
-    if (e.ms) e.ms = this.column(src, e.ms, 'Int64')
     e.src = this.to
   }
   protected override visitProp(e: Extract<Expr, { k: 'prop' }>): void {

@@ -2,7 +2,7 @@ import type { FieldNode, Node } from './ast.ts'
 import { coerceCompare } from './coerce.ts'
 import { HogQLError, type Span } from './errors.ts'
 import { escapeString } from './escape.ts'
-import { withTimeZone } from './functions.ts'
+import { isDateTimeType, withTimeZone } from './functions.ts'
 import { descendsFrom, type Expr, outputItems, type SelectItem, type Source } from './ir.ts'
 import { parseExpr } from './parse.ts'
 import type { Resolution, Scope } from './resolve-context.ts'
@@ -102,9 +102,7 @@ export function inSource(
       )
     }
     src.used.add(name)
-    const twin = outputItems(src.query!).find((i) => i.hidden && i.name === `${name}__ms`)
-    if (twin) src.used.add(twin.name)
-    return { k: 'col', src, column: name, type: item.expr.type, ms: twin?.name }
+    return { k: 'col', src, column: name, type: item.expr.type }
   }
   const table = src.table!
   const def: FieldDef | undefined = lookupField(table, name, internal)
@@ -129,9 +127,9 @@ function readField(
     case 'column': {
       if (rest.length) throw new HogQLError('unknown_field', `'${name}' has no field '${rest.join('.')}'`, s)
       src.used.add(def.column)
-      if (def.ms) src.used.add(def.ms)
-      const type = def.type === 'DateTime' ? withTimeZone('DateTime', r.opts.tz) : def.type
-      return { k: 'col', src, column: def.column, type, ms: def.ms, tz: def.type === 'DateTime' }
+      const zoned = isDateTimeType(def.type)
+      const type = zoned ? withTimeZone(def.type, r.opts.tz) : def.type
+      return { k: 'col', src, column: def.column, type, tz: zoned }
     }
     case 'properties': {
       if (!rest.length) {

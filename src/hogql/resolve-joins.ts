@@ -169,25 +169,7 @@ function numbersSource(r: Resolution, join: JoinExprNode, scope: Scope, s: Span)
 }
 
 function querySource(r: Resolution, query: Query, name: string, s: Span): Source {
-  const src: Source = { id: r.newSourceId(), name, kind: 'query', query, used: new Set(), span: s }
-  // Timestamps keep their milliseconds through a plain subquery: a hidden twin column carries them.
-  if (query.k === 'select' && !query.aggregating && !query.distinct) {
-    for (const item of [...query.items]) {
-      const twin = msTwin(item.expr)
-      if (!twin) continue
-      query.items.push({ name: `${item.name}__ms`, expr: twin, hidden: true })
-    }
-  }
-  return src
-}
-
-function msTwin(e: Expr): Expr | undefined {
-  if (e.k === 'item') return msTwin(e.item.expr)
-  if (e.k === 'col' && e.ms) {
-    e.src.used.add(e.ms)
-    return { k: 'col', src: e.src, column: e.ms, type: 'Int64' }
-  }
-  return undefined
+  return { id: r.newSourceId(), name, kind: 'query', query, used: new Set(), span: s }
 }
 
 // Join keys compare as ClickHouse's join does (a NULL key matches nothing): the null-safe wrapping

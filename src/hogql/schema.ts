@@ -33,9 +33,9 @@ export type PushedConditions = (columns: Readonly<Record<string, string>>) => st
 
 /** What a field of a virtual table reads. */
 export type FieldDef =
-  // A column of the relation. `ms` names an epoch-milliseconds twin of a DateTime column: selected
-  // timestamps come back with millisecond precision from it (18.16 has no DateTime64).
-  | { kind: 'column'; column: string; type: string; ms?: string }
+  // A column of the relation. A DateTime or DateTime64(p) type without a zone is stored in UTC and
+  // read in the project's zone.
+  | { kind: 'column'; column: string; type: string }
   // A property bag stored as raw JSON plus parallel key/value arrays (see 0001_events.sql).
   | { kind: 'properties'; raw: string; keys: string; values: string }
   // A HogQL expression over the table's own fields (hidden fields included). `plain`: the same value
@@ -74,7 +74,7 @@ export const TABLES: Record<string, TableDef> = {
     fields: {
       uuid: { kind: 'column', column: 'uuid', type: 'UUID' },
       event: { kind: 'column', column: 'event', type: 'String' },
-      timestamp: { kind: 'column', column: 'timestamp', type: 'DateTime', ms: 'timestamp_ms' },
+      timestamp: { kind: 'column', column: 'timestamp', type: 'DateTime64(6)' },
       distinct_id: { kind: 'column', column: 'distinct_id', type: 'String' },
       properties: { kind: 'properties', raw: 'properties', keys: 'prop_keys', values: 'prop_values' },
       elements_chain: { kind: 'column', column: 'elements_chain', type: 'String' },
@@ -156,7 +156,7 @@ export const TABLES: Record<string, TableDef> = {
     relation: { kind: 'latest', table: 'person', key: ['id'], version: 'version', deleted: 'is_deleted' },
     fields: {
       id: { kind: 'column', column: 'id', type: 'UUID' },
-      created_at: { kind: 'column', column: 'created_at', type: 'DateTime', ms: 'created_at_ms' },
+      created_at: { kind: 'column', column: 'created_at', type: 'DateTime64(3)' },
       properties: { kind: 'properties', raw: 'properties', keys: 'prop_keys', values: 'prop_values' },
       is_identified: { kind: 'column', column: 'is_identified', type: 'UInt8' },
     },

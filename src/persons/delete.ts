@@ -19,22 +19,20 @@ export const DELETE_VERSION_BUMP = 100
 interface LatestPerson {
   version: number
   createdAt: string
-  createdAtMs: number
   deleted: boolean
 }
 
 async function latestPerson(ch: ClickHouseClient, teamId: number, id: string) {
-  const [row] = await selectRows<{ v: string; c: string; ms: string; d: number; n: string }>(
+  const [row] = await selectRows<{ v: string; c: string; d: number; n: string }>(
     ch,
     `SELECT argMax(version, version) AS v, argMax(created_at, version) AS c,
-            argMax(created_at_ms, version) AS ms, argMax(is_deleted, version) AS d, count() AS n
+            argMax(is_deleted, version) AS d, count() AS n
      FROM person WHERE team_id = ${teamId} AND id = toUUID(${sqlString(id)})`,
   )
   if (!row || Number(row.n) === 0) return undefined
   const p: LatestPerson = {
     version: Number(row.v),
     createdAt: row.c,
-    createdAtMs: Number(row.ms),
     deleted: Number(row.d) === 1,
   }
   return p.deleted ? undefined : p
@@ -140,7 +138,6 @@ export async function deletePerson(
         team_id: teamId,
         id,
         created_at: person.createdAt,
-        created_at_ms: person.createdAtMs,
         properties: '{}',
         prop_keys: [],
         prop_values: [],

@@ -33,8 +33,10 @@ interface Row {
 function where(f: LogFilter): string {
   const parts = [`team_id = ${Math.trunc(f.teamId)}`, `plugin_config_id = ${Math.trunc(f.pluginConfigId)}`]
   if (f.types?.length) parts.push(`type IN (${f.types.map(sqlString).join(', ')})`)
-  if (f.after !== undefined) parts.push(`timestamp_ms > ${Math.trunc(f.after)}`)
-  if (f.before !== undefined) parts.push(`timestamp_ms < ${Math.trunc(f.before)}`)
+  if (f.after !== undefined)
+    parts.push(`timestamp > fromUnixTimestamp64Milli(toInt64(${Math.trunc(f.after)}))`)
+  if (f.before !== undefined)
+    parts.push(`timestamp < fromUnixTimestamp64Milli(toInt64(${Math.trunc(f.before)}))`)
   if (f.search) parts.push(`positionCaseInsensitiveUTF8(message, ${sqlString(f.search)}) > 0`)
   return parts.join(' AND ')
 }
@@ -52,10 +54,11 @@ export async function fetchPluginLogs(
       format: 'JSONEachRow',
     }),
     ch.query({
-      query: `SELECT toString(id) AS id, team_id, plugin_id, plugin_config_id, timestamp_ms, source, type,
+      query: `SELECT toString(id) AS id, team_id, plugin_id, plugin_config_id,
+        toUnixTimestamp64Milli(timestamp) AS timestamp_ms, source, type,
         message, toString(instance_id) AS instance_id
         FROM ${PLUGIN_LOG_TABLE} FINAL WHERE ${cond}
-        ORDER BY timestamp_ms DESC, toString(id) DESC
+        ORDER BY timestamp DESC, toString(id) DESC
         LIMIT ${Math.trunc(page.offset)}, ${Math.trunc(page.limit)}`,
       format: 'JSONEachRow',
     }),

@@ -21,7 +21,7 @@ export interface LogWriterOptions {
 const pad = (n: number, w = 2) => String(n).padStart(w, '0')
 const chDateTime = (d: Date) =>
   `${d.getUTCFullYear()}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())} ` +
-  `${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:${pad(d.getUTCSeconds())}`
+  `${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:${pad(d.getUTCSeconds())}.${pad(d.getUTCMilliseconds(), 3)}`
 
 /**
  * Batches plugin log lines into ClickHouse. `write` never blocks or throws (it runs inside the
@@ -97,7 +97,6 @@ export class PluginLogWriter implements PluginLogSink {
           values: batch.map((e) => ({
             ...e,
             timestamp: chDateTime(new Date(e.timestamp)),
-            timestamp_ms: Date.parse(e.timestamp),
           })),
         })
       } catch (err) {

@@ -8,7 +8,7 @@ import type {
   PersonState,
 } from './identity/index.ts'
 import { encodePropertiesInto, type PropertySink } from './properties.ts'
-import { jsonNeedsEscape, tsvDateTime, tsvString } from './tsv.ts'
+import { jsonNeedsEscape, tsvDateTime, tsvDateTime64, tsvString } from './tsv.ts'
 
 /** The fields of one events row. */
 export interface EventRow {
@@ -49,7 +49,7 @@ export function eventLine(r: EventRow): string {
   const g = r.groups
   const event = tsvString(r.event)
   const distinctId = tsvString(r.distinctId)
-  const timestamp = tsvDateTime(r.timestampMs)
+  const timestamp = tsvDateTime64(r.timestampMs)
   encodeBag(r.properties)
   return [
     r.teamId,
@@ -58,7 +58,6 @@ export function eventLine(r: EventRow): string {
     distinctId,
     r.personId,
     timestamp,
-    r.timestampMs,
     bagJson,
     bagKeys,
     bagValues,
@@ -125,7 +124,6 @@ export const PERSON_COLUMNS = [
   'team_id',
   'id',
   'created_at',
-  'created_at_ms',
   'properties',
   'prop_keys',
   'prop_values',
@@ -136,7 +134,7 @@ export const PERSON_COLUMNS = [
 
 /** A person row as a TabSeparated line. */
 export function personLine(teamId: number, p: PersonState): string {
-  const fields: (string | number)[] = [teamId, p.id, tsvDateTime(p.createdAtMs), p.createdAtMs]
+  const fields: (string | number)[] = [teamId, p.id, tsvDateTime64(p.createdAtMs)]
   pushPropertyFields(fields, p.properties)
   fields.push(p.isIdentified ? '1' : '0', '0', `${p.version}\n`)
   return fields.join('\t')
@@ -147,8 +145,7 @@ export function deletedPersonLine(teamId: number, p: DeletedPersonRow): string {
   return `${[
     String(teamId),
     p.id,
-    tsvDateTime(p.createdAtMs),
-    String(p.createdAtMs),
+    tsvDateTime64(p.createdAtMs),
     '{}\t[]\t[]',
     '0',
     '1',

@@ -45,7 +45,6 @@ export const EVENT_COLUMNS = [
   'distinct_id',
   'person_id',
   'timestamp',
-  'timestamp_ms',
   'properties',
   'prop_keys',
   'prop_values',

@@ -79,6 +79,14 @@ export function tsvDateTime(ms: number): string {
   return text
 }
 
+const MILLIS = Array.from({ length: 1000 }, (_, i) => `.${String(i).padStart(3, '0')}`)
+
+/** 'YYYY-MM-DD hh:mm:ss.mmm' in UTC, what a DateTime64(3 or more, 'UTC') column parses. */
+export function tsvDateTime64(ms: number): string {
+  const whole = Math.floor(ms)
+  return tsvDateTime(whole) + MILLIS[whole - Math.floor(whole / 1000) * 1000]!
+}
+
 // DateTime holds whole seconds from the epoch up to 2105; anything outside cannot be stored.
 export const MIN_DATETIME_MS = 0
 /** The latest time a DateTime column stores (and MIN_DATETIME_MS the earliest). */

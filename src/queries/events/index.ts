@@ -165,7 +165,8 @@ export async function compileEvents(
 
 /** 'YYYY-MM-DD hh:mm:ss.mmm' in the project zone → ISO 8601 with the zone's offset. */
 function isoWithOffset(text: string, tz: string): string {
-  const ms = Number(/\.(\d{3})$/.exec(text)?.[1] ?? 0)
+  // (DateTime64(6) text: the milliseconds are the fraction's first three digits)
+  const ms = Number(/\.(\d{3})\d*$/.exec(text)?.[1] ?? 0)
   const wall = parseWall(text) + ms
   const offsetMin = Math.round((wall - instantOf(wall, tz)) / 60_000)
   const sign = offsetMin < 0 ? '-' : '+'

@@ -280,7 +280,6 @@ describe('feature flag definitions API', () => {
       distinct_id: person,
       person_id: person,
       timestamp: ts,
-      timestamp_ms: now,
       properties: JSON.stringify(props),
       prop_keys: Object.keys(props),
       prop_values: Object.values(props),

@@ -106,7 +106,6 @@ export async function insertPerson(
         team_id: teamId,
         id: personId,
         created_at: '2024-01-01 00:00:00',
-        created_at_ms: 1704067200000,
         properties: JSON.stringify(properties),
         prop_keys: Object.keys(properties),
         prop_values: Object.values(properties).map((v) => (typeof v === 'string' ? v : JSON.stringify(v))),

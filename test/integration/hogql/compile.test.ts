@@ -304,15 +304,18 @@ describe('selects and filters', () => {
 })
 
 describe('timestamps and dates', () => {
-  it('returns selected timestamps with milliseconds', async () => {
+  it('returns selected timestamps as DateTime64(6), as PostHog stores them', async () => {
     expect(await run("select timestamp from events where event = 'signup'")).toEqual([
-      ['2024-03-02 09:00:00.789'],
+      ['2024-03-02 09:00:00.789000'],
     ])
     expect(await run("select * from (select timestamp as t from events where event = 'signup')")).toEqual([
-      ['2024-03-02 09:00:00.789'],
+      ['2024-03-02 09:00:00.789000'],
+    ])
+    expect(await run("select toString(timestamp) from events where event = 'signup'")).toEqual([
+      ['2024-03-02 09:00:00.789000'],
     ])
     const compiled = await compileHogQL('select timestamp from events', { teamId: A })
-    expect(compiled.types).toEqual(["DateTime64(3, 'UTC')"])
+    expect(compiled.types).toEqual(["DateTime64(6, 'UTC')"])
   })
 
   it('compares timestamps with strings and now()', async () => {
@@ -320,7 +323,9 @@ describe('timestamps and dates', () => {
       await run("select count() from events where timestamp >= '2024-03-01' and timestamp < '2024-03-02'"),
     ).toEqual([[2]])
     expect(await run('select count() from events where timestamp < now() - interval 1 day')).toEqual([[5]])
-    expect(await run("select count() from events where timestamp > '2024-03-09 23:59:59'")).toEqual([[0]])
+    // the fraction counts: an event at 23:59:59.999 is after 23:59:59
+    expect(await run("select count() from events where timestamp > '2024-03-09 23:59:59'")).toEqual([[1]])
+    expect(await run("select count() from events where timestamp > '2024-03-09 23:59:59.999'")).toEqual([[0]])
   })
 
   it('truncates dates', async () => {
@@ -344,7 +349,7 @@ describe('timestamps and dates', () => {
     const opts = { timezone: 'America/New_York' }
     expect(
       await run("select toDate(timestamp), timestamp from events where event = 'purchase'", opts),
-    ).toEqual([['2024-02-27', '2024-02-27 19:00:00.000']])
+    ).toEqual([['2024-02-27', '2024-02-27 19:00:00.000000']])
     // the string is read in the project zone too: 2024-02-27 19:00 New York is the purchase
     expect(await run("select count() from events where timestamp = '2024-02-27 19:00:00'", opts)).toEqual([
       [1],

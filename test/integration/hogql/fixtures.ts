@@ -24,9 +24,11 @@ export function flattenProperties(props: Record<string, unknown>): { keys: strin
 }
 
 // '2024-03-01 10:00:00.123' (UTC) -> seconds text and epoch milliseconds
-function splitTime(ts: string): { seconds: string; ms: number } {
+/** A UTC time as epoch ms, DateTime64 text ('YYYY-MM-DD hh:mm:ss.mmm') and whole-second DateTime text. */
+function splitTime(ts: string): { ms: number; text: string; seconds: string } {
   const ms = Date.parse(`${ts.replace(' ', 'T')}Z`)
-  return { seconds: new Date(ms).toISOString().slice(0, 19).replace('T', ' '), ms }
+  const iso = new Date(ms).toISOString()
+  return { ms, text: iso.slice(0, 23).replace('T', ' '), seconds: iso.slice(0, 19).replace('T', ' ') }
 }
 
 export interface EventRow {
@@ -69,8 +71,7 @@ async function insertGroup(ch: ClickHouseClient, rows: EventRow[]): Promise<void
         event: r.event,
         distinct_id: r.distinctId,
         person_id: r.personId,
-        timestamp: t.seconds,
-        timestamp_ms: t.ms,
+        timestamp: t.text,
         properties: JSON.stringify(r.properties ?? {}),
         prop_keys: keys,
         prop_values: values,
@@ -110,8 +111,7 @@ export async function insertPersons(ch: ClickHouseClient, rows: PersonRow[]): Pr
       return {
         team_id: r.team,
         id: r.id,
-        created_at: t.seconds,
-        created_at_ms: t.ms,
+        created_at: t.text,
         properties: JSON.stringify(r.properties),
         prop_keys: keys,
         prop_values: values,

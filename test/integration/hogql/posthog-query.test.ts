@@ -263,8 +263,15 @@ async function run(c: PostHogCase): Promise<unknown[][]> {
 }
 
 // 64-bit integers come back quoted from one server and not the other: compare numbers as text.
-const asText = (v: unknown): unknown =>
-  Array.isArray(v) ? v.map(asText) : typeof v === 'number' ? String(v) : v
+// PostHog's expected times are datetime objects: an instant, whatever the fraction's digits (a
+// DateTime64(6) reads '2020-01-10 00:00:00.000000', written here as '2020-01-10 00:00:00').
+const DATE_TIME = /^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)(?:\.(\d*?)0*)?$/
+const asText = (v: unknown): unknown => {
+  if (Array.isArray(v)) return v.map(asText)
+  if (typeof v === 'number') return String(v)
+  const t = typeof v === 'string' ? DATE_TIME.exec(v) : null
+  return t ? (t[2] ? `${t[1]}.${t[2]}` : t[1]) : v
+}
 
 async function check(c: PostHogCase): Promise<void> {
   if (c.fails) {

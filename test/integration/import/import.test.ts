@@ -51,9 +51,9 @@ interface Row {
 function eventsOf(distinctPrefix: string, n: number): Promise<Row[]> {
   return waitForRows<Row>(
     burrow.runtime.ch,
-    `SELECT toString(uuid) AS uuid, event, distinct_id, toString(timestamp_ms) AS ts, properties
+    `SELECT toString(uuid) AS uuid, event, distinct_id, toString(toUnixTimestamp64Milli(timestamp)) AS ts, properties
      FROM events WHERE team_id = ${team()} AND startsWith(distinct_id, '${distinctPrefix}')
-     ORDER BY timestamp_ms, distinct_id`,
+     ORDER BY timestamp, distinct_id`,
     n,
   )
 }

@@ -24,7 +24,6 @@ interface EventRowOut {
   event: string
   distinct_id: string
   timestamp: string
-  timestamp_ms: string
   properties: string
   prop_keys: string[]
   prop_values: string[]
@@ -69,8 +68,7 @@ describe('events writer', () => {
     )
     expect(row!.event).toBe('clicked')
     expect(row!.distinct_id).toBe('writer-1')
-    expect(row!.timestamp).toBe('2024-05-01 12:00:00')
-    expect(Number(row!.timestamp_ms)).toBe(Date.UTC(2024, 4, 1, 12, 0, 0, 123))
+    expect(row!.timestamp).toBe('2024-05-01 12:00:00.123000')
     expect(row!.session_id).toBe('sess-1')
     // attributes sorted by name (PostHog sorts with localeCompare: '_' before letters)
     expect(row!.elements_chain).toBe(
@@ -130,9 +128,9 @@ describe('events writer', () => {
       3,
     )
     expect(got.map((r) => [r.timestamp, Number(r._seq), r._offset])).toEqual([
-      ['2023-11-30 23:59:59', seq, 0],
-      ['2023-12-15 00:00:00', seq, 1],
-      ['2024-01-01 00:00:00', seq, 2],
+      ['2023-11-30 23:59:59.999000', seq, 0],
+      ['2023-12-15 00:00:00.000000', seq, 1],
+      ['2024-01-01 00:00:00.000000', seq, 2],
     ])
   })
 

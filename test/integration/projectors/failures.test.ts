@@ -135,8 +135,8 @@ describe('a historical import spanning ten years of months', () => {
       expect(r).toEqual({
         n: '240',
         months: '120',
-        first: '2010-01-01 00:00:00',
-        last: '2019-12-02 00:00:00',
+        first: '2010-01-01 00:00:00.000000',
+        last: '2019-12-02 00:00:00.000000',
       })
     } finally {
       await p.stop()

@@ -177,7 +177,7 @@ export async function eventPersons(ch: ClickHouseClient, team: number) {
        FROM person_overrides WHERE team_id = ${team} GROUP BY old_person_id
      ) AS overrides USING person_id
      WHERE team_id = ${team}
-     ORDER BY timestamp_ms, _seq, _offset`,
+     ORDER BY timestamp, _seq, _offset`,
   )
 }
 

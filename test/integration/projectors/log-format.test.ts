@@ -36,7 +36,7 @@ describe('log format versions', () => {
     const view = async (tables = { events: 'events', person: 'person' }) => ({
       events: await rows<{ event: string; properties: string }>(
         ch,
-        `SELECT event, properties FROM ${tables.events} WHERE team_id = ${team} ORDER BY timestamp_ms`,
+        `SELECT event, properties FROM ${tables.events} WHERE team_id = ${team} ORDER BY timestamp`,
       ),
       persons: (
         await rows<{ p: string }>(

@@ -215,7 +215,7 @@ describe('persons', () => {
     const shown = await rows<{ url: string }>(
       ch,
       `SELECT visitParamExtractString(person_properties, '$current_url') AS url FROM events
-       WHERE team_id = ${t} ORDER BY timestamp_ms`,
+       WHERE team_id = ${t} ORDER BY timestamp`,
     )
     expect(shown.map((r) => r.url)).toEqual([
       'https://a.test/',

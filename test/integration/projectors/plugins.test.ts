@@ -99,7 +99,7 @@ describe('plugins configured through the API, events through capture', () => {
     const ch = burrow.runtime.ch
     const got = await waitForRows<{ event: string; properties: string; person_properties: string }>(
       ch,
-      `SELECT event, properties, person_properties FROM events WHERE team_id = ${team} ORDER BY timestamp_ms`,
+      `SELECT event, properties, person_properties FROM events WHERE team_id = ${team} ORDER BY timestamp`,
       2,
     )
     const [first, second] = got.map((r) => ({

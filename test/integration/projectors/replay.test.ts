@@ -30,7 +30,7 @@ async function views(teams: number[]) {
   return {
     events: await rows(
       ch,
-      `SELECT toString(uuid) AS u, event, distinct_id, toString(person_id) AS p, timestamp, timestamp_ms,
+      `SELECT toString(uuid) AS u, event, distinct_id, toString(person_id) AS p, timestamp,
               properties, prop_keys, prop_values, person_properties, elements_chain, session_id,
               "$group_0", "$group_1", "$group_2", "$group_3", "$group_4", created_at, _seq, _offset
        FROM events WHERE team_id IN (${t}) ORDER BY u`,
@@ -38,7 +38,7 @@ async function views(teams: number[]) {
     persons: await rows(
       ch,
       `SELECT team_id, toString(id) AS i, argMax(properties, version) AS props, argMax(is_identified, version) AS ident,
-              argMax(is_deleted, version) AS del, argMax(created_at_ms, version) AS created
+              argMax(is_deleted, version) AS del, argMax(created_at, version) AS created
        FROM person WHERE team_id IN (${t}) GROUP BY team_id, id ORDER BY team_id, i`,
     ),
     distinctIds: await rows(

@@ -62,7 +62,7 @@ describe('through capture', () => {
     const got = await waitForRows<{ event: string; distinct_id: string; person_id: string }>(
       ch,
       `SELECT event, distinct_id, toString(person_id) AS person_id FROM events
-       WHERE team_id = ${team} ORDER BY timestamp_ms`,
+       WHERE team_id = ${team} ORDER BY timestamp`,
       3,
     )
     const P = uuidv5(`${team}:web-anon`, PERSON_NAMESPACE)

@@ -19,9 +19,9 @@ describe('EventsQuery', () => {
     expect(r.status).toBe(200)
     // In (Jan 1 00:00, Jan 3 00:00) New York: #4, #2, #3, #1 — three fit, one more exists.
     expect(r.body.results).toEqual([
-      ['$pageview', 'u2', '2024-01-02 11:00:00.000'],
-      ['$pageview', 'u1', '2024-01-01 22:00:00.000'],
-      ['$pageview', 'u3', '2024-01-01 13:00:00.000'],
+      ['$pageview', 'u2', '2024-01-02 11:00:00.000000'],
+      ['$pageview', 'u1', '2024-01-01 22:00:00.000000'],
+      ['$pageview', 'u3', '2024-01-01 13:00:00.000000'],
     ])
     expect(r.body.hasMore).toBe(true)
     expect(r.body.limit).toBe(3)
@@ -72,7 +72,7 @@ describe('EventsQuery', () => {
       limit: 1,
       offset: 1,
     })
-    expect(next.body.results).toEqual([['2024-01-07 23:59:00.000']])
+    expect(next.body.results).toEqual([['2024-01-07 23:59:00.000000']])
     expect([next.body.limit, next.body.offset]).toEqual([1, 1])
   })
 

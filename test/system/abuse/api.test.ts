@@ -39,12 +39,12 @@ beforeAll(async () => {
   b = await startAbuseTarget({ QUERY_MAX_RESULT_BYTES: String(MAX_RESULT_BYTES) })
   // Another project's row, straight into ClickHouse: no query of ours may ever show it.
   await clickhouse().command({
-    query: `INSERT INTO events (team_id, uuid, event, distinct_id, timestamp, timestamp_ms, properties, prop_keys, prop_values)
-            VALUES (${otherTeam}, '${uuidv4()}', '${secret}', '${secret}', now(), 0, '{"s":"${secret}"}', ['s'], ['${secret}'])`,
+    query: `INSERT INTO events (team_id, uuid, event, distinct_id, timestamp, properties, prop_keys, prop_values)
+            VALUES (${otherTeam}, '${uuidv4()}', '${secret}', '${secret}', now(), '{"s":"${secret}"}', ['s'], ['${secret}'])`,
   })
   await clickhouse().command({
-    query: `INSERT INTO events (team_id, uuid, event, distinct_id, timestamp, timestamp_ms, properties, prop_keys, prop_values)
-            VALUES (${team}, '${uuidv4()}', '12', '${ownValue}', now(), 0, '{"s":"12"}', ['s'], ['12'])`,
+    query: `INSERT INTO events (team_id, uuid, event, distinct_id, timestamp, properties, prop_keys, prop_values)
+            VALUES (${team}, '${uuidv4()}', '12', '${ownValue}', now(), '{"s":"12"}', ['s'], ['12'])`,
   })
 })
 afterAll(async () => {

@@ -263,7 +263,7 @@ async function views(ch: ReturnType<PrivateStack['client']>, team: number) {
   const zero = "toUUID('00000000-0000-0000-0000-000000000000')"
   return {
     events: await q(
-      `SELECT toString(uuid) AS u, event, distinct_id, timestamp_ms, properties, person_properties, _seq, _offset,
+      `SELECT toString(uuid) AS u, event, distinct_id, toUnixTimestamp64Milli(timestamp) AS timestamp_ms, properties, person_properties, _seq, _offset,
               toString(if(o = ${zero}, person_id, o)) AS person
        FROM events ANY LEFT JOIN (
          SELECT old_person_id AS person_id, argMax(override_person_id, version) AS o

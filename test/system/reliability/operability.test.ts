@@ -90,10 +90,9 @@ describe('retention', () => {
     const db = `burrow_retention_${Date.now()}`
     const { client: ch } = await migrateClickHouse(stack().clickhouseUrl, db)
     try {
-      const row = (t: string) =>
-        `(1, '${randomUUID()}', 'e', 'd', '${t}', ${Date.parse(`${t.replace(' ', 'T')}Z`)}, '{}')`
+      const row = (t: string) => `(1, '${randomUUID()}', 'e', 'd', '${t}', '{}')`
       await ch.command({
-        query: `INSERT INTO events (team_id, uuid, event, distinct_id, timestamp, timestamp_ms, properties) VALUES
+        query: `INSERT INTO events (team_id, uuid, event, distinct_id, timestamp, properties) VALUES
           ${['2020-01-10 00:00:00', '2020-02-10 00:00:00', '2020-02-20 00:00:00', '2024-05-02 00:00:00'].map(row).join(', ')}`,
       })
       const dropped = await dropExpiredPartitions(

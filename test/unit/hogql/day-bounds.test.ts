@@ -7,16 +7,19 @@ import { dayKeyBounds, guardedTable, timestampBoundsOfDay } from '../../../src/h
 
 const C = "parseDateTimeBestEffort('2026-03-08 10:00:00', 'America/New_York')"
 const UTC_DAY = `toTimeZone(${C}, 'UTC')`
+// `timestamp > C` ⇔ `timestamp >= C + 1 µs` (and `<` one µs before): the column holds microseconds
+const AFTER = `toTimeZone(toDateTime64(${C}, 6), 'UTC') + toIntervalMicrosecond(1)`
+const BEFORE = `toTimeZone(toDateTime64(${C}, 6), 'UTC') - toIntervalMicrosecond(1)`
 
 describe('dayKeyBounds: timestamp bounds → toDate(timestamp) bounds', () => {
   it.each([
     [`(\`timestamp\` >= ${C})`, `toDate(\`timestamp\`) >= toDate(${UTC_DAY})`],
-    [`(\`timestamp\` > ${C})`, `toDate(\`timestamp\`) >= toDate(${UTC_DAY} + 1)`],
+    [`(\`timestamp\` > ${C})`, `toDate(\`timestamp\`) >= toDate(${AFTER})`],
     [`(\`timestamp\` <= ${C})`, `toDate(\`timestamp\`) <= toDate(${UTC_DAY})`],
-    [`(\`timestamp\` < ${C})`, `toDate(\`timestamp\`) <= toDate(${UTC_DAY} - 1)`],
+    [`(\`timestamp\` < ${C})`, `toDate(\`timestamp\`) <= toDate(${BEFORE})`],
     [`(\`timestamp\` = ${C})`, `toDate(\`timestamp\`) = toDate(${UTC_DAY})`],
     // constant first: the comparison turns around
-    [`(${C} > \`timestamp\`)`, `toDate(\`timestamp\`) <= toDate(${UTC_DAY} - 1)`],
+    [`(${C} > \`timestamp\`)`, `toDate(\`timestamp\`) <= toDate(${BEFORE})`],
     [
       "`timestamp` >= toDateTime('2026-01-01 00:00:00')",
       "toDate(`timestamp`) >= toDate(toTimeZone(toDateTime('2026-01-01 00:00:00'), 'UTC'))",
@@ -28,10 +31,7 @@ describe('dayKeyBounds: timestamp bounds → toDate(timestamp) bounds', () => {
   it('reads every conjunct of an AND', () => {
     expect(
       dayKeyBounds('events', [`(\`timestamp\` >= ${C}) AND (\`event\` = 'x') AND (\`timestamp\` < ${C})`]),
-    ).toEqual([
-      `toDate(\`timestamp\`) >= toDate(${UTC_DAY})`,
-      `toDate(\`timestamp\`) <= toDate(${UTC_DAY} - 1)`,
-    ])
+    ).toEqual([`toDate(\`timestamp\`) >= toDate(${UTC_DAY})`, `toDate(\`timestamp\`) <= toDate(${BEFORE})`])
   })
 
   it.each([
@@ -67,10 +67,10 @@ describe('dayKeyBounds: timestamp bounds → toDate(timestamp) bounds', () => {
       { teamId: 3, timezone: 'Europe/Paris' },
     )
     expect(clickhouse).toContain(
-      "toDate(`timestamp`) >= toDate(toTimeZone(parseDateTimeBestEffort('2026-01-01', 'Europe/Paris'), 'UTC'))",
+      "toDate(`timestamp`) >= toDate(toTimeZone(parseDateTime64BestEffort('2026-01-01', 6, 'Europe/Paris'), 'UTC'))",
     )
     expect(clickhouse).toContain(
-      "toDate(`timestamp`) <= toDate(toTimeZone(parseDateTimeBestEffort('2026-02-01', 'Europe/Paris'), 'UTC') - 1)",
+      "toDate(`timestamp`) <= toDate(toTimeZone(toDateTime64(parseDateTime64BestEffort('2026-02-01', 6, 'Europe/Paris'), 6), 'UTC') - toIntervalMicrosecond(1))",
     )
   })
 })
@@ -80,42 +80,45 @@ describe('timestampBoundsOfDay: day bounds → timestamp bounds (and their key b
   const D = "toDate('2026-03-08')"
   const nyStart = (shift: string) => `toDateTime(${D}${shift}, 'America/New_York')`
   const utcStart = (shift: string) => `toDateTime(${D}${shift}, 'UTC')`
-  const key = (op: string, dt: string, shift = '') =>
-    `toDate(\`timestamp\`) ${op} toDate(toTimeZone(${dt}, 'UTC')${shift})`
+  // the key bound of `timestamp <op> dt`; `tick`: one microsecond after (+) or before (-) dt
+  const key = (op: string, dt: string, tick?: '+' | '-') =>
+    tick
+      ? `toDate(\`timestamp\`) ${op} toDate(toTimeZone(toDateTime64(${dt}, 6), 'UTC') ${tick} toIntervalMicrosecond(1))`
+      : `toDate(\`timestamp\`) ${op} toDate(toTimeZone(${dt}, 'UTC'))`
   it.each([
     [`toDate(${NY}) >= ${D}`, [`\`timestamp\` >= ${nyStart('')}`, key('>=', nyStart(''))]],
     [`toDate(${NY}) > ${D}`, [`\`timestamp\` >= ${nyStart(' + 1')}`, key('>=', nyStart(' + 1'))]],
-    [`toDate(${NY}) <= ${D}`, [`\`timestamp\` < ${nyStart(' + 1')}`, key('<=', nyStart(' + 1'), ' - 1')]],
-    [`toDate(${NY}) < ${D}`, [`\`timestamp\` < ${nyStart('')}`, key('<=', nyStart(''), ' - 1')]],
+    [`toDate(${NY}) <= ${D}`, [`\`timestamp\` < ${nyStart(' + 1')}`, key('<=', nyStart(' + 1'), '-')]],
+    [`toDate(${NY}) < ${D}`, [`\`timestamp\` < ${nyStart('')}`, key('<=', nyStart(''), '-')]],
     [
       "(toDate(`timestamp`) = '2026-03-08')",
       [
         `\`timestamp\` >= ${utcStart('')}`,
         key('>=', utcStart('')),
         `\`timestamp\` < ${utcStart(' + 1')}`,
-        key('<=', utcStart(' + 1'), ' - 1'),
+        key('<=', utcStart(' + 1'), '-'),
       ],
     ],
     ["'2026-03-08' <= toDate(`timestamp`)", [`\`timestamp\` >= ${utcStart('')}`, key('>=', utcStart(''))]],
     [`toStartOfDay(${NY}) >= ${C}`, [`\`timestamp\` >= ${C}`, key('>=', C)]],
-    [`toStartOfDay(${NY}) > ${C}`, [`\`timestamp\` > ${C}`, key('>=', C, ' + 1')]],
+    [`toStartOfDay(${NY}) > ${C}`, [`\`timestamp\` > ${C}`, key('>=', C, '+')]],
     [
       `toStartOfDay(${NY}) < ${C}`,
       [
         `\`timestamp\` < toDateTime(toDate(toTimeZone(${C}, 'America/New_York')) + 1, 'America/New_York')`,
-        key('<=', `toDateTime(toDate(toTimeZone(${C}, 'America/New_York')) + 1, 'America/New_York')`, ' - 1'),
+        key('<=', `toDateTime(toDate(toTimeZone(${C}, 'America/New_York')) + 1, 'America/New_York')`, '-'),
       ],
     ],
     [
       `toStartOfInterval(${NY}, toIntervalDay(7)) <= ${C}`,
       [
         `\`timestamp\` < toDateTime(toDate(toTimeZone(${C}, 'America/New_York')) + 7, 'America/New_York')`,
-        key('<=', `toDateTime(toDate(toTimeZone(${C}, 'America/New_York')) + 7, 'America/New_York')`, ' - 1'),
+        key('<=', `toDateTime(toDate(toTimeZone(${C}, 'America/New_York')) + 7, 'America/New_York')`, '-'),
       ],
     ],
     [
       `toStartOfInterval(\`timestamp\`, toIntervalDay(1)) > ${C}`,
-      [`\`timestamp\` > ${C}`, key('>=', C, ' + 1')],
+      [`\`timestamp\` > ${C}`, key('>=', C, '+')],
     ],
     // shorter buckets: an hour of slack each way
     [
@@ -124,10 +127,10 @@ describe('timestampBoundsOfDay: day bounds → timestamp bounds (and their key b
         `\`timestamp\` >= ${C} - 3600`,
         key('>=', `${C} - 3600`),
         `\`timestamp\` < ${C} + 5400`,
-        key('<=', `${C} + 5400`, ' - 1'),
+        key('<=', `${C} + 5400`, '-'),
       ],
     ],
-    [`toStartOfHour(${NY}) < ${C}`, [`\`timestamp\` < ${C} + 7200`, key('<=', `${C} + 7200`, ' - 1')]],
+    [`toStartOfHour(${NY}) < ${C}`, [`\`timestamp\` < ${C} + 7200`, key('<=', `${C} + 7200`, '-')]],
     [
       `toStartOfFifteenMinutes(\`timestamp\`) > ${C}`,
       [`\`timestamp\` >= ${C} - 3600`, key('>=', `${C} - 3600`)],

@@ -53,7 +53,7 @@ describe('guarded reads', () => {
     const [inside] = guardedReads(printed)
     // the two comparisons of bare columns with constants go inside, for the partition key and index
     expect(inside).toMatch(/\(`event` = 'x'\)/)
-    expect(inside).toMatch(/`timestamp` > parseDateTimeBestEffort/)
+    expect(inside).toMatch(/`timestamp` > parseDateTime64BestEffort/)
     expect(inside).not.toMatch(/accurateCastOrNull|intDiv|prop_values`?\)|arrayElement|indexOf/)
     expect(printed).toMatch(/\) AS `events` WHERE .*accurateCastOrNull.*intDiv/)
   })

@@ -137,16 +137,14 @@ describe('names and output', () => {
     expect(r.clickhouse).toContain("toDate(toTimeZone(`events`.`timestamp`, 'Europe/Berlin'))")
     // a comparison of a column with a constant runs inside the guarded read, on the bare column
     expect(r.clickhouse).toContain(
-      "PREWHERE team_id = 7 AND (`timestamp` > parseDateTimeBestEffort('2024-01-01', 'Europe/Berlin'))",
+      "PREWHERE team_id = 7 AND (`timestamp` > parseDateTime64BestEffort('2024-01-01', 6, 'Europe/Berlin'))",
     )
   })
 
-  it('returns millisecond timestamps as DateTime64(3) text', async () => {
-    const r = await compile('select timestamp, toStartOfDay(timestamp) from events', {
-      timezone: 'Asia/Tokyo',
-    })
-    expect(r.types).toEqual(["DateTime64(3, 'Asia/Tokyo')", "DateTime('Asia/Tokyo')"])
-    expect(r.clickhouse).toContain('`events`.`timestamp_ms` % 1000')
+  it('reads timestamps as the DateTime64(6) column in the project zone', async () => {
+    const r = await compile('select timestamp from events', { timezone: 'Asia/Tokyo' })
+    expect(r.types).toEqual(["DateTime64(6, 'Asia/Tokyo')"])
+    expect(r.clickhouse).toContain("toTimeZone(`events`.`timestamp`, 'Asia/Tokyo')")
   })
 })
 

@@ -9,6 +9,7 @@ import {
   overrideLine,
   personLine,
 } from '../../../src/projectors/rows.ts'
+import { EVENT_COLUMNS } from '../../../src/projectors/tables.ts'
 
 // The exact bytes ClickHouse receives. Expected lines are written out by hand from the TabSeparated
 // rules (backslash escapes for \\ \t \n \r \0 ' \b \f, in plain fields and in array strings alike),
@@ -17,6 +18,8 @@ import {
 // by \x1F).
 
 const US = '\x1F'
+/** The field of an events line that holds `column`. */
+const at = (column: string) => EVENT_COLUMNS.indexOf(column)
 const T0 = Date.UTC(2024, 4, 1, 12, 0, 0, 123) // 2024-05-01 12:00:00.123
 const T1 = Date.UTC(2024, 4, 1, 12, 0, 1, 999)
 
@@ -49,8 +52,7 @@ describe('eventLine', () => {
         '$pageview',
         'user-1',
         '0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5c',
-        '2024-05-01 12:00:00',
-        '1714564800123',
+        '2024-05-01 12:00:00.123',
         '{}',
         '[]',
         '[]',
@@ -106,8 +108,7 @@ describe('eventLine', () => {
       "it\\'s\\ta\\nb",
       'back\\\\slash',
       '0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5c',
-      '2024-05-01 12:00:00',
-      '1714564800123',
+      '2024-05-01 12:00:00.123',
       json,
       keys,
       values,
@@ -133,16 +134,16 @@ describe('eventLine', () => {
       }),
     )
     const f = line.split('\t')
-    expect(f[7]).toBe('{"inf":null,"list":[{"a":1}],"o":{"n":null,"e":{}}}')
-    expect(f[8]).toBe(`['list','o','o${US}e']`)
-    expect(f[9]).toBe(`['[{"a":1}]','{"n":null,"e":{}}','{}']`)
-    expect(f[10]).toBe('{"plan":"pro"}')
+    expect(f[at('properties')]).toBe('{"inf":null,"list":[{"a":1}],"o":{"n":null,"e":{}}}')
+    expect(f[at('prop_keys')]).toBe(`['list','o','o${US}e']`)
+    expect(f[at('prop_values')]).toBe(`['[{"a":1}]','{"n":null,"e":{}}','{}']`)
+    expect(f[at('person_properties')]).toBe('{"plan":"pro"}')
   })
 
   it('writes the same person properties field for a shared (identity state) object, event after event', () => {
     const shared = { email: 'a@x.io', q: "it's", nested: { t: 'a\tb' } }
     const field = (personProperties: Record<string, unknown>, personPropertiesShared: boolean) =>
-      eventLine(row({ personProperties, personPropertiesShared })).split('\t')[10]
+      eventLine(row({ personProperties, personPropertiesShared })).split('\t')[at('person_properties')]
     const expected = `{"email":"a@x.io","q":"it\\'s","nested":{"t":"a\\\\tb"}}`
     expect(field(shared, true)).toBe(expected)
     expect(field(shared, true)).toBe(expected)
@@ -166,17 +167,17 @@ describe('identity lines', () => {
 
   it('writes a person', () => {
     expect(personLine(2, person)).toBe(
-      `2\t0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5c\t2024-05-01 12:00:00\t1714564800123\t` +
+      `2\t0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5c\t2024-05-01 12:00:00.123\t` +
         `{"email":"o\\'neil@x.io","tags":["a"]}\t['email','tags']\t['o\\'neil@x.io','["a"]']\t1\t0\t5\n`,
     )
     expect(personLine(2, { ...person, properties: {}, isIdentified: false, version: 0 })).toBe(
-      `2\t0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5c\t2024-05-01 12:00:00\t1714564800123\t{}\t[]\t[]\t0\t0\t0\n`,
+      `2\t0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5c\t2024-05-01 12:00:00.123\t{}\t[]\t[]\t0\t0\t0\n`,
     )
   })
 
   it('writes a deleted person with empty properties', () => {
     expect(deletedPersonLine(2, { id: person.id, createdAtMs: T0, version: 7 })).toBe(
-      `2\t${person.id}\t2024-05-01 12:00:00\t1714564800123\t{}\t[]\t[]\t0\t1\t7\n`,
+      `2\t${person.id}\t2024-05-01 12:00:00.123\t{}\t[]\t[]\t0\t1\t7\n`,
     )
   })
 

@@ -32,7 +32,7 @@ describe('encodeEventRow', () => {
     const col = (name: string) => fields[EVENT_COLUMNS.indexOf(name)]
     expect(col('team_id')).toBe(String(TEAM))
     expect(col('person_id')).toBe(person.personId)
-    expect(col('timestamp')).toBe('2024-05-01 12:00:00')
+    expect(col('timestamp')).toBe('2024-05-01 12:00:00.000')
     expect(col('session_id')).toBe('s1')
     expect(col('$group_0')).toBe('g0')
     expect(col('person_properties')).toBe('{"email":"a@x.io"}')
