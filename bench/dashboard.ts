@@ -84,14 +84,14 @@ try {
   const first = await load('first load', 1, 'blocking')
   // new events: 1,000 today for this project, 10,000 on closed days of another project
   await ch.command({
-    query: `INSERT INTO events (team_id, uuid, event, distinct_id, person_id, timestamp, timestamp_ms, _seq)
+    query: `INSERT INTO events (team_id, uuid, event, distinct_id, person_id, timestamp, _seq)
       SELECT ${team}, generateUUIDv4(), '$pageview', 'late', generateUUIDv4(), toDateTime(toStartOfDay(now()) + number % 60),
-        0, 0 FROM system.numbers LIMIT 1000`,
+        0 FROM system.numbers LIMIT 1000`,
   })
   await ch.command({
-    query: `INSERT INTO events (team_id, uuid, event, distinct_id, person_id, timestamp, timestamp_ms, _seq)
+    query: `INSERT INTO events (team_id, uuid, event, distinct_id, person_id, timestamp, _seq)
       SELECT ${team + 1}, generateUUIDv4(), '$pageview', 'other', generateUUIDv4(), toDateTime(now() - 86400 * (1 + number % 80)),
-        0, 0 FROM system.numbers LIMIT 10000`,
+        0 FROM system.numbers LIMIT 10000`,
   })
   await new Promise((r) => setTimeout(r, 1100))
   const second = await load('second load (after new events)', 2, 'blocking')

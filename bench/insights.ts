@@ -209,7 +209,7 @@ const cases: Case[] = [
     // left to the comparison, which costs nothing next to the query.
     reference: () =>
       hand(
-        `SELECT prop_values[indexOf(prop_keys, '$browser')] AS b, toDate(timestamp) AS d, count() AS n FROM events` +
+        `SELECT JSONExtractString(properties, '$browser') AS b, toDate(timestamp) AS d, count() AS n FROM events` +
           ` WHERE team_id = ${team} AND event = '$pageview' AND toDate(timestamp) >= '${from30}'` +
           ` AND toDate(timestamp) <= '${to}' GROUP BY b, d`,
       ),
@@ -248,7 +248,7 @@ const cases: Case[] = [
         'SELECT days, created FROM (SELECT person_id AS pid, arraySort(groupUniqArray(toDate(timestamp))) AS days' +
         ` FROM events WHERE team_id = ${team} AND event = '$pageview' AND toDate(timestamp) >= toDate('${lo}')` +
         ` AND toDate(timestamp) < toDate('${hi}')` +
-        " AND prop_values[indexOf(prop_keys, '$process_person_profile')] != 'false'" +
+        " AND JSONExtractRaw(properties, '$process_person_profile') != 'false'" +
         ' GROUP BY pid) AS e ANY LEFT JOIN (SELECT id AS pid,' +
         ` toDate(argMax(created_at, version)) AS created FROM person WHERE team_id = ${team} GROUP BY id) AS p USING pid`
       const statuses =

@@ -31,7 +31,7 @@ function benchQueries(ds: Dataset): BenchQuery[] {
   const fromDay = from.slice(0, 10)
   const range = `timestamp >= '${from}' AND timestamp < '${to}'`
   const chRange = `timestamp >= toDateTime('${from}', 'UTC') AND timestamp < toDateTime('${to}', 'UTC')`
-  const prop = (key: string) => `prop_values[indexOf(prop_keys, '${key}')]`
+  const prop = (key: string) => `JSONExtractString(properties, '${key}')`
   const overrides = `(SELECT old_person_id AS person_id,
       argMax(override_person_id, version) AS override_person_id
     FROM person_overrides WHERE team_id = ${T} GROUP BY old_person_id)`
@@ -119,7 +119,7 @@ function benchQueries(ds: Dataset): BenchQuery[] {
           SELECT ${prop('$feature_flag')} AS flag, ${prop('$feature_flag_response')} AS variant,
             toDate(timestamp) AS day, count() AS calls, uniqExact(${pid}) AS persons
           FROM events ANY LEFT JOIN ${overrides} USING person_id
-          WHERE team_id = ${T} AND event = '$feature_flag_called' AND has(prop_keys, '$feature_flag')
+          WHERE team_id = ${T} AND event = '$feature_flag_called' AND JSONHas(properties, '$feature_flag')
             AND toDate(timestamp) >= toDate('${fromDay}')
           GROUP BY flag, variant, day
         ) GROUP BY flag, variant ORDER BY flag, variant`,
@@ -128,15 +128,15 @@ function benchQueries(ds: Dataset): BenchQuery[] {
       name: "one user's latest events",
       hogql: `SELECT uuid, event, timestamp, properties.$current_url AS url FROM events
         WHERE distinct_id = 'user-42' ORDER BY timestamp DESC LIMIT 20`,
-      sql: `SELECT uuid, event, timestamp_ms, ${prop('$current_url')} FROM events
-        WHERE team_id = ${T} AND distinct_id = 'user-42' ORDER BY timestamp_ms DESC LIMIT 20`,
+      sql: `SELECT uuid, event, timestamp, ${prop('$current_url')} FROM events
+        WHERE team_id = ${T} AND distinct_id = 'user-42' ORDER BY timestamp DESC LIMIT 20`,
     },
   ]
 }
 
 // Rows compared as text: numbers (quoted 64-bit ones too) to 12 significant digits, date-times (with
-// or without milliseconds, read as UTC) to epoch milliseconds, so `timestamp` matches `timestamp_ms`.
-const DATE_TIME = /^\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(\.\d{1,3})?Z?$/
+// or without a fraction, read as UTC) to epoch milliseconds.
+const DATE_TIME = /^\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(\.\d{1,6})?Z?$/
 const NUMBER = /^-?\d+(\.\d+)?([eE][+-]?\d+)?$/
 function normalize(rows: unknown[][]): string {
   const cell = (v: unknown): string => {

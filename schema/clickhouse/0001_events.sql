@@ -1,9 +1,8 @@
 -- The events projection. One row per event uuid; the projector writes each row once
 -- (reconciling by _seq after a crash) and the replacing key collapses any stray copy.
 -- `timestamp` is PostHog's DateTime64(6, 'UTC'): what was sent, to the millisecond capture keeps.
--- Properties are kept raw and as parallel key/value arrays so a property read is an
--- exact array lookup: strings unquoted, other scalars and objects as JSON text, null
--- values left out; nested paths of objects appear too, joined by '\x1F' (see docs/storage.md).
+-- Properties are their JSON text, as in PostHog; HogQL reads `properties.a.b` with JSONExtract
+-- (docs/hogql.md, "Properties"), and hot ones can be materialized (burrow materialize).
 CREATE TABLE IF NOT EXISTS events (
   team_id Int64,
   uuid UUID,
@@ -12,8 +11,6 @@ CREATE TABLE IF NOT EXISTS events (
   person_id UUID,
   timestamp DateTime64(6, 'UTC'),
   properties String,
-  prop_keys Array(String),
-  prop_values Array(String),
   person_properties String,
   elements_chain String,
   session_id String,

@@ -6,8 +6,6 @@ CREATE TABLE IF NOT EXISTS person (
   id UUID,
   created_at DateTime64(3, 'UTC'),
   properties String,
-  prop_keys Array(String),
-  prop_values Array(String),
   is_identified UInt8,
   is_deleted UInt8,
   version UInt64

@@ -4,8 +4,6 @@ CREATE TABLE IF NOT EXISTS groups (
   group_key String,
   created_at DateTime('UTC'),
   properties String,
-  prop_keys Array(String),
-  prop_values Array(String),
   version UInt64
 ) ENGINE = ReplacingMergeTree(version)
 ORDER BY (team_id, group_type_index, group_key);

@@ -27,10 +27,11 @@ FROM (
     person_id,
     toDate(timestamp) AS day,
     'called' AS source,
-    prop_values[indexOf(prop_keys, '$feature_flag')] AS flag,
-    prop_values[indexOf(prop_keys, '$feature_flag_response')] AS variant
+    assumeNotNull(JSONExtract(properties, '$feature_flag', 'Nullable(String)')) AS flag,
+    ifNull(JSONExtract(properties, '$feature_flag_response', 'Nullable(String)'), '') AS variant
   FROM events
-  WHERE event = '$feature_flag_called' AND has(prop_keys, '$feature_flag')
+  WHERE event = '$feature_flag_called'
+    AND JSONExtract(properties, '$feature_flag', 'Nullable(String)') IS NOT NULL
   UNION ALL
   SELECT
     team_id,
@@ -38,10 +39,10 @@ FROM (
     toDate(timestamp) AS day,
     'property' AS source,
     substring(k, 10) AS flag,
-    v AS variant
+    assumeNotNull(JSONExtract(properties, k, 'Nullable(String)')) AS variant
   FROM events
-  ARRAY JOIN prop_keys AS k, prop_values AS v
-  WHERE substring(k, 1, 9) = '$feature/' AND position(k, '\x1F') = 0
+  ARRAY JOIN arrayFilter(x -> startsWith(x, '$feature/'), JSONExtractKeys(properties)) AS k
+  WHERE JSONExtract(properties, k, 'Nullable(String)') IS NOT NULL
 ) AS usage
 ANY LEFT JOIN (
   SELECT team_id, old_person_id AS person_id, argMax(override_person_id, version) AS override_person_id

@@ -35,11 +35,10 @@ export async function materializeProperty(
     `SELECT name FROM system.columns WHERE database = currentDatabase() AND table = 'events' AND name = ${sqlString(column)}`,
   )
   if (existing.length === 0) {
-    // 18.16 has no ADD COLUMN IF NOT EXISTS; a concurrent add of the same column fails harmlessly.
+    // a concurrent add of the same column fails harmlessly; the expression is HogQL's property read
     await tables.addColumn(
       'events',
-      `\`${column}\` Nullable(String) MATERIALIZED ` +
-        `arrayElement(CAST(prop_values AS Array(Nullable(String))), indexOf(prop_keys, ${sqlString(property)}))`,
+      `\`${column}\` Nullable(String) MATERIALIZED JSONExtract(properties, ${sqlString(property)}, 'Nullable(String)')`,
     )
   }
   await ch.command({

@@ -25,21 +25,22 @@ export function flagUsageSQL(
   const events = (cols: string, tail: string, also: string[] = []) =>
     guardedTable(quoteIdentifier('events'), teamId, cols, tail, also)
   const where = (source: string) => pushed({ day: 'toDate(timestamp)', source: `'${source}'` })
+  // a property's value as HogQL reads it (print-expr.ts propertyValue; not imported: no cycle)
+  const value = (key: string) => `JSONExtract(properties, ${key}, 'Nullable(String)')`
   return `SELECT flag, variant, day, source, count() AS calls,
   uniqExact(if(override_person_id = ${ZERO_UUID}, person_id, override_person_id)) AS unique_persons
 FROM (
-  SELECT person_id, day, 'called' AS source, prop_values[indexOf(prop_keys, '$feature_flag')] AS flag,
-    prop_values[indexOf(prop_keys, '$feature_flag_response')] AS variant
+  SELECT person_id, day, 'called' AS source, assumeNotNull(f) AS flag, ifNull(r, '') AS variant
   FROM ${events(
-    'person_id, toDate(timestamp) AS day, prop_keys, prop_values',
-    `WHERE has(prop_keys, '$feature_flag')`,
+    `person_id, toDate(timestamp) AS day, ${value("'$feature_flag'")} AS f, ${value("'$feature_flag_response'")} AS r`,
+    'WHERE f IS NOT NULL',
     [`event = '$feature_flag_called'`, ...where('called')],
   )} AS called
   UNION ALL
-  SELECT person_id, day, 'property' AS source, substring(k, 10) AS flag, v AS variant
-  FROM ${events('person_id, toDate(timestamp) AS day, prop_keys, prop_values', '', where('property'))} AS carried
-  ARRAY JOIN prop_keys AS k, prop_values AS v
-  WHERE substring(k, 1, 9) = '$feature/' AND position(k, '\\x1F') = 0
+  SELECT person_id, day, 'property' AS source, substring(k, 10) AS flag, assumeNotNull(v) AS variant
+  FROM ${events('person_id, toDate(timestamp) AS day, properties', '', where('property'))} AS carried
+  ARRAY JOIN arrayFilter(x -> startsWith(x, '$feature/'), JSONExtractKeys(properties)) AS k
+  WHERE (${value('k')} AS v) IS NOT NULL
 ) AS usage
 ANY LEFT JOIN ${guardedTable(
     quoteIdentifier('person_overrides'),

@@ -2,6 +2,9 @@ import type { Span } from './errors.ts'
 import type { FnDef } from './functions.ts'
 import type { TableDef } from './schema.ts'
 
+/** A property's path in its JSON: keys, and array indexes counted from 1. */
+export type PropertyPath = (string | number)[]
+
 // The resolved query: every name is bound to a source column, a select item, a lambda argument or
 // a constant. The printer only walks this tree; it never looks names up.
 
@@ -13,8 +16,8 @@ export type Expr =
   // `property`: a property's value read from a column of its own (materialized), compared as a
   // property read is (coerce.ts).
   | { k: 'col'; src: Source; column: string; type: string; tz?: boolean; property?: boolean }
-  // A property read: the value stored under `key` in a key/value array pair of a source.
-  | { k: 'prop'; src: Source; keys: string; values: string; key: string; type: string }
+  // A property read: the value at `path` (keys, and indexes from 1) in the JSON text of a column.
+  | { k: 'prop'; src: Source; column: string; path: PropertyPath; type: string }
   | { k: 'item'; item: SelectItem; type: string }
   | { k: 'call'; fn: FnDef; name: string; args: Expr[]; params?: Expr[]; type: string; span: Span }
   // `ifNull`: what a comparison answers where ClickHouse's is NULL (printed `ifNull(op, ifNull)`).
@@ -65,8 +68,8 @@ export interface Source {
   // Columns the query reads from this source (physical columns for tables, output names for queries).
   used: Set<string>
   // Properties of a versioned table read as columns of their own (name → where the value is): the
-  // newest value of one key, where the arrays' newest versions would be every key's (print-relations.ts).
-  propColumns?: Map<string, { keys: string; values: string; key: string }>
+  // newest version's value of one path, not the newest JSON of every property (print-relations.ts).
+  propColumns?: Map<string, { column: string; path: PropertyPath }>
   // Set by the printer.
   printAlias?: string
   span: Span

@@ -1,6 +1,13 @@
 import { HogQLError } from './errors.ts'
 import { escapeIdentifier, escapeNumber, escapeString } from './escape.ts'
-import { type Expr, type FrameBound, outputItems, type Query, type WindowSpec } from './ir.ts'
+import {
+  type Expr,
+  type FrameBound,
+  outputItems,
+  type PropertyPath,
+  type Query,
+  type WindowSpec,
+} from './ir.ts'
 import { alwaysNull, columnAlwaysNull } from './nulls.ts'
 import type { Level, PrintContext } from './print-context.ts'
 import { quoteIdentifier } from './escape.ts'
@@ -28,13 +35,11 @@ function printBare(p: PrintContext, e: Expr, level: Level): string {
       return e.tz && p.opts.tz !== 'UTC' ? `toTimeZone(${ref}, ${escapeString(p.opts.tz)})` : ref
     }
     case 'prop':
-      return propRead(e, level, true)
+      return propertyValue(level.ref(e.src, e.column), e.path)
     case 'item':
       if (!e.item.printAlias) return p.expr(e.item.expr, level)
       return quoteIdentifier(e.item.printAlias)
     case 'call': {
-      const plain = plainPropCall(e, level)
-      if (plain) return plain
       const args = e.args.map((a) => p.expr(a, level))
       const params = e.params?.map((x) => p.expr(x, level)) ?? []
       const print = e.fn.print
@@ -151,32 +156,11 @@ function literal(value: string | number | boolean | null): string {
   return escapeString(value)
 }
 
-// `ifNull(prop, '')` and `nullIf(prop, '')` (or `toString(prop)` inside) answer the same whether a
-// missing key reads NULL or '', so they read the plain String array: casting every row's whole
-// array to Array(Nullable(String)) was most of the cost of a breakdown or a `$process_person_profile`
-// filter (docs/performance.md, "Insights").
-function plainPropCall(e: Extract<Expr, { k: 'call' }>, level: Level): string | undefined {
-  if (e.args.length !== 2 || e.params) return undefined
-  const [a, b] = e.args as [Expr, Expr]
-  if (b.k !== 'const' || b.value !== '') return undefined
-  const inner = a.k === 'call' && a.fn.print === 'toString' && a.args.length === 1 ? a.args[0]! : a
-  if (level.pre?.get(a) || level.pre?.get(inner) || inner.k !== 'prop') return undefined
-  if (e.fn.print === 'ifNull') return propRead(inner, level, false)
-  if (e.fn.print === 'nullIf') return `nullIf(${propRead(inner, level, false)}, '')`
-  return undefined
-}
-
 /**
- * A property's value from its row's key/value arrays. `nullable`: a missing key reads NULL (index 0
- * of an array of Nullable: one scan, no NULL literal, which 18.16 crashes on in `if(..., NULL)` in
- * some join shapes); otherwise it reads '' from the plain String array.
+ * The SQL of the value at `path` in the JSON text `json` (printed), as HogQL reads a property: a
+ * string unquoted and unescaped, any other value as its JSON text, JSON null or a missing path NULL.
  */
-function propRead(e: Extract<Expr, { k: 'prop' }>, level: Level, nullable: boolean): string {
-  return propertyValue(level.ref(e.src, e.keys), level.ref(e.src, e.values), e.key, nullable)
-}
-
-/** The SQL of `key`'s value in the key/value arrays `keys` and `values` (printed), as propRead reads it. */
-export function propertyValue(keys: string, values: string, key: string, nullable = true): string {
-  const array = nullable ? `CAST(${values} AS Array(Nullable(String)))` : values
-  return `arrayElement(${array}, indexOf(${keys}, ${escapeString(key)}))`
+export function propertyValue(json: string, path: PropertyPath): string {
+  const steps = path.map((x) => (typeof x === 'number' ? String(x) : escapeString(x)))
+  return `JSONExtract(${json}, ${steps.join(', ')}, 'Nullable(String)')`
 }

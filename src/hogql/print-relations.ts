@@ -1,8 +1,8 @@
 import { sourcesOf } from './analysis.ts'
 import { HogQLError } from './errors.ts'
-import { escapeString, quoteIdentifier } from './escape.ts'
+import { quoteIdentifier } from './escape.ts'
 import { guardedTable, timestampBoundsOfDay } from './guard.ts'
-import { type Expr, outputItems, type Select, type Source } from './ir.ts'
+import { type Expr, outputItems, type PropertyPath, type Select, type Source } from './ir.ts'
 import type { Level, PrintContext } from './print-context.ts'
 import { propertyValue } from './print-expr.ts'
 import { andOf, canPushBelowJoins, conjunctsOf, type GuardSplit, pushable } from './print-pushdown.ts'
@@ -87,7 +87,6 @@ export function relation(
   const cols = [...src.used].sort()
   const team = p.opts.teamId
   const inside = pushed.map((e) => p.expr(e, BARE))
-  const copies: string[] = []
   // SAMPLE's key range (resolve-sample.ts): a comparison of a hash of the row's own column with
   // constants, which cannot fail, so it may sit beside the team condition like `pushed`.
   if (src.sample) {
@@ -110,38 +109,27 @@ export function relation(
     return `${guardedTable(quoteIdentifier(rel.table), team, list.join(', ') || '1', '', inside)} AS ${alias}`
   }
   // Newest version per key; argMax keeps every column of the same (newest) row. A property read
-  // as its own column is the newest value of its key, taken as the newest version's list of its
-  // values (none or one: a Nullable argMax would skip a version without the key, and 18.16's
-  // Distributed tables fail on an argMax of a tuple holding a Nullable); where the arrays are read
-  // too, it is taken from their newest version a level around (18.16 would expand their argMax
-  // aliases inside its argMax).
+  // as its own column is the newest version's value at its path: argMax of a one-element tuple, since
+  // argMax of a Nullable would skip the newest version where the path is missing.
   const keys = rel.key.map(quoteIdentifier)
-  const props = src.propColumns ?? new Map<string, { keys: string; values: string; key: string }>()
-  const raw = [...props.values()].some((x) => cols.includes(x.keys) || cols.includes(x.values))
-  const value = (c: string) => {
-    const x = props.get(c)!
-    return propertyValue(quoteIdentifier(x.keys), quoteIdentifier(x.values), x.key)
-  }
+  const props = src.propColumns ?? new Map<string, { column: string; path: PropertyPath }>()
   const version = quoteIdentifier(rel.version)
   const listed = (c: string) => {
     const x = props.get(c)!
-    const list = `arrayFilter((_v, _k) -> _k = ${escapeString(x.key)}, ${quoteIdentifier(x.values)}, ${quoteIdentifier(x.keys)})`
-    return `arrayElement(CAST(argMax(${list}, ${version}) AS Array(Nullable(String))), 1)`
+    return `tupleElement(argMax(tuple(${propertyValue(quoteIdentifier(x.column), x.path)}), ${version}), 1)`
   }
   const newest = (c: string) =>
     `${props.has(c) ? listed(c) : `argMax(${quoteIdentifier(c)}, ${version})`} AS ${quoteIdentifier(c)}`
   const list = [
     ...rel.key.filter((k) => cols.includes(k) || cols.length === 0).map(quoteIdentifier),
-    ...cols.filter((c) => !rel.key.includes(c) && !(raw && props.has(c))).map(newest),
+    ...cols.filter((c) => !rel.key.includes(c)).map(newest),
   ]
-  if (raw) copies.push(...cols.filter((c) => props.has(c)).map((c) => `${value(c)} AS ${quoteIdentifier(c)}`))
   if (!list.length) list.push(keys[0]!)
   list.push(...marker)
   let tail = `GROUP BY ${keys.join(', ')}`
   if (rel.deleted)
     tail += ` HAVING argMax(${quoteIdentifier(rel.deleted)}, ${quoteIdentifier(rel.version)}) = 0`
   const read = guardedTable(quoteIdentifier(rel.table), team, list.join(', '), tail, inside)
-  if (copies.length) return `(SELECT *, ${copies.join(', ')} FROM ${read}) AS ${alias}`
   return `${read} AS ${alias}`
 }
 

@@ -104,8 +104,7 @@ class Rewrite extends ExprVisitor {
   protected override visitProp(e: Extract<Expr, { k: 'prop' }>): void {
     if (!this.names.has(e.src)) return
     const src = e.src
-    e.keys = this.column(src, e.keys, 'Array(String)')
-    e.values = this.column(src, e.values, 'Array(String)')
+    e.column = this.column(src, e.column, 'String')
     e.src = this.to
   }
 }

@@ -1,9 +1,15 @@
 import type { FieldNode, Node } from './ast.ts'
 import { coerceCompare } from './coerce.ts'
 import { HogQLError, type Span } from './errors.ts'
-import { escapeString } from './escape.ts'
 import { isDateTimeType, withTimeZone } from './functions.ts'
-import { descendsFrom, type Expr, outputItems, type SelectItem, type Source } from './ir.ts'
+import {
+  descendsFrom,
+  type Expr,
+  outputItems,
+  type PropertyPath,
+  type SelectItem,
+  type Source,
+} from './ir.ts'
 import { parseExpr } from './parse.ts'
 import type { Resolution, Scope } from './resolve-context.ts'
 import { type FieldDef, lookupField, TABLES } from './schema.ts'
@@ -136,29 +142,36 @@ function readField(
         src.used.add(def.raw)
         return { k: 'col', src, column: def.raw, type: 'String' }
       }
-      if (path.some((p) => typeof p === 'number')) return propertyPath(r, src, def, rest, path, s)
-      const materialized =
-        table.name === 'events' && rest.length === 1 ? r.opts.materialized?.get(String(rest[0])) : undefined
+      const segments = [...rest.slice(0, rest.length - path.length), ...path]
+      const key = segments[0]
+      if (typeof key !== 'string') {
+        throw new HogQLError(
+          'not_supported',
+          'A property path starts with the property name, e.g. properties.list.1',
+          s,
+        )
+      }
+      if (segments.includes(0)) {
+        throw new HogQLError(
+          'bad_argument',
+          'SQL indexes start from one, not from zero, e.g. properties.list.1',
+          s,
+        )
+      }
+      // `burrow materialize` columns hold events' own top-level properties
+      const own = table.name === 'events' && def.raw === 'properties' && segments.length === 1
+      const materialized = own ? r.opts.materialized?.get(key) : undefined
       if (materialized) {
         src.used.add(materialized)
         return { k: 'col', src, column: materialized, type: 'Nullable(String)', property: true }
       }
-      if (table.name === 'events' && rest.length === 1) r.eventProperties.add(String(rest[0]))
-      // Nested object paths are stored with their keys joined by the unit separator.
+      if (own) r.eventProperties.add(key)
       if (table.relation.kind === 'latest') {
-        const column = latestPropColumn(src, def, rest.join('\x1F'))
+        const column = latestPropColumn(src, def.raw, segments)
         return { k: 'col', src, column, type: 'Nullable(String)', property: true }
       }
-      src.used.add(def.keys)
-      src.used.add(def.values)
-      return {
-        k: 'prop',
-        src,
-        keys: def.keys,
-        values: def.values,
-        key: rest.join('\x1F'),
-        type: 'Nullable(String)',
-      }
+      src.used.add(def.raw)
+      return { k: 'prop', src, column: def.raw, path: segments, type: 'Nullable(String)' }
     }
     case 'expression': {
       if (rest.length) throw new HogQLError('unknown_field', `'${name}' has no field '${rest.join('.')}'`, s)
@@ -190,13 +203,6 @@ function readField(
         )
       }
       return readField(r, src, inner!, sub, rest.slice(1), scope, s, internal, path)
-    }
-    case 'json': {
-      src.used.add(def.raw)
-      const raw: Expr = { k: 'col', src, column: def.raw, type: 'String' }
-      if (!rest.length) return raw
-      const segments = [...rest.slice(0, rest.length - path.length), ...path]
-      return jsonPath(r, raw, segments, s)
     }
   }
 }
@@ -307,58 +313,14 @@ export function using(r: Resolution, expr: Node, right: Source, scope: Scope): E
   return parts.length === 1 ? parts[0]! : { k: 'and', items: parts, type: 'UInt8' }
 }
 
-// A property of a versioned table (persons, groups) as a column of its source, one per key: the
-// relation prints the newest value of that key alone, not the newest arrays of every key.
-function latestPropColumn(src: Source, def: Extract<FieldDef, { kind: 'properties' }>, key: string): string {
+// A property of a versioned table (persons, groups) as a column of its source, one per path: the
+// relation prints the newest version's value at that path alone, not the newest JSON of every key.
+function latestPropColumn(src: Source, column: string, path: PropertyPath): string {
   src.propColumns ??= new Map()
-  for (const [name, p] of src.propColumns) if (p.key === key && p.values === def.values) return name
-  const name = `_p${src.propColumns.size}_${def.values}`
-  src.propColumns.set(name, { keys: def.keys, values: def.values, key })
+  const same = (p: PropertyPath) => p.length === path.length && p.every((x, i) => x === path[i])
+  for (const [name, p] of src.propColumns) if (p.column === column && same(p.path)) return name
+  const name = `_p${src.propColumns.size}_${column}`
+  src.propColumns.set(name, { column, path })
   src.used.add(name)
   return name
-}
-
-// `properties.list.1.id`, `properties.list[1]['id']`: the top-level property's stored JSON, read
-// along the rest of the path with JSONExtractRaw (indexes count from 1) and unquoted as PostHog
-// prints property paths. 18.16 has no JSON path functions.
-function propertyPath(
-  r: Resolution,
-  src: Source,
-  def: Extract<FieldDef, { kind: 'properties' }>,
-  rest: string[],
-  path: (string | number)[],
-  s: Span,
-): Expr {
-  const segments = [...rest.slice(0, rest.length - path.length), ...path]
-  const [key, ...steps] = segments
-  if (typeof key !== 'string') {
-    throw new HogQLError(
-      'not_supported',
-      'A property path starts with the property name, e.g. properties.list.1',
-      s,
-    )
-  }
-  src.used.add(def.keys)
-  src.used.add(def.values)
-  const stored: Expr = { k: 'prop', src, keys: def.keys, values: def.values, key, type: 'Nullable(String)' }
-  return jsonPath(r, stored, steps, s)
-}
-
-// JSON text read along `steps` (keys, and indexes from 1) and unquoted as PostHog prints property
-// paths: a string without its quotes, other values as JSON, missing or null as NULL.
-function jsonPath(r: Resolution, json: Expr, steps: (string | number)[], s: Span): Expr {
-  if (steps.includes(0)) {
-    throw new HogQLError(
-      'bad_argument',
-      'SQL indexes start from one, not from zero, e.g. properties.list.1',
-      s,
-    )
-  }
-  const args = steps.map((p) => (typeof p === 'number' ? String(p) : escapeString(p))).join(', ')
-  return {
-    k: 'template',
-    parts: ['replaceRegexpAll(nullIf(nullIf(JSONExtractRaw(', `, ${args}), ''), 'null'), '^"|"$', '')`],
-    args: [json],
-    type: 'Nullable(String)',
-  }
 }

@@ -36,8 +36,8 @@ export type FieldDef =
   // A column of the relation. A DateTime or DateTime64(p) type without a zone is stored in UTC and
   // read in the project's zone.
   | { kind: 'column'; column: string; type: string }
-  // A property bag stored as raw JSON plus parallel key/value arrays (see 0001_events.sql).
-  | { kind: 'properties'; raw: string; keys: string; values: string }
+  // A property bag stored as its JSON text; `properties.a.b` reads the value at that path.
+  | { kind: 'properties'; raw: string }
   // A HogQL expression over the table's own fields (hidden fields included). `plain`: the same value
   // when the project has no person overrides (CompileOptions.personOverrides false), without a join.
   | { kind: 'expression'; expr: string; type: string; plain?: string }
@@ -46,8 +46,6 @@ export type FieldDef =
   | { kind: 'join'; table: string; from: string; to: string }
   // Fields of the same row grouped under one name (PostHog's events.poe: poe.id, poe.properties.x).
   | { kind: 'namespace'; fields: Record<string, FieldDef> }
-  // A property bag kept only as JSON text: read along a path with JSONExtractRaw (servers from 26.1).
-  | { kind: 'json'; raw: string }
 
 /** One virtual table: its relation, its fields and what `*` shows. */
 export interface TableDef {
@@ -76,7 +74,7 @@ export const TABLES: Record<string, TableDef> = {
       event: { kind: 'column', column: 'event', type: 'String' },
       timestamp: { kind: 'column', column: 'timestamp', type: 'DateTime64(6)' },
       distinct_id: { kind: 'column', column: 'distinct_id', type: 'String' },
-      properties: { kind: 'properties', raw: 'properties', keys: 'prop_keys', values: 'prop_values' },
+      properties: { kind: 'properties', raw: 'properties' },
       elements_chain: { kind: 'column', column: 'elements_chain', type: 'String' },
       // PostHog's columns derived from the chain (its events table materializes them; these compute
       // them from the chain where they are read): the clicked link's href, every element's text and
@@ -122,7 +120,7 @@ export const TABLES: Record<string, TableDef> = {
         kind: 'namespace',
         fields: {
           id: { kind: 'column', column: 'person_id', type: 'UUID' },
-          properties: { kind: 'json', raw: 'person_properties' },
+          properties: { kind: 'properties', raw: 'person_properties' },
         },
       },
     },
@@ -157,7 +155,7 @@ export const TABLES: Record<string, TableDef> = {
     fields: {
       id: { kind: 'column', column: 'id', type: 'UUID' },
       created_at: { kind: 'column', column: 'created_at', type: 'DateTime64(3)' },
-      properties: { kind: 'properties', raw: 'properties', keys: 'prop_keys', values: 'prop_values' },
+      properties: { kind: 'properties', raw: 'properties' },
       is_identified: { kind: 'column', column: 'is_identified', type: 'UInt8' },
     },
     asterisk: ['id', 'created_at', 'properties', 'is_identified'],
@@ -185,7 +183,7 @@ export const TABLES: Record<string, TableDef> = {
       index: { kind: 'column', column: 'group_type_index', type: 'UInt8' },
       key: { kind: 'column', column: 'group_key', type: 'String' },
       created_at: { kind: 'column', column: 'created_at', type: 'DateTime' },
-      properties: { kind: 'properties', raw: 'properties', keys: 'prop_keys', values: 'prop_values' },
+      properties: { kind: 'properties', raw: 'properties' },
     },
     asterisk: ['index', 'key', 'created_at', 'properties'],
   },

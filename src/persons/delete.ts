@@ -139,8 +139,6 @@ export async function deletePerson(
         id,
         created_at: person.createdAt,
         properties: '{}',
-        prop_keys: [],
-        prop_values: [],
         is_identified: 0,
         is_deleted: 1,
         version: person.version + DELETE_VERSION_BUMP,

@@ -7,7 +7,6 @@ import type {
   OverrideRow,
   PersonState,
 } from './identity/index.ts'
-import { encodePropertiesInto, type PropertySink } from './properties.ts'
 import { jsonNeedsEscape, tsvDateTime, tsvDateTime64, tsvString } from './tsv.ts'
 
 /** The fields of one events row. */
@@ -36,13 +35,7 @@ export interface EventRow {
 // Lines are built as one array joined once: the line is a single flat string from the start (a
 // batch's lines live until it is written, and a string concatenated piece by piece is a tree of
 // pieces the garbage collector copies at every young-generation pass until then). An events line's
-// array is one literal of its fields (made at its size, not grown); a bag's keys and values go into
-// arrays kept for all bags (filled from their start, then joined: bags are encoded one at a time).
-const sink: PropertySink = { keys: [], values: [], n: 0 }
-// The three fields of the last bag encoded (encodeBag).
-let bagJson = ''
-let bagKeys = ''
-let bagValues = ''
+// array is one literal of its fields (made at its size, not grown).
 
 /** An events row as a TabSeparated line, in EVENT_COLUMNS order. */
 export function eventLine(r: EventRow): string {
@@ -50,7 +43,6 @@ export function eventLine(r: EventRow): string {
   const event = tsvString(r.event)
   const distinctId = tsvString(r.distinctId)
   const timestamp = tsvDateTime64(r.timestampMs)
-  encodeBag(r.properties)
   return [
     r.teamId,
     r.uuid,
@@ -58,9 +50,7 @@ export function eventLine(r: EventRow): string {
     distinctId,
     r.personId,
     timestamp,
-    bagJson,
-    bagKeys,
-    bagValues,
+    bagField(r.properties),
     personPropertiesField(r.personProperties, r.personPropertiesShared === true),
     tsvString(r.elementsChain),
     tsvString(r.sessionId),
@@ -81,42 +71,38 @@ export function eventLine(r: EventRow): string {
 const personPropertiesText = new WeakMap<object, string>()
 
 function personPropertiesField(properties: Record<string, unknown>, shared: boolean): string {
-  if (!shared) return tsvString(JSON.stringify(properties))
+  if (!shared) return bagField(properties)
   let text = personPropertiesText.get(properties)
   if (text === undefined) {
-    text = tsvString(JSON.stringify(properties))
+    text = bagField(properties)
     personPropertiesText.set(properties, text)
   }
   return text
 }
 
-/** An Array(String) literal of the first `count` strings of `items`, escaped when `escape`. */
-function arrayLiteral(items: string[], count: number, escape: boolean): string {
-  if (count === 0) return '[]'
-  // Shrinking keeps the array's storage unless a much larger bag grew it.
-  if (items.length !== count) items.length = count
-  if (escape) for (let i = 0; i < count; i++) items[i] = tsvString(items[i]!)
-  return `['${items.join("','")}']`
+// JSON.stringify writes integers from 1e19 up to 1e21 in plain digits. Beyond 64 bits ClickHouse's
+// JSON parser (simdjson) refuses the whole document, so every property of such a bag would read NULL;
+// the same number in exponent form is the same double and parses. Digit runs this long are rare, so
+// the text is scanned for one before anything is rewritten.
+const LONG_DIGITS = /\d{19}/
+const JSON_TOKEN = /"(?:[^"\\]|\\.)*"|-?\d{19,}(?![\d.eE])/g
+
+// (what simdjson holds: Int64 or UInt64)
+const fits64 = (n: number) => n >= -(2 ** 63) && n < 2 ** 64
+
+function wideIntegersAsExponents(json: string): string {
+  return json.replace(JSON_TOKEN, (t) =>
+    t.charCodeAt(0) === 34 || fits64(Number(t)) ? t : Number(t).toExponential(),
+  )
 }
 
-/** The properties, prop_keys and prop_values fields of a bag, into bagJson, bagKeys and bagValues. */
-function encodeBag(properties: Record<string, unknown>): void {
-  // (undefined only when a toJSON says so: then the field is empty, as it always was)
-  const json = JSON.stringify(properties) as string | undefined
-  encodePropertiesInto(properties, sink)
-  // JSON text writes every character TSV escapes (and the backslash itself) as a backslash sequence;
-  // so when the bag's JSON has neither a backslash nor a quote, none of its keys and strings (all of
-  // which it spells out) needs escaping.
-  const escape = json !== undefined && jsonNeedsEscape(json)
-  bagJson = escape ? tsvString(json) : (json ?? '')
-  bagKeys = arrayLiteral(sink.keys, sink.n, escape)
-  bagValues = arrayLiteral(sink.values, sink.n, escape)
-}
-
-/** Appends the properties, prop_keys and prop_values fields of a bag. */
-function pushPropertyFields(fields: (string | number)[], properties: Record<string, unknown>): void {
-  encodeBag(properties)
-  fields.push(bagJson, bagKeys, bagValues)
+/** A bag's `properties` field: its JSON text, TSV-escaped ('' when a toJSON says undefined). */
+function bagField(properties: Record<string, unknown>): string {
+  let json = (JSON.stringify(properties) as string | undefined) ?? ''
+  if (LONG_DIGITS.test(json)) json = wideIntegersAsExponents(json)
+  // JSON text writes every character TSV escapes as a backslash sequence but the backslash and the
+  // quote themselves: only those two need looking for.
+  return jsonNeedsEscape(json) ? tsvString(json) : json
 }
 
 /** Columns of person rows, in line order. */
@@ -125,8 +111,6 @@ export const PERSON_COLUMNS = [
   'id',
   'created_at',
   'properties',
-  'prop_keys',
-  'prop_values',
   'is_identified',
   'is_deleted',
   'version',
@@ -134,23 +118,16 @@ export const PERSON_COLUMNS = [
 
 /** A person row as a TabSeparated line. */
 export function personLine(teamId: number, p: PersonState): string {
-  const fields: (string | number)[] = [teamId, p.id, tsvDateTime64(p.createdAtMs)]
-  pushPropertyFields(fields, p.properties)
+  const fields = [teamId, p.id, tsvDateTime64(p.createdAtMs), bagField(p.properties)]
   fields.push(p.isIdentified ? '1' : '0', '0', `${p.version}\n`)
   return fields.join('\t')
 }
 
 /** The delete row of a person as a TabSeparated line. */
 export function deletedPersonLine(teamId: number, p: DeletedPersonRow): string {
-  return `${[
-    String(teamId),
-    p.id,
-    tsvDateTime64(p.createdAtMs),
-    '{}\t[]\t[]',
-    '0',
-    '1',
-    String(p.version),
-  ].join('\t')}\n`
+  return `${[String(teamId), p.id, tsvDateTime64(p.createdAtMs), '{}', '0', '1', String(p.version)].join(
+    '\t',
+  )}\n`
 }
 
 /** Columns of person_distinct_id rows, in line order. */
@@ -178,8 +155,6 @@ export const GROUP_COLUMNS = [
   'group_key',
   'created_at',
   'properties',
-  'prop_keys',
-  'prop_values',
   'version',
 ]
 
@@ -190,9 +165,9 @@ export function groupLine(teamId: number, g: GroupState): string {
     g.groupTypeIndex,
     tsvString(g.groupKey),
     tsvDateTime(g.createdAtMs),
+    bagField(g.properties),
+    `${g.version}\n`,
   ]
-  pushPropertyFields(fields, g.properties)
-  fields.push(`${g.version}\n`)
   return fields.join('\t')
 }
 

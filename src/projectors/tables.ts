@@ -46,8 +46,6 @@ export const EVENT_COLUMNS = [
   'person_id',
   'timestamp',
   'properties',
-  'prop_keys',
-  'prop_values',
   'person_properties',
   'elements_chain',
   'session_id',

@@ -271,7 +271,7 @@ export function scrubClickHouseMessage(msg: string): string {
     .replace(/[\s:.]*\b([Ii]n scope|In query|while executing|Maybe you meant)\b.*$/s, '')
   return cutSubqueries(text)
     .replace(/\b[A-Za-z_][A-Za-z0-9_]*\.(events|person|person_distinct_id|person_overrides|groups)\b/g, '$1')
-    .replace(/\b(prop_keys|prop_values|_seq|_offset|timestamp_ms|team_id)\b/g, '…')
+    .replace(/\b(_seq|_offset|team_id)\b/g, '…')
     .slice(0, 300)
 }
 

@@ -281,8 +281,6 @@ describe('feature flag definitions API', () => {
       person_id: person,
       timestamp: ts,
       properties: JSON.stringify(props),
-      prop_keys: Object.keys(props),
-      prop_values: Object.values(props),
     })
     const called = (response: string, person: string) =>
       event('$feature_flag_called', { $feature_flag: 'crud-usage', $feature_flag_response: response }, person)

@@ -3,27 +3,6 @@
 import type { ClickHouseClient } from '@clickhouse/client'
 import { partitionGroups } from '../../../src/projectors/writer.ts'
 
-const SEP = '\x1F'
-
-// Top-level and nested-object keys with their stored text: strings as they are, other scalars and
-// objects as JSON, nulls left out; nested object paths join their keys with \x1F.
-export function flattenProperties(props: Record<string, unknown>): { keys: string[]; values: string[] } {
-  const keys: string[] = []
-  const values: string[] = []
-  const walk = (obj: Record<string, unknown>, prefix: string) => {
-    for (const [k, v] of Object.entries(obj)) {
-      if (v === null || v === undefined) continue
-      const key = prefix ? `${prefix}${SEP}${k}` : k
-      keys.push(key)
-      values.push(typeof v === 'string' ? v : JSON.stringify(v))
-      if (typeof v === 'object' && !Array.isArray(v)) walk(v as Record<string, unknown>, key)
-    }
-  }
-  walk(props, '')
-  return { keys, values }
-}
-
-// '2024-03-01 10:00:00.123' (UTC) -> seconds text and epoch milliseconds
 /** A UTC time as epoch ms, DateTime64 text ('YYYY-MM-DD hh:mm:ss.mmm') and whole-second DateTime text. */
 function splitTime(ts: string): { ms: number; text: string; seconds: string } {
   const ms = Date.parse(`${ts.replace(' ', 'T')}Z`)
@@ -62,7 +41,6 @@ async function insertGroup(ch: ClickHouseClient, rows: EventRow[]): Promise<void
     table: 'events',
     format: 'JSONEachRow',
     values: rows.map((r) => {
-      const { keys, values } = flattenProperties(r.properties ?? {})
       const t = splitTime(r.timestamp)
       const g = r.groups ?? []
       return {
@@ -73,8 +51,6 @@ async function insertGroup(ch: ClickHouseClient, rows: EventRow[]): Promise<void
         person_id: r.personId,
         timestamp: t.text,
         properties: JSON.stringify(r.properties ?? {}),
-        prop_keys: keys,
-        prop_values: values,
         person_properties: r.personProperties ? JSON.stringify(r.personProperties) : '',
         elements_chain: r.elementsChain ?? '',
         session_id: r.sessionId ?? '',
@@ -106,15 +82,12 @@ export async function insertPersons(ch: ClickHouseClient, rows: PersonRow[]): Pr
     table: 'person',
     format: 'JSONEachRow',
     values: rows.map((r) => {
-      const { keys, values } = flattenProperties(r.properties)
       const t = splitTime(r.createdAt)
       return {
         team_id: r.team,
         id: r.id,
         created_at: t.text,
         properties: JSON.stringify(r.properties),
-        prop_keys: keys,
-        prop_values: values,
         is_identified: r.identified ? 1 : 0,
         is_deleted: r.deleted ? 1 : 0,
         version: r.version,
@@ -171,15 +144,12 @@ export async function insertGroups(
     table: 'groups',
     format: 'JSONEachRow',
     values: rows.map((r) => {
-      const { keys, values } = flattenProperties(r.properties)
       return {
         team_id: r.team,
         group_type_index: r.index,
         group_key: r.key,
         created_at: splitTime(r.createdAt).seconds,
         properties: JSON.stringify(r.properties),
-        prop_keys: keys,
-        prop_values: values,
         version: r.version,
       }
     }),

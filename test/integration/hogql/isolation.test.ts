@@ -390,8 +390,7 @@ describe('the structural guard holds without Burrow settings, under hostile serv
     })
     expect(await outcome(guarded, {})).toBe('[["3"]]')
     // the message oracle: A's value in the error text
-    const parse =
-      "toInt64(if(indexOf(prop_keys, 'n') = 0, '1', arrayElement(prop_values, indexOf(prop_keys, 'n')))) = 1"
+    const parse = "toInt64(ifNull(JSONExtract(properties, 'n', 'Nullable(String)'), '1')) = 1"
     expect(await outcome(unguarded(parse), {})).toMatch(/Cannot parse string 'hunter2'/)
   })
 })

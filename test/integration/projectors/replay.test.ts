@@ -31,7 +31,7 @@ async function views(teams: number[]) {
     events: await rows(
       ch,
       `SELECT toString(uuid) AS u, event, distinct_id, toString(person_id) AS p, timestamp,
-              properties, prop_keys, prop_values, person_properties, elements_chain, session_id,
+              properties, person_properties, elements_chain, session_id,
               "$group_0", "$group_1", "$group_2", "$group_3", "$group_4", created_at, _seq, _offset
        FROM events WHERE team_id IN (${t}) ORDER BY u`,
     ),

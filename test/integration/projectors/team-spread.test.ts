@@ -144,7 +144,7 @@ async function settle(team: number) {
   // person id is compared through the outcome's names)
   const rows = await selectRows<Record<string, unknown>>(
     ch,
-    `SELECT uuid, event, distinct_id, timestamp, properties, prop_keys, prop_values,
+    `SELECT uuid, event, distinct_id, timestamp, properties,
             person_properties, elements_chain, session_id, "$group_0", "$group_1", "$group_2", "$group_3",
             "$group_4", created_at, _offset
      FROM events FINAL WHERE team_id = ${team} ORDER BY uuid`,
