@@ -12,6 +12,7 @@ import {
   type Answers,
   answerOf,
   type LoggedMessage,
+  loggedEvents,
   payloadBytes,
   readAnswers,
   readLog,
@@ -30,7 +31,12 @@ import { ownDatabase, stack, startTestBurrow, tempDir, WITHOUT_PROJECTOR } from 
  * why and the answer expected now, worked out from the stored one (or from the log: `log`).
  * Empty on the schema that wrote the fixture, where every answer must be the same. Issue #39 will,
  * for example, add the milliseconds to `toString(timestamp)` ('2026-10-05 10:11:12' becomes
- * '2026-10-05 10:11:12.345000'): its entries go here, never a looser comparison.
+ * '2026-10-05 10:11:12.345000'): its entries go here, never a looser comparison. An entry looks like
+ *
+ *   'first and last timestamps as text': {
+ *     why: 'events.timestamp is DateTime64(6,'UTC'): its text keeps the fraction the log holds',
+ *     expected: (stored, log) => …the stored rows with min/max of loggedEvents(log)'s timestamps…,
+ *   },
  */
 const EXPECTED_CHANGES: Record<
   string,
@@ -120,6 +126,12 @@ describe('a log written by c09b286, replayed', () => {
     }
     const sent = Object.values(fixture.events).reduce((a, b) => a + b, 0)
     expect({ swapped: result.swapped, events: result.events }).toEqual({ swapped: true, events: sent })
+  })
+
+  it('holds answers, not errors', () => {
+    // an error answered the same way twice would pass the comparison and check nothing
+    expect(fixture.answers.filter((a) => a.status !== 200).map((a) => a.name)).toEqual([])
+    expect(loggedEvents(log).length).toBe(Object.values(fixture.events).reduce((a, b) => a + b, 0))
   })
 
   it('lists only stored answers as expected changes', () => {
