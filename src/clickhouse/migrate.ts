@@ -30,6 +30,29 @@ export function loadMigrations(dir = SCHEMA_DIR): Migration[] {
     })
 }
 
+/**
+ * The current CREATE TABLE statement of `table` in the schema files (the last one naming it), or
+ * undefined. A table's statement is edited in place when its layout changes (the migration that
+ * first created it has run already where data exists): `burrow replay` builds from it (replay.ts).
+ */
+export function tableDdl(table: string, dir = SCHEMA_DIR): string | undefined {
+  const head = new RegExp(`^CREATE TABLE IF NOT EXISTS ${table} \\(`)
+  return loadMigrations(dir)
+    .flatMap((m) => m.statements)
+    .filter((s) => head.test(s))
+    .at(-1)
+}
+
+/** The stored columns a CREATE TABLE statement defines, in order (MATERIALIZED and ALIAS ones left out). */
+export function ddlColumns(ddl: string): string[] {
+  const body = ddl.slice(ddl.indexOf('(') + 1, ddl.search(/\)\s*ENGINE/))
+  return body
+    .split(',\n')
+    .map((line) => /^\s*`?([^`\s]+)`?\s+(.*)$/s.exec(line))
+    .filter((m): m is RegExpExecArray => m !== null && !/\b(MATERIALIZED|ALIAS)\b/.test(m[2]!))
+    .map((m) => m[1]!)
+}
+
 /** Applies the migrations in `dir` not yet recorded in `database`.schema_migrations, in order. */
 export async function migrateClickHouse(
   url: string,

@@ -1,6 +1,7 @@
 import { CLICKHOUSE_CLUSTER, createDistributedTable, shardDatabase } from '../../schema/cluster.ts'
 import { ConfigError } from '../config/env.ts'
 import { type ClickHouseClient, clickhouseClient, selectRows } from './client.ts'
+import { ddlColumns } from './migrate.ts'
 import { sqlString } from './sql.ts'
 
 // Statements that change a table in place: mutations (ALTER … DELETE), partition drops, new
@@ -81,13 +82,19 @@ export class TableAdmin {
   }
 
   /**
-   * Creates `table` with the structure of `like` where rows live; in cluster mode also its
+   * Creates `table` with the structure of `like` where rows live, or from `ddl` (the schema files'
+   * statement for `like`) when `like` is in an earlier layout; in cluster mode also its
    * Distributed table on every shard's front, sharded as `like` is (so that copied rows stay on
    * their shard and a swap keeps every row where the Distributed tables look for it).
    */
-  async createLike(table: string, like: string): Promise<void> {
+  async createLike(table: string, like: string, ddl?: string): Promise<void> {
     for (const h of this.homes) {
-      await h.ch.command({ query: `CREATE TABLE IF NOT EXISTS ${name(h, table)} AS ${name(h, like)}` })
+      // an earlier layout of `like` is not copied: the table is made as the schema files say now
+      const fresh = ddl !== undefined && (await this.layoutOf(h, like)) !== ddlColumns(ddl).join(',')
+      const query = fresh
+        ? ddl.replace(/^(CREATE TABLE IF NOT EXISTS )\S+/, `$1${name(h, table)}`)
+        : `CREATE TABLE IF NOT EXISTS ${name(h, table)} AS ${name(h, like)}`
+      await h.ch.command({ query })
     }
     for (const [i, f] of this.front.entries()) {
       const local = this.homes[i]!
@@ -99,6 +106,25 @@ export class TableAdmin {
         shardedAs: like,
       })
     }
+  }
+
+  /**
+   * Whether `table` stores other columns than `ddl` defines (an earlier layout) on any home. Its
+   * MATERIALIZED columns (burrow materialize) are not counted.
+   */
+  async outdated(table: string, ddl: string): Promise<boolean> {
+    const want = ddlColumns(ddl).join(',')
+    for (const h of this.homes) if ((await this.layoutOf(h, table)) !== want) return true
+    return false
+  }
+
+  private async layoutOf(h: TableHome, table: string): Promise<string> {
+    const rows = await selectRows<{ name: string }>(
+      h.ch,
+      `SELECT name FROM system.columns WHERE database = ${databaseOf(h)} AND table = ${sqlString(table)}
+       AND default_kind NOT IN ('MATERIALIZED', 'ALIAS') ORDER BY position`,
+    )
+    return rows.map((r) => r.name).join(',')
   }
 
   /**

@@ -12,6 +12,7 @@ import { BUCKETS, EVENTS_STREAM, RESOLVED_STREAM } from '../../schema/jetstream.
 import type { ClickHouseClient } from '../clickhouse/client.ts'
 import { selectRows } from '../clickhouse/client.ts'
 import { TableAdmin } from '../clickhouse/table-admin.ts'
+import { tableDdl } from '../clickhouse/migrate.ts'
 import { bucket, type NatsConnection } from '../jetstream/connection.ts'
 import type { Logger } from '../observability/logger.ts'
 import type { LogMessage, ProjectionContext, ProjectionPlugins } from './batch.ts'
@@ -140,7 +141,7 @@ class ReplayRun {
     if (resumed) o.log.info({ id: state.id }, 'replay: resuming the unfinished replay')
     const tables = suffixedTables(`_replay_${state.id}`)
     const admin = o.admin ?? TableAdmin.single(o.ch)
-    for (const k of TABLE_KINDS) await admin.createLike(tables[k], LIVE_TABLES[k])
+    for (const k of TABLE_KINDS) await admin.createLike(tables[k], LIVE_TABLES[k], tableDdl(LIVE_TABLES[k]))
     const js = jetstream(o.nc)
     const ctx: ProjectionContext = {
       ch: o.ch,

@@ -82,8 +82,9 @@ function personPropertiesField(properties: Record<string, unknown>, shared: bool
 
 // JSON.stringify writes integers from 1e19 up to 1e21 in plain digits. Beyond 64 bits ClickHouse's
 // JSON parser (simdjson) refuses the whole document, so every property of such a bag would read NULL;
-// the same number in exponent form is the same double and parses. Digit runs this long are rare, so
-// the text is scanned for one before anything is rewritten.
+// the same number in exponent form is the same double and parses. A double has at most 17
+// significant digits, so such a number ends in "00": the pattern runs only on a bag holding that
+// (the pattern over every bag cost about as much as JSON.stringify itself; the search 1/20 of it).
 const LONG_DIGITS = /\d{19}/
 const JSON_TOKEN = /"(?:[^"\\]|\\.)*"|-?\d{19,}(?![\d.eE])/g
 
@@ -99,7 +100,7 @@ function wideIntegersAsExponents(json: string): string {
 /** A bag's `properties` field: its JSON text, TSV-escaped ('' when a toJSON says undefined). */
 function bagField(properties: Record<string, unknown>): string {
   let json = (JSON.stringify(properties) as string | undefined) ?? ''
-  if (LONG_DIGITS.test(json)) json = wideIntegersAsExponents(json)
+  if (json.indexOf('00') !== -1 && LONG_DIGITS.test(json)) json = wideIntegersAsExponents(json)
   // JSON text writes every character TSV escapes as a backslash sequence but the backslash and the
   // quote themselves: only those two need looking for.
   return jsonNeedsEscape(json) ? tsvString(json) : json

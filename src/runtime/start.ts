@@ -19,6 +19,7 @@ import { TableAdmin } from '../clickhouse/table-admin.ts'
 import { readServerInfo } from '../queries/execute.ts'
 import { logLimits } from '../clickhouse/retention.ts'
 import { ProjectorProcess, reportToSupervisor } from './projector-process.ts'
+import { rebuildOutdatedProjection } from '../projectors/upgrade.ts'
 
 export interface RunningBurrow {
   runtime: Runtime
@@ -99,6 +100,17 @@ export async function startBurrow(
     cleanups.push({ name: 'clickhouse queries', run: () => queryCh.close() })
     const tables = await TableAdmin.open(ch, config.CLICKHOUSE_DATABASE, config.CLICKHOUSE_SHARD_URLS)
     cleanups.push({ name: 'clickhouse shards', run: () => tables.close() })
+    // an upgrade that changed the tables' layout moves the data through the log first (upgrade.ts)
+    if (config.ROLE === 'all' || config.ROLE === 'projector') {
+      await rebuildOutdatedProjection({
+        nc,
+        ch,
+        admin: tables,
+        log,
+        batchSize: config.PROJECTOR_BATCH_SIZE,
+        partitions: config.LOG_PARTITIONS,
+      })
+    }
     const runtime: Runtime = { config, log, nc, ch, queryCh, accounts, tables }
     defaultWebhooks.allowPrivate = config.WEBHOOK_ALLOW_PRIVATE_NETWORKS
 

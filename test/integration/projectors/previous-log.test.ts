@@ -1,9 +1,14 @@
+import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { isDeepStrictEqual } from 'node:util'
 import { jetstream } from '@nats-io/jetstream'
 import { headers as natsHeaders } from '@nats-io/nats-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { AccountStore } from '../../../src/accounts/store.ts'
+import { clickhouseClient } from '../../../src/clickhouse/client.ts'
+import { TableAdmin } from '../../../src/clickhouse/table-admin.ts'
+import { LIVE_TABLES, TABLE_KINDS } from '../../../src/projectors/tables.ts'
+import { outdatedProjectionTables } from '../../../src/projectors/upgrade.ts'
 import { connectNats, type NatsConnection } from '../../../src/jetstream/connection.ts'
 import type { RunningBurrow } from '../../../src/runtime/start.ts'
 import { startNatsServer } from '../../../src/stack/nats-server.ts'
@@ -11,6 +16,7 @@ import { freePort } from '../../../src/stack/ports.ts'
 import {
   type Answers,
   answerOf,
+  FIXTURE_DIR,
   type LoggedMessage,
   loggedEvents,
   payloadBytes,
@@ -41,7 +47,71 @@ import { ownDatabase, stack, startTestBurrow, tempDir, WITHOUT_PROJECTOR } from 
 const EXPECTED_CHANGES: Record<
   string,
   { why: string; expected: (stored: unknown, log: LoggedMessage[]) => unknown }
-> = {}
+> = {
+  'first and last timestamps as text': {
+    why: "events.timestamp is DateTime64(6, 'UTC'): its text keeps the fraction the log holds",
+    expected: (stored, log) => {
+      const byEvent = new Map<string, number[]>()
+      for (const e of teamEvents(log, 1)) byEvent.set(e.event, [...(byEvent.get(e.event) ?? []), e.ms])
+      const results = [...byEvent.entries()]
+        .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+        .map(([event, ms]) => [event, text6(Math.min(...ms)), text6(Math.max(...ms))])
+      return { ...(stored as object), results }
+    },
+  },
+  'the first events as rows': {
+    why: 'the fraction is kept, so events of one second sort by it before their uuid',
+    expected: (stored, log) => {
+      const first = teamEvents(log, 1)
+        .sort((a, b) => a.ms - b.ms || (a.uuid < b.uuid ? -1 : 1))
+        .slice(0, 40)
+      const results = first.map((e) => [e.uuid, e.event, e.distinct_id, text6(e.ms), Math.floor(e.ms / 1000)])
+      return { ...(stored as object), results }
+    },
+  },
+  sessions: {
+    why: "events.timestamp is DateTime64(6, 'UTC'): its text keeps the fraction the log holds",
+    expected: (stored, log) => {
+      const bySession = new Map<string, number[]>()
+      for (const e of teamEvents(log, 1)) {
+        const id = typeof e.properties.$session_id === 'string' ? e.properties.$session_id : ''
+        bySession.set(id, [...(bySession.get(id) ?? []), e.ms])
+      }
+      const results = [...bySession.entries()]
+        .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+        .slice(0, 50)
+        .map(([id, ms]) => [id, ms.length, text6(Math.min(...ms)), text6(Math.max(...ms))])
+      return { ...(stored as object), results }
+    },
+  },
+  'persons table': {
+    why: "person.created_at is DateTime64(3, 'UTC'): a person is created at an event's time, fraction and all",
+    expected: (stored, log) => {
+      // the stored text has the second; the fraction is that of the team's event in that second
+      const bySecond = new Map<string, Set<number>>()
+      for (const e of teamEvents(log, 1)) {
+        const second = text6(e.ms).slice(0, 19)
+        bySecond.set(second, (bySecond.get(second) ?? new Set()).add(e.ms))
+      }
+      const answer = stored as { results: unknown[][] }
+      const results = answer.results.map((row) => {
+        const at = [...(bySecond.get(String(row[8])) ?? [])]
+        return at.length === 1 ? [...row.slice(0, 8), text6(at[0]!).slice(0, 23)] : row
+      })
+      return { ...answer, results }
+    },
+  },
+}
+
+/** A team's events in the log, with their times in epoch ms. */
+function teamEvents(log: LoggedMessage[], team: number) {
+  return loggedEvents(log)
+    .filter((e) => e.team_id === team)
+    .map((e) => ({ ...e, ms: Date.parse(e.timestamp) }))
+}
+
+/** An instant as a DateTime64(6, 'UTC') reads as text: '2026-10-05 10:11:12.345000'. */
+const text6 = (ms: number) => `${new Date(ms).toISOString().slice(0, 23).replace('T', ' ')}000`
 
 let burrow: RunningBurrow
 let stopNats: () => Promise<void>
@@ -89,6 +159,18 @@ beforeAll(async () => {
     })
   }
 
+  // An upgrade: the live projection tables as the previous version made them (empty: the replay
+  // fills the new layout from the log, and a start would run the same replay, upgrade.ts).
+  const ch = clickhouseClient(stack().clickhouseUrl, database)
+  for (const t of TABLE_KINDS) await ch.command({ query: `DROP TABLE ${LIVE_TABLES[t]}` })
+  const previous = readFileSync(join(FIXTURE_DIR, 'c09b286-tables.sql'), 'utf8')
+    .split('\n')
+    .filter((l) => !l.startsWith('--'))
+    .join('\n')
+  for (const statement of previous.split(/;\s*$/m).filter((x) => x.trim()))
+    await ch.command({ query: statement })
+  expect(await outdatedProjectionTables(TableAdmin.single(ch))).toEqual(['events', 'person', 'groups'])
+
   const r = await runBurrow(['replay'], {
     ...env,
     CLICKHOUSE_URL: stack().clickhouseUrl,
@@ -97,6 +179,8 @@ beforeAll(async () => {
   })
   replayOutput = r.output
   expect(r.code, r.output).toBe(0)
+  expect(await outdatedProjectionTables(TableAdmin.single(ch))).toEqual([])
+  await ch.close()
 }, 120_000)
 
 afterAll(async () => {
