@@ -506,6 +506,13 @@ const FIDELITY_TEXT =
   '"big":12345678901234567890,"t":true,"f":false,"nul":null,"empty":"",' +
   '"obj":{"k":"v","n":1},"arr":[1,"a",null],"dot.key":"x"}'
 const COLLIDING_TEXT = '{"a.b":"x","a":{"b":"y"}}'
+// An integer beyond 64 bits that JSON.stringify still writes in plain digits (it switches to an
+// exponent from 1e21 on): ClickHouse's JSON parser (simdjson) refuses the whole document.
+const HUGE_TEXT = '{"s":"Chrome","huge":123456789012345680000}'
+const HUGE_CHECKS: typeof FIDELITY_CHECKS = [
+  { what: 'beside an integer in [2^64, 1e21): a string', path: ['s'], expected: 'Chrome' },
+  { what: 'that integer as sent', path: ['huge'], expected: '123456789012345680000' },
+]
 const FIDELITY_CHECKS: { what: string; path: (string | number)[]; expected: string | null }[] = [
   { what: 'string unquoted', path: ['s'], expected: 'Chrome' },
   { what: 'string with " and \\ unescaped', path: ['quote'], expected: 'say "hi" \\ back' },
@@ -657,7 +664,9 @@ try {
     teamId: FIDELITY_TEAM + 1,
     properties: JSON.parse(COLLIDING_TEXT),
   }
+  const hugeRow: EventRow = { ...fidelityRow, teamId: FIDELITY_TEAM + 2, properties: JSON.parse(HUGE_TEXT) }
   const collidingStored = new Map<string, string>()
+  const hugeStored = new Map<string, string>()
   for (const c of stored) {
     const enc = ENCODERS[c.encoder]
     const insert = `INSERT INTO ${tableOf(c)} (${enc.columns.map(ident).join(', ')}) FORMAT TabSeparated`
@@ -670,6 +679,12 @@ try {
         c.id,
         `refused (${/Duplicate path/.test(String(err)) ? 'duplicate path' : 'error'})`,
       )
+    }
+    try {
+      await post(insert, tsvBody([enc.line(hugeRow)]))
+      hugeStored.set(c.id, 'yes')
+    } catch (err) {
+      hugeStored.set(c.id, `refused (${/parse JSON/i.test(String(err)) ? 'cannot parse JSON' : 'error'})`)
     }
   }
 
@@ -841,6 +856,7 @@ try {
 
   // fidelity
   const got = new Map<string, (string | null)[]>()
+  const gotHuge = new Map<string, (string | null | undefined)[]>()
   for (const c of candidates) {
     const items = [...FIDELITY_CHECKS.map((f) => c.value(f.path)), c.raw]
     try {
@@ -851,6 +867,16 @@ try {
       got.set(
         c.id,
         items.map((_, i) => row[`c${i}`] ?? null),
+      )
+      const huge = HUGE_CHECKS.map((f) => c.value(f.path))
+      const answer = await sql(
+        `SELECT ${huge.map((s, i) => `${s} AS c${i}`).join(', ')} FROM ${tableOf(c)} WHERE team_id = ${FIDELITY_TEAM + 2} FORMAT JSONEachRow`,
+      )
+      const hugeAnswer =
+        answer.text.trim() === '' ? undefined : (JSON.parse(answer.text) as Record<string, string | null>)
+      gotHuge.set(
+        c.id,
+        huge.map((_, i) => (hugeAnswer ? (hugeAnswer[`c${i}`] ?? null) : undefined)),
       )
     } catch (err) {
       console.log(`fidelity read of ${c.id} failed: ${(err as Error).message.split('\n')[0]}`)
@@ -871,6 +897,14 @@ try {
       `bag ${COLLIDING_TEXT} stored`,
       ...candidates.map((c) => collidingStored.get(c.sameTableAs ?? c.id) ?? '?'),
     ],
+    [`bag ${HUGE_TEXT} stored`, ...candidates.map((c) => hugeStored.get(c.sameTableAs ?? c.id) ?? '?')],
+    ...HUGE_CHECKS.map((f, i) => [
+      `${f.what}: ${show(f.expected)}`,
+      ...candidates.map((c) => {
+        const v = gotHuge.get(c.id)?.[i]
+        return v === undefined ? '(no row)' : v === f.expected ? 'yes' : show(v)
+      }),
+    ]),
     [
       'raw properties byte-identical to what was sent',
       ...candidates.map((c) => {
