@@ -695,9 +695,17 @@ try {
     await sql(`SYSTEM START MERGES ${tableOf(c)}`)
     const s0 = serverCpu()
     const w0 = performance.now()
-    await sql(`OPTIMIZE TABLE ${tableOf(c)} FINAL`)
-    optimizeMs.set(c.id, performance.now() - w0)
-    optimizeCpu.set(c.id, serverCpu() - s0)
+    // (at N=1M, 50 parts a partition, the JSON type's merge of them all at once ran out of file
+    // descriptors here, 20,000: one file per path and substream per part. A failure is printed.)
+    try {
+      await sql(`OPTIMIZE TABLE ${tableOf(c)} FINAL`)
+      optimizeMs.set(c.id, performance.now() - w0)
+      optimizeCpu.set(c.id, serverCpu() - s0)
+    } catch (err) {
+      console.log(`OPTIMIZE FINAL of ${c.id} failed: ${(err as Error).message.slice(0, 200)}`)
+      optimizeMs.set(c.id, Number.NaN)
+      optimizeCpu.set(c.id, Number.NaN)
+    }
   }
 
   console.log(`\nIngestion (load now ${load()})`)
