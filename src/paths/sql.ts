@@ -23,12 +23,12 @@ import type { DataFacts } from '../queries/person-overrides.ts'
 import { normalizePoint, type PathsPlan, planPaths, SESSION_GAP_MS } from './plan.ts'
 import type { PathsQuery } from './schema.ts'
 
-/** HogQL, one row per event read: person_id, ts (ms since the epoch), path_item. */
+/** HogQL, one row per event read: actor_id (the person), ts (ms since the epoch), path_item. */
 export function eventsHogQL(q: PathsQuery, plan: PathsPlan, tz: string, now = Date.now()): string {
   const range = resolveDateRange(q.dateRange, 'day', tz, { now })
   // filterTestAccounts: Burrow projects define no test-account filters, so it adds nothing.
   const where = and([rangeCondition(range), propertiesCondition(q.properties), plan.eventTypes])
-  return `SELECT person_id, toUnixTimestamp64Milli(timestamp) AS ts, ${plan.pathItem} AS path_item
+  return `SELECT person_id AS actor_id, toUnixTimestamp64Milli(timestamp) AS ts, ${plan.pathItem} AS path_item
 FROM events
 WHERE ${where}`
 }
@@ -109,10 +109,10 @@ FROM (
   FROM (
     SELECT person_id, evs
     FROM (
-      SELECT person_id, arraySort(groupArray(tuple(ts, path_item))) AS evs
+      SELECT actor_id AS person_id, arraySort(groupArray(tuple(ts, path_item))) AS evs
       FROM (${eventsSql})
       ${excluded}
-      GROUP BY person_id
+      GROUP BY actor_id
     )
   )
   ARRAY JOIN arraySplit((e, gap) -> gap >= ${num(SESSION_GAP_MS)}, evs, arrayDifference(arrayMap(e -> e.1, evs))) AS session

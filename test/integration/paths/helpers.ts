@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto'
 import { expect } from 'vitest'
 import type { Project } from '../../../src/accounts/documents.ts'
 import { api, clickhouse, createTestKey, createTestProject, startTestBurrow } from '../../harness/index.ts'
-import { insertEvents, insertPersons } from '../hogql/fixtures.ts'
+import { insertEvents, insertOverrides, insertPersons } from '../hogql/fixtures.ts'
 
 export const ONE_MINUTE = 60_000
 
@@ -27,8 +27,11 @@ export interface Ev {
   properties?: Record<string, unknown>
 }
 
-/** A project holding these events; persons get a row each (for the actors), ids from their names. */
-export async function projectWith(name: string, events: Ev[]) {
+/**
+ * A project holding these events; persons get a row each (for the actors), ids from their names.
+ * `overrides`: [old, new] person names, old merged into new.
+ */
+export async function projectWith(name: string, events: Ev[], overrides: [string, string][] = []) {
   const project: Project = await createTestProject(`paths ${name}`)
   const ids = new Map<string, string>()
   const idOf = (p: string) => {
@@ -66,6 +69,17 @@ export async function projectWith(name: string, events: Ev[]) {
       version: 1,
     })),
   )
+  if (overrides.length) {
+    await insertOverrides(
+      clickhouse(),
+      overrides.map(([old, into]) => ({
+        team: project.id,
+        oldPersonId: idOf(old),
+        overridePersonId: idOf(into),
+        version: 1,
+      })),
+    )
+  }
   const call = api(burrowUrl, await createTestKey(['query:read'], [project.id]))
   const post = (query: unknown) =>
     call('POST', `/api/environments/${project.id}/query/`, { query, refresh: 'force_blocking' })
