@@ -1,7 +1,6 @@
 // PathsQuery on POST /query/ (PostHog's PathsQueryRunner): the most travelled edges between the
 // steps of persons' paths, as [{source, target, value, average_conversion_time}] (docs/paths.md).
 // The actors of an edge or a drop-off go through ActorsQuery (insights/actors/insight-actors.ts).
-import { ValidationError } from '../http/errors.ts'
 import { registerQueryKind } from '../queries/kinds.ts'
 import { formatPaths } from './results.ts'
 import { PathsQuery } from './schema.ts'
@@ -10,12 +9,6 @@ import { edgesSQL, pathsStepsSQL } from './sql.ts'
 registerQueryKind('PathsQuery', {
   async compile(raw, project, _server, facts) {
     const q = PathsQuery.parse(raw)
-    if (q.funnelPathsFilter) {
-      throw new ValidationError(
-        'Funnel paths (funnelPathsFilter) are not supported yet.',
-        'funnelPathsFilter',
-      )
-    }
     const { plan, sql, hogql } = await pathsStepsSQL(q, {
       teamId: project.id,
       timezone: project.timezone,

@@ -19,9 +19,23 @@ import {
   resolveDateRange,
   sqlStr,
 } from '../queries/insights/common/index.ts'
+import { ValidationError } from '../http/errors.ts'
+import { FunnelsQuery } from '../queries/insights/funnels/schema.ts'
+import { funnelPersonsSQL } from '../queries/insights/funnels/sql.ts'
 import type { DataFacts } from '../queries/person-overrides.ts'
 import { normalizePoint, type PathsPlan, planPaths, SESSION_GAP_MS } from './plan.ts'
-import type { PathsQuery } from './schema.ts'
+import type { FunnelPathsFilter, PathsQuery } from './schema.ts'
+
+/**
+ * Funnel paths: the persons a funnel step selects, each with the part of their events that
+ * counts (ms bounds, either may be absent), and the gap that splits sessions (the funnel's
+ * conversion window instead of 30 minutes).
+ */
+export interface FunnelScope {
+  /** ClickHouse SQL: aggregation_target, lo_ms, hi_ms (NULL: unbounded) */
+  sql: string
+  gapMs: number
+}
 
 /** HogQL, one row per event read: actor_id (the person), ts (ms since the epoch), path_item. */
 export function eventsHogQL(q: PathsQuery, plan: PathsPlan, tz: string, now = Date.now()): string {
@@ -89,8 +103,16 @@ function cutColumns(plan: PathsPlan): { defs: string[]; where: string | null } {
  * last_path_key (the step before's key; NULL for the first) and path_dropoff_key (the session's
  * last key).
  */
-export function stepsSQL(plan: PathsPlan, eventsSql: string): string {
-  const excluded = plan.excludeEvents.length ? `WHERE path_item NOT IN ${list(plan.excludeEvents)}` : ''
+export function stepsSQL(plan: PathsPlan, eventsSql: string, funnel?: FunnelScope): string {
+  const conds: string[] = []
+  if (plan.excludeEvents.length) conds.push(`e.path_item NOT IN ${list(plan.excludeEvents)}`)
+  let join = ''
+  if (funnel) {
+    join = `\n      INNER JOIN (${funnel.sql}) AS f ON e.actor_id = f.aggregation_target`
+    conds.push('(f.lo_ms IS NULL OR e.ts >= f.lo_ms)', '(f.hi_ms IS NULL OR e.ts <= f.hi_ms)')
+  }
+  const where = conds.length ? `WHERE ${conds.join(' AND ')}` : ''
+  const gap = funnel?.gapMs ?? SESSION_GAP_MS
   const cut = cutColumns(plan)
   return `SELECT person_id, step_tuple.1 AS path, step_tuple.2 AS conversion_ms, step,
   concat(toString(step), '_', path) AS path_key,
@@ -109,13 +131,13 @@ FROM (
   FROM (
     SELECT person_id, evs
     FROM (
-      SELECT actor_id AS person_id, arraySort(groupArray(tuple(ts, path_item))) AS evs
-      FROM (${eventsSql})
-      ${excluded}
-      GROUP BY actor_id
+      SELECT e.actor_id AS person_id, arraySort(groupArray(tuple(e.ts, e.path_item))) AS evs
+      FROM (${eventsSql}) AS e${join}
+      ${where}
+      GROUP BY e.actor_id
     )
   )
-  ARRAY JOIN arraySplit((e, gap) -> gap >= ${num(SESSION_GAP_MS)}, evs, arrayDifference(arrayMap(e -> e.1, evs))) AS session
+  ARRAY JOIN arraySplit((e, gap) -> gap >= ${num(gap)}, evs, arrayDifference(arrayMap(e -> e.1, evs))) AS session
   ${cut.where ? `WHERE ${cut.where}` : ''}
 )
 ARRAY JOIN steps AS step_tuple, arrayEnumerate(steps) AS step`
@@ -143,12 +165,60 @@ export interface PathsCompileOptions {
   now?: number
 }
 
+/**
+ * The persons and event bounds of funnel paths, from the funnel's own persons SQL (the chain each
+ * person is counted by; step times to the second):
+ *  * after step N: from step N on; after the drop-off before step N (funnelStep -N): from the last
+ *    step done (N-1) on;
+ *  * before step N: up to step N; before the drop-off: up to the end of the conversion window;
+ *  * between steps: from step N-1 to step N (N >= 2).
+ * Persons are the funnel's actors of funnelStep (reached step N, or dropped off before step N).
+ */
+export async function funnelScope(f: FunnelPathsFilter, opts: PathsCompileOptions): Promise<FunnelScope> {
+  const type = f.funnelPathType ?? 'funnel_path_after_step'
+  const step = f.funnelStep ?? (type === 'funnel_path_between_steps' ? 2 : 1)
+  if (step === 0 || step === -1) {
+    throw new ValidationError('funnelStep is 1-based; drop-offs start at -2.', 'funnelPathsFilter.funnelStep')
+  }
+  if (type === 'funnel_path_between_steps' && step < 2) {
+    throw new ValidationError(
+      'Paths between steps need funnelStep 2 or more (the step and the one before it).',
+      'funnelPathsFilter.funnelStep',
+    )
+  }
+  const source = FunnelsQuery.parse(f.funnelSource)
+  const { plan, sql } = await funnelPersonsSQL(source, { teamId: opts.teamId, timezone: opts.timezone })
+  const n = plan.steps.length
+  if (Math.abs(step) > n || (step < 0 && -step < 2)) {
+    throw new ValidationError(`The funnel has no step ${step}.`, 'funnelPathsFilter.funnelStep')
+  }
+  const windowMs = plan.windowSeconds * 1000
+  // the second step k (1-based) of the person's chain happened in, as ms since the epoch
+  const at = (k: number) => `(toInt64(first_ts) + arraySum(arraySlice(timings, 1, ${k - 1}))) * 1000`
+  const endOfSecond = (ms: string) => `${ms} + 999`
+  let lo = 'NULL'
+  let hi = 'NULL'
+  if (type === 'funnel_path_after_step') lo = `max(${at(step > 0 ? step : -step - 1)})`
+  else if (type === 'funnel_path_before_step') {
+    hi = step > 0 ? `max(${endOfSecond(at(step))})` : `max(${endOfSecond(at(1))} + ${num(windowMs)})`
+  } else {
+    lo = `min(${at(step - 1)})`
+    hi = `max(${endOfSecond(at(step))})`
+  }
+  const who = step > 0 ? `step_reached >= ${step - 1}` : `step_reached = ${-step - 2}`
+  return {
+    sql: `SELECT aggregation_target, ${lo} AS lo_ms, ${hi} AS hi_ms FROM (${sql}) WHERE ${who} GROUP BY aggregation_target`,
+    gapMs: windowMs,
+  }
+}
+
 /** The plan, the steps level as ClickHouse SQL, and the HogQL of its events level (shown to users). */
 export async function pathsStepsSQL(q: PathsQuery, opts: PathsCompileOptions) {
   const plan = planPaths(q)
   const hogql = eventsHogQL(q, plan, opts.timezone, opts.now)
   const events = await compileInner(hogql, opts.teamId, opts.timezone, opts.facts)
-  return { plan, hogql: events.hogql, sql: stepsSQL(plan, events.clickhouse) }
+  const funnel = q.funnelPathsFilter ? await funnelScope(q.funnelPathsFilter, opts) : undefined
+  return { plan, hogql: events.hogql, sql: stepsSQL(plan, events.clickhouse, funnel) }
 }
 
 /**

@@ -425,22 +425,13 @@ describe('PathsQuery (worked out by hand)', () => {
     expect(await run({ dateRange, pathsFilter: { pathReplacements: true } })).toHaveLength(3)
   })
 
-  it('400s: funnel paths, group paths, bad HogQL, bad limits', async () => {
+  it('400s: group paths, bad HogQL, bad limits', async () => {
     const { post } = await projectWith('errors', [])
     const bad = async (query: object) => {
       const r = await post({ kind: 'PathsQuery', ...query })
       expect(r.status, r.text).toBe(400)
       return r.text
     }
-    expect(
-      await bad({
-        funnelPathsFilter: {
-          funnelPathType: 'funnel_path_after_step',
-          funnelStep: 1,
-          funnelSource: { kind: 'FunnelsQuery', series: [] },
-        },
-      }),
-    ).toMatch(/funnel/i)
     expect(await bad({ aggregation_group_type_index: 0 })).toMatch(/group/i)
     await bad({ pathsFilter: { includeEventTypes: ['hogql'], pathsHogQLExpression: 'properties.' } })
     await bad({ pathsFilter: { stepLimit: -1 } })
