@@ -9,7 +9,8 @@
 //  4. one row per step: `N_item` keys of it and of the step before, the time since that step, and
 //     the session's drop-off key (`length_lastitem`).
 // Edges count the step rows per (previous key, key). Levels 2-4 are ClickHouse SQL reading only the
-// compiled events level's columns (as the funnels do), never a table.
+// compiled events level's columns (as the funnels do), never a table; funnel paths join level 2 to
+// the funnel's own persons SQL (funnelScope).
 import {
   and,
   compileInner,
@@ -41,6 +42,9 @@ export interface FunnelScope {
 export function eventsHogQL(q: PathsQuery, plan: PathsPlan, tz: string, now = Date.now()): string {
   const range = resolveDateRange(q.dateRange, 'day', tz, { now })
   // filterTestAccounts: Burrow projects define no test-account filters, so it adds nothing.
+  // `ts` is as precise as the compiler's toUnixTimestamp64Milli(timestamp) is: while events keep
+  // whole seconds in `timestamp`, same-second events sort by item and conversion times are whole
+  // seconds.
   const where = and([rangeCondition(range), propertiesCondition(q.properties), plan.eventTypes])
   return `SELECT person_id AS actor_id, toUnixTimestamp64Milli(timestamp) AS ts, ${plan.pathItem} AS path_item
 FROM events
