@@ -385,6 +385,30 @@ describe('PathsQuery (PostHog ee cases)', () => {
   })
 })
 
+describe('PathsQuery path cleaning (ee/clickhouse/queries/test/test_paths.py)', () => {
+  it('local cleaning rules, in order (test_path_by_grouping_replacement_multiple)', async () => {
+    const events = [1, 2, 3].flatMap((i) => [
+      at(`user_${i}`, 'test.com/step1', '2021-05-01 00:00:00'),
+      at(`user_${i}`, 'test.com/step2/5', '2021-05-01 00:01:00'),
+      at(`user_${i}`, `test.com/step2/5?key=value${i}`, '2021-05-01 00:02:00'),
+    ])
+    const { run } = await projectWith('cleaning multiple', events)
+    // PostHog's third variant: the team's rules overridden by the query's own, in this order
+    const localPathCleaningFilters = [
+      { alias: '?<param>', regex: '\\?(.*)' },
+      { alias: '/<id>', regex: '/\\d+(/|\\?)?' },
+    ]
+    const res = await run({
+      dateRange: { date_from: '2021-05-01 00:00:00', date_to: '2021-05-07 00:00:00' },
+      pathsFilter: { includeEventTypes: ['$pageview'], pathReplacements: false, localPathCleaningFilters },
+    })
+    expect(res).toEqual([
+      link('1_test.com/step1', '2_test.com/step2/<id>', 3, ONE_MINUTE),
+      link('2_test.com/step2/<id>', '3_test.com/step2/<id><param>', 3, ONE_MINUTE),
+    ])
+  })
+})
+
 describe('PathsQuery (worked out by hand)', () => {
   it('edge weight bounds, then the edges left without a start are dropped', async () => {
     const { run } = await projectWith('weights', orphanEvents())
