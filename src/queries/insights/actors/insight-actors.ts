@@ -8,11 +8,15 @@
 //  * funnels: reached step `funnelStep` (1-based), or dropped off before step -funnelStep (-2 = did
 //    step 1, not step 2), optionally for one breakdown value;
 //  * retention: in the cohort of interval `interval` (0-based).
+//  * paths: on the edge source.pathsFilter.pathStartKey -> pathEndKey, or dropping off at
+//    pathDropoffKey (src/paths/sql.ts).
 // Ids without a person row (personless events) are counted by the insights but have no person to
 // show, so the person lookups around these ids leave them out, as PostHog's actors do.
 import { z } from 'zod'
 import type { Project } from '../../../accounts/documents.ts'
 import { ValidationError } from '../../../http/errors.ts'
+import { PathsQuery } from '../../../paths/schema.ts'
+import { pathsActorsSQL } from '../../../paths/sql.ts'
 import { alignToInterval, compileInner, parseWall, sqlStr } from '../common/index.ts'
 import { FunnelsQuery } from '../funnels/schema.ts'
 import { funnelPersonsSQL } from '../funnels/sql.ts'
@@ -123,6 +127,12 @@ export async function actorIdsSQL(
       return funnelActors(FunnelsQuery.parse(a.source), a, project)
     case 'RetentionQuery':
       return retentionActors(a, project)
+    case 'PathsQuery':
+      return pathsActorsSQL(PathsQuery.parse(a.source), {
+        teamId: project.id,
+        timezone: project.timezone,
+        now,
+      })
     default:
       throw new ValidationError(`Actors of '${a.source.kind}' are not supported.`, 'source.kind')
   }

@@ -1,0 +1,28 @@
+// PathsQuery on POST /query/ (PostHog's PathsQueryRunner): the most travelled edges between the
+// steps of persons' paths, as [{source, target, value, average_conversion_time}] (docs/paths.md).
+// The actors of an edge or a drop-off go through ActorsQuery (insights/actors/insight-actors.ts).
+import { registerQueryKind } from '../queries/kinds.ts'
+import { formatPaths } from './results.ts'
+import { PathsQuery } from './schema.ts'
+import { edgesSQL, pathsStepsSQL } from './sql.ts'
+
+registerQueryKind('PathsQuery', {
+  async compile(raw, project, _server, facts) {
+    const q = PathsQuery.parse(raw)
+    const { plan, sql, hogql } = await pathsStepsSQL(q, {
+      teamId: project.id,
+      timezone: project.timezone,
+      facts,
+    })
+    return {
+      hogql,
+      clickhouse: edgesSQL(plan, sql),
+      columns: ['source', 'target', 'value', 'average_conversion_time'],
+      types: [],
+      limit: plan.edgeLimit,
+    }
+  },
+  shape(rows) {
+    return formatPaths(rows)
+  },
+})
