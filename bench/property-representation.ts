@@ -27,11 +27,10 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { tsvBody } from '../src/projectors/clickhouse-io.ts'
-import { encodePropertiesInto, type PropertySink, PATH_SEPARATOR } from '../src/projectors/properties.ts'
-import { eventLine, type EventRow } from '../src/projectors/rows.ts'
-import { EVENT_COLUMNS } from '../src/projectors/tables.ts'
+import type { EventRow } from '../src/projectors/rows.ts'
+import { EVENT_COLUMNS as CURRENT_COLUMNS } from '../src/projectors/tables.ts'
 import { jsonNeedsEscape, tsvDateTime, tsvString } from '../src/projectors/tsv.ts'
-import { propertyValue } from '../src/hogql/print-expr.ts'
+import { encodePropertiesInto, PATH_SEPARATOR, type PropertySink } from './previous-properties.ts'
 import { clickhouseLibrary } from '../src/stack/clickhouse-library.ts'
 import { startClickHouseServer } from '../src/stack/clickhouse-server.ts'
 import { freePort } from '../src/stack/ports.ts'
@@ -179,8 +178,36 @@ function eventRow(i: number, seq: number, offset: number): EventRow {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The encoders: the baseline is the projector's eventLine; the others write the same fields with the
-// bag's part replaced, built as eventLine builds its line (one array joined once).
+// The encoders: the baseline is the layout before issue #39 (JSON text plus key/value arrays, as
+// c09b286's eventLine wrote it); the others write the same fields with the bag's part replaced, built
+// as eventLine builds its line (one array joined once).
+
+/** The events columns before issue #39: a seconds timestamp with its ms twin, the bag in three. */
+const EVENT_COLUMNS = CURRENT_COLUMNS.flatMap((c) =>
+  c === 'timestamp'
+    ? ['timestamp', 'timestamp_ms']
+    : c === 'properties'
+      ? ['properties', 'prop_keys', 'prop_values']
+      : [c],
+)
+
+/** An Array(String) literal (TSV-escaped strings). */
+const arrayLiteral = (items: string[]) => (items.length ? `['${items.map(tsvString).join("','")}']` : '[]')
+
+/** The previous layout's three bag fields: the JSON text, the keys and the values. */
+function arraysFields(properties: Record<string, unknown>): string[] {
+  encodePropertiesInto(properties, sink)
+  const n = sink.n
+  return [
+    jsonField(properties).json,
+    arrayLiteral(sink.keys.slice(0, n)),
+    arrayLiteral(sink.values.slice(0, n)),
+  ]
+}
+
+/** The previous layout's read of a key (c09b286's HogQL printer). */
+const propertyValue = (keys: string, values: string, key: string) =>
+  `arrayElement(CAST(${values} AS Array(Nullable(String))), indexOf(${keys}, ${q(key)}))`
 
 /** The columns of the rows the json and map encoders write, with `bag` where the three bag columns were. */
 const columnsWith = (bag: string[]) => [
@@ -243,7 +270,11 @@ interface Encoder {
 }
 
 const ENCODERS: Record<'arrays' | 'json' | 'map', Encoder> = {
-  arrays: { name: 'arrays (E, eventLine)', columns: EVENT_COLUMNS, line: eventLine },
+  arrays: {
+    name: 'arrays (E, the layout before)',
+    columns: EVENT_COLUMNS,
+    line: (r) => lineWith(r, arraysFields(r.properties)),
+  },
   json: {
     name: 'json text only (A, A+m, B, Bb, D1, D2)',
     columns: columnsWith(['properties']),
