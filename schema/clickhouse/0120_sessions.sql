@@ -61,7 +61,8 @@ CREATE TABLE IF NOT EXISTS raw_sessions (
   pageview_uniq AggregateFunction(uniq, Nullable(UUID)),
   autocapture_uniq AggregateFunction(uniq, Nullable(UUID)),
   screen_uniq AggregateFunction(uniq, Nullable(UUID)),
-  page_screen_autocapture_uniq_up_to AggregateFunction(uniqUpTo(1), Nullable(UUID))
+  page_screen_autocapture_uniq_up_to AggregateFunction(uniqUpTo(1), Nullable(UUID)),
+  vitals_lcp AggregateFunction(argMin, Nullable(Float64), DateTime64(6, 'UTC'))
 ) ENGINE = AggregatingMergeTree()
 PARTITION BY toYYYYMM(day)
 ORDER BY (team_id, day, session_id)
@@ -120,7 +121,12 @@ SELECT
   uniqState(if(event = '$pageview', uuid, NULL)) AS pageview_uniq,
   uniqState(if(event = '$autocapture', uuid, NULL)) AS autocapture_uniq,
   uniqState(if(event = '$screen', uuid, NULL)) AS screen_uniq,
-  uniqUpToState(1)(if(event IN ('$pageview', '$screen', '$autocapture'), uuid, NULL)) AS page_screen_autocapture_uniq_up_to
+  uniqUpToState(1)(if(event IN ('$pageview', '$screen', '$autocapture'), uuid, NULL)) AS page_screen_autocapture_uniq_up_to,
+  -- the first LCP value the session reported, on whichever event (argMin skips the NULLs)
+  argMinState(
+    accurateCastOrNull(replaceRegexpAll(nullIf(nullIf(JSONExtractRaw(properties, '$web_vitals_LCP_value'), ''), 'null'), '^"|"$', ''), 'Float64'),
+    ts
+  ) AS vitals_lcp
 FROM (
   SELECT team_id, timestamp, toDateTime64(timestamp, 6, 'UTC') AS ts, session_id, distinct_id, uuid, event,
     properties, JSONExtractString(properties, '$current_url') AS url

@@ -68,6 +68,7 @@ const MERGED: [string, string][] = [
   ['$autocapture_count', `uniqMerge(${q('autocapture_uniq')})`],
   ['$screen_count', `uniqMerge(${q('screen_uniq')})`],
   ['$page_screen_autocapture_count_up_to', `uniqUpToMerge(1)(${q('page_screen_autocapture_uniq_up_to')})`],
+  ['$vitals_lcp', `argMinMerge(${q('vitals_lcp')})`],
 ]
 
 const duration = `dateDiff('second', ${q('$start_timestamp')}, ${q('$end_timestamp')})`
@@ -123,6 +124,7 @@ export const SESSION_COLUMN_TYPES: Readonly<Record<string, string>> = {
   $session_duration: 'Int64',
   duration: 'Int64',
   $is_bounce: 'Nullable(UInt8)',
+  $vitals_lcp: 'Nullable(Float64)',
 }
 
 /** Every column of the relation, in the order `SELECT *` shows the ones it shows. */
