@@ -36,6 +36,7 @@ import { ClickHouseWriter } from './writer.ts'
 import { afterEventsSwap } from '../queries/day-cache.ts'
 import {
   afterSessionsSwap,
+  beforeSessionsSwap,
   createReplaySessions,
   RAW_SESSIONS,
   replaySessionNames,
@@ -304,13 +305,14 @@ class ReplayRun {
       fresh: replaySessionNames(`_replay_${state.id}`).sessions,
       old: replaySessionNames(`_old_${state.id}`).sessions,
     }
+    await admin.onEachHome((ch) => beforeSessionsSwap(ch, `_replay_${state.id}`))
     await admin.swap([
       ...TABLE_KINDS.map((k) => ({ live: LIVE_TABLES[k], fresh: tables[k], old: old[k] })),
       sessions,
     ])
     // the changed-days view must follow the new events table, and every stored bucket is stale
     await admin.onEachHome(afterEventsSwap)
-    await admin.onEachHome((ch) => afterSessionsSwap(ch, `_replay_${state.id}`))
+    await admin.onEachHome(afterSessionsSwap)
     // The live lanes continue from their own positions: everything up to `end` is in the new state.
     for (const durable of lanes) {
       await this.ctx.store.setWatermark(this.ns, laneSource(state.stream, durable), end)

@@ -8,8 +8,9 @@ import type { TableAdmin } from '../clickhouse/table-admin.ts'
 // raw_sessions and a view of its own from the start, and the two swap in with the other tables.
 // On current releases a view follows its source table by identity but its TO table by name: after
 // the RENAME the fresh view still names the fresh table's old name, and the live view hangs on the
-// old events table. afterSessionsSwap therefore drops both and creates the live view again on the
-// new `events` (the projectors are paused, so no insert falls between).
+// old events table. So the replay's view is dropped just before the RENAME (beforeSessionsSwap),
+// and the live view is made again on the new `events` just after it (afterSessionsSwap); the
+// projectors are paused meanwhile, so no insert falls between.
 
 /** The table the sessions are kept in, and its view from events. */
 export const RAW_SESSIONS = 'raw_sessions'
@@ -52,11 +53,19 @@ export async function createReplaySessions(admin: TableAdmin, suffix: string, ev
 }
 
 /**
- * After the swap's RENAME (projectors paused): drops the replay's view and puts the live view on
- * the new events table. Repeatable: a view already attached to `events` is kept.
+ * Before the swap's RENAME (projectors paused, the replay's passes done): drops the replay's view
+ * while its tables still have the names it was made with (dropped after the RENAME, it would leave
+ * its source table listing a view that no longer exists). Repeatable.
  */
-export async function afterSessionsSwap(ch: ClickHouseClient, suffix: string): Promise<void> {
+export async function beforeSessionsSwap(ch: ClickHouseClient, suffix: string): Promise<void> {
   await ch.command({ query: `DROP VIEW IF EXISTS ${replaySessionNames(suffix).view}` })
+}
+
+/**
+ * After the swap's RENAME (projectors still paused): replaces the live view, which hangs on the old
+ * events table, by one on the new `events`. Repeatable: a view already attached to `events` is kept.
+ */
+export async function afterSessionsSwap(ch: ClickHouseClient): Promise<void> {
   const [row] = await selectRows<{ attached: number | string }>(
     ch,
     `SELECT any(has(dependencies_table, '${RAW_SESSIONS_VIEW}')) AS attached FROM system.tables` +
