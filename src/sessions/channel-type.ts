@@ -1,11 +1,13 @@
-import { MEDIUM_CHANNELS, SOURCE_CATEGORIES, type SourceCategory } from './channel-definitions.ts'
+import { MEDIUM_CHANNELS, SOURCE_CATEGORIES } from './channel-definitions.ts'
 
 // PostHog's default channel types (posthog/hogql/database/schema/channel_type.py, documented at
 // posthog.com/docs/data/channel-type), written as one expression whose text is both HogQL and
-// ClickHouse SQL: every function in it has the same name and meaning in both, so the persons'
-// $virt_initial_channel_type (a HogQL expression field) and the sessions' $channel_type (printed
-// into the sessions relation's SQL) are the same rules. PostHog's lookups read a dictionary; here
-// they are transform() over constant arrays from channel-definitions.ts. PostHog's per-project
+// ClickHouse SQL but for its lookups: every other function in it has the same name and meaning in
+// both, so the persons' $virt_initial_channel_type (a HogQL expression field, with PostHog's
+// hogql_lookup* functions) and the sessions' $channel_type (printed into the sessions relation's
+// SQL, with the lookups expanded) are the same rules. PostHog's lookups read a dictionary; here
+// they are transform() over constant arrays from channel-definitions.ts, printed only into SQL:
+// HogQL's parser takes seconds over an expression holding the arrays. PostHog's per-project
 // custom channel rules (a query modifier) are not supported.
 
 /** The inputs of the rules, each an expression (HogQL / ClickHouse SQL text) that may be NULL. */
@@ -27,37 +29,77 @@ const array = (xs: readonly string[]) => `[${xs.map(quote).join(', ')}]`
 /** NULL for an empty string or the text 'null' (what SDKs send for an unset parameter). */
 export const nullIfEmpty = (x: string) => `nullIf(nullIf(${x}, ''), 'null')`
 
-const CATEGORIES: SourceCategory[] = ['Search', 'Social', 'Shopping', 'Video', 'Email']
-// The names sorted by category, and where each category's run ends: the category of the name at a
-// position is the number of run starts before it, so the lookup prints the names once.
-const SORTED = CATEGORIES.flatMap((c) => [...SOURCE_CATEGORIES].filter(([, v]) => v === c).map(([k]) => k))
-const STARTS = CATEGORIES.map((c) => SORTED.findIndex((k) => SOURCE_CATEGORIES.get(k) === c))
-
-/**
- * The category (Search, Social, Shopping, Video, Email) of a source name or domain, or NULL: the
- * name itself, else its first significant subdomain and suffix (old.reddit.com is reddit.com).
- */
-export function sourceCategory(x: string): string {
-  const v = `coalesce(${x}, '')`
-  const position = `arrayFirst(_p -> _p > 0, arrayMap(_k -> indexOf(${array(SORTED)}, _k), [${v}, cutToFirstSignificantSubdomain(${v})]))`
-  const runs = `[${STARTS.join(', ')}]`
-  return `nullIf(arrayElement(${array(CATEGORIES)}, arrayCount(_s -> _s < ${position}, ${runs})), '')`
+/** The lookups the rules use, by PostHog's names for them (HogQL functions), as printers. */
+export interface Lookups {
+  /** hogql_lookupDomainType: what kind of site a domain is (Search, Social, ...) */
+  domainType: (x: string) => string
+  /** hogql_lookupPaidSourceType: the paid channel of a source or domain */
+  paidSource: (x: string) => string
+  /** hogql_lookupPaidMediumType: the paid channel of a utm_medium */
+  paidMedium: (x: string) => string
+  /** hogql_lookupOrganicSourceType: the organic channel of a source or domain */
+  organicSource: (x: string) => string
+  /** hogql_lookupOrganicMediumType: the organic channel of a utm_medium */
+  organicMedium: (x: string) => string
 }
 
-/** The paid channel of a source (Email has none), or NULL. */
-const paidSource = (x: string) =>
-  `nullIf(transform(${sourceCategory(x)}, ['Search', 'Social', 'Shopping', 'Video'], ['Paid Search', 'Paid Social', 'Paid Shopping', 'Paid Video'], ''), '')`
+// A name's value in a table printed once: the name itself, else (for sources) its first
+// significant subdomain and suffix (old.reddit.com is reddit.com); NULL when neither is listed.
+function lookupSQL(x: string, table: ReadonlyMap<string, string>, cut: boolean): string {
+  const keys = array([...table.keys()])
+  const values = array([...table.values()])
+  const v = `coalesce(${x}, '')`
+  if (!cut) return `nullIf(transform(${v}, ${keys}, ${values}, ''), '')`
+  const candidates = `[${v}, cutToFirstSignificantSubdomain(${v})]`
+  return `nullIf(arrayFirst(_v -> _v != '', arrayMap(_k -> transform(_k, ${keys}, ${values}, ''), ${candidates})), '')`
+}
 
-/** The organic channel of a source (Email is Email), or NULL. */
-const organicSource = (x: string) =>
-  `nullIf(transform(${sourceCategory(x)}, ${array(CATEGORIES)}, ['Organic Search', 'Organic Social', 'Organic Shopping', 'Organic Video', 'Email'], ''), '')`
+const mapOf = <T>(source: ReadonlyMap<string, T>, f: (v: T) => string | null) =>
+  new Map([...source].flatMap(([k, v]) => (f(v) === null ? [] : [[k, f(v)!] as const])))
 
-const MEDIUMS = [...MEDIUM_CHANNELS.keys()]
-/** The channel a utm_medium means when paid / organic, or NULL. */
-const mediumChannel = (x: string, paid: boolean) => {
-  const keys = paid ? MEDIUMS.filter((m) => MEDIUM_CHANNELS.get(m)!.paid !== null) : MEDIUMS
-  const values = keys.map((m) => (paid ? MEDIUM_CHANNELS.get(m)!.paid! : MEDIUM_CHANNELS.get(m)!.organic))
-  return `nullIf(transform(coalesce(${x}, ''), ${array(keys)}, ${array(values)}, ''), '')`
+const DOMAIN_TYPE = mapOf(SOURCE_CATEGORIES, (c) => c)
+// PostHog's table: a source's paid type is "Paid <category>", none for Email; its organic type
+// "Organic <category>", Email for Email.
+const PAID_SOURCE = mapOf(SOURCE_CATEGORIES, (c) => (c === 'Email' ? null : `Paid ${c}`))
+const ORGANIC_SOURCE = mapOf(SOURCE_CATEGORIES, (c) => (c === 'Email' ? 'Email' : `Organic ${c}`))
+const PAID_MEDIUM = mapOf(MEDIUM_CHANNELS, (m) => m.paid)
+const ORGANIC_MEDIUM = mapOf(MEDIUM_CHANNELS, (m) => m.organic)
+
+/** The lookups as ClickHouse SQL (constant arrays, no dictionary). */
+export const SQL_LOOKUPS: Lookups = {
+  domainType: (x) => lookupSQL(x, DOMAIN_TYPE, true),
+  paidSource: (x) => lookupSQL(x, PAID_SOURCE, true),
+  paidMedium: (x) => lookupSQL(x, PAID_MEDIUM, false),
+  organicSource: (x) => lookupSQL(x, ORGANIC_SOURCE, true),
+  organicMedium: (x) => lookupSQL(x, ORGANIC_MEDIUM, false),
+}
+
+/** The lookups as calls of PostHog's HogQL functions (CHANNEL_FUNCTIONS prints them). */
+export const HOGQL_LOOKUPS: Lookups = {
+  domainType: (x) => `hogql_lookupDomainType(${x})`,
+  paidSource: (x) => `hogql_lookupPaidSourceType(${x})`,
+  paidMedium: (x) => `hogql_lookupPaidMediumType(${x})`,
+  organicSource: (x) => `hogql_lookupOrganicSourceType(${x})`,
+  organicMedium: (x) => `hogql_lookupOrganicMediumType(${x})`,
+}
+
+const lookupFunction = (print: (x: string) => string) => ({
+  min: 1,
+  max: 1,
+  print: (a: string[]) => print(a[0]!),
+  ret: 'Nullable(String)',
+})
+
+/**
+ * PostHog's channel lookup functions for the HogQL allow-list (functions.ts): one argument, the
+ * category or channel, NULL for a name the table does not list.
+ */
+export const CHANNEL_FUNCTIONS = {
+  hogql_lookupDomainType: lookupFunction(SQL_LOOKUPS.domainType),
+  hogql_lookupPaidSourceType: lookupFunction(SQL_LOOKUPS.paidSource),
+  hogql_lookupPaidMediumType: lookupFunction(SQL_LOOKUPS.paidMedium),
+  hogql_lookupOrganicSourceType: lookupFunction(SQL_LOOKUPS.organicSource),
+  hogql_lookupOrganicMediumType: lookupFunction(SQL_LOOKUPS.organicMedium),
 }
 
 const SHOPPING_CAMPAIGN = `'^(.*(([^a-df-z]|^)shop|shopping).*)$'`
@@ -70,7 +112,7 @@ const VIDEO_CAMPAIGN = `'^(.*video.*)$'`
  * same steps, else Organic Video, Push, Organic Social, Direct, Referral or Unknown. campaign,
  * medium and source are compared in lower case, empty and 'null' values count as unset.
  */
-export function channelTypeExpr(i: ChannelInputs): string {
+export function channelTypeExpr(i: ChannelInputs, l: Lookups): string {
   const campaign = `lower(${nullIfEmpty(i.campaign)})`
   const medium = `lower(${nullIfEmpty(i.medium)})`
   const source = `lower(${nullIfEmpty(i.source)})`
@@ -80,19 +122,19 @@ export function channelTypeExpr(i: ChannelInputs): string {
   match(${campaign}, 'cross-network'), 'Cross Network',
   (${medium} IN ('cpc', 'cpm', 'cpv', 'cpa', 'ppc', 'retargeting') OR startsWith(${medium}, 'paid') OR ${i.hasGclid} OR ${gad} IS NOT NULL),
   coalesce(
-    ${paidSource(source)},
+    ${l.paidSource(source)},
     if(match(${campaign}, ${SHOPPING_CAMPAIGN}), 'Paid Shopping', NULL),
-    ${mediumChannel(medium, true)},
-    ${paidSource(rd)},
+    ${l.paidMedium(medium)},
+    ${l.paidSource(rd)},
     multiIf(${gad} = '1', 'Paid Search', match(${campaign}, ${VIDEO_CAMPAIGN}), 'Paid Video', ${i.hasFbclid}, 'Paid Social', 'Paid Unknown')
   ),
   (${rd} = '$direct' AND ${medium} IS NULL AND (${source} IS NULL OR ${source} IN ('(direct)', 'direct', '$direct')) AND NOT ${i.hasFbclid}),
   'Direct',
   coalesce(
-    ${organicSource(source)},
+    ${l.organicSource(source)},
     if(match(${campaign}, ${SHOPPING_CAMPAIGN}), 'Organic Shopping', NULL),
-    ${mediumChannel(medium, false)},
-    ${organicSource(rd)},
+    ${l.organicMedium(medium)},
+    ${l.organicSource(rd)},
     multiIf(
       match(${campaign}, ${VIDEO_CAMPAIGN}), 'Organic Video',
       match(${medium}, 'push$'), 'Push',
@@ -106,8 +148,8 @@ export function channelTypeExpr(i: ChannelInputs): string {
 }
 
 /** PostHog's referring-domain type: '$direct' stays, else the domain's category (or NULL). */
-export function referringDomainTypeExpr(referringDomain: string): string {
-  return `if(${referringDomain} = '$direct', '$direct', ${sourceCategory(referringDomain)})`
+export function referringDomainTypeExpr(referringDomain: string, l: Lookups): string {
+  return `if(${referringDomain} = '$direct', '$direct', ${l.domainType(referringDomain)})`
 }
 
 /** The channel inputs of a person's first visit: its $initial_* properties (HogQL, over `path`). */

@@ -1,6 +1,6 @@
 import { guardedTable } from '../hogql/guard.ts'
 import { quoteIdentifier } from '../hogql/escape.ts'
-import { channelTypeExpr } from './channel-type.ts'
+import { channelTypeExpr, SQL_LOOKUPS } from './channel-type.ts'
 
 // The HogQL `sessions` table as SQL: one project's raw_sessions rows (schema/clickhouse/0120)
 // merged into one row per session, with PostHog's field names and definitions
@@ -93,15 +93,18 @@ const COMPUTED: [string, string][] = [
   ],
   [
     '$channel_type',
-    channelTypeExpr({
-      campaign: q('$entry_utm_campaign'),
-      medium: q('$entry_utm_medium'),
-      source: q('$entry_utm_source'),
-      referringDomain: q('$entry_referring_domain'),
-      hasGclid: `isNotNull(${q('$entry_gclid')})`,
-      hasFbclid: `isNotNull(${q('$entry_fbclid')})`,
-      gadSource: q('$entry_gad_source'),
-    }),
+    channelTypeExpr(
+      {
+        campaign: q('$entry_utm_campaign'),
+        medium: q('$entry_utm_medium'),
+        source: q('$entry_utm_source'),
+        referringDomain: q('$entry_referring_domain'),
+        hasGclid: `isNotNull(${q('$entry_gclid')})`,
+        hasFbclid: `isNotNull(${q('$entry_fbclid')})`,
+        gadSource: q('$entry_gad_source'),
+      },
+      SQL_LOOKUPS,
+    ),
   ],
 ]
 

@@ -1,4 +1,9 @@
-import { channelTypeExpr, initialChannelInputs, referringDomainTypeExpr } from './channel-type.ts'
+import {
+  channelTypeExpr,
+  HOGQL_LOOKUPS,
+  initialChannelInputs,
+  referringDomainTypeExpr,
+} from './channel-type.ts'
 
 // PostHog's virtual person properties (posthog/hogql/database/database.py adds them to persons and
 // events.poe): computed from the $initial_* properties the person got on its first event, so they
@@ -19,12 +24,12 @@ export function virtualPersonFields(): Record<string, ExpressionField> {
   return {
     $virt_initial_channel_type: {
       kind: 'expression',
-      expr: channelTypeExpr(initialChannelInputs('properties')),
+      expr: channelTypeExpr(initialChannelInputs('properties'), HOGQL_LOOKUPS),
       type: 'String',
     },
     $virt_initial_referring_domain_type: {
       kind: 'expression',
-      expr: referringDomainTypeExpr('toString(properties.$initial_referring_domain)'),
+      expr: referringDomainTypeExpr('toString(properties.$initial_referring_domain)', HOGQL_LOOKUPS),
       type: 'Nullable(String)',
     },
   }
