@@ -127,6 +127,8 @@ export const TABLES: Record<string, TableDef> = {
         fields: {
           id: { kind: 'column', column: 'person_id', type: 'UUID' },
           properties: { kind: 'json', raw: 'person_properties' },
+          // the $virt_* fields from the person properties stamped on the event (src/sessions/virtual.ts)
+          ...virtualPersonFields('poe.properties'),
         },
       },
     },
