@@ -307,3 +307,24 @@ describe("PostHog's TestChannelType wild clicks (persons and sessions agree)", (
     expect(await wildClick(url, referrer)).toBe(want)
   })
 })
+
+// PostHog's lookup functions called directly (test_printer.py prints them; the values are the
+// channel table's rows, worked out by hand from channel-definitions.ts)
+describe('hogql_lookup* functions', () => {
+  it.each([
+    ["hogql_lookupDomainType('www.google.co.uk')", 'Search'],
+    ["hogql_lookupDomainType('some-unknown-domain.example.com')", null],
+    ["hogql_lookupPaidSourceType('google')", 'Paid Search'],
+    ["hogql_lookupOrganicSourceType('google')", 'Organic Search'],
+    ["hogql_lookupPaidMediumType('social')", 'Paid Social'],
+    ["hogql_lookupOrganicMediumType('social')", 'Organic Social'],
+    ["hogql_lookupPaidMediumType('email')", null],
+    ["hogql_lookupOrganicMediumType('email')", 'Email'],
+    // Email has no paid type: the paid lookup falls through to the first significant subdomain
+    ["hogql_lookupPaidSourceType('mail.google.com')", 'Paid Search'],
+    ["hogql_lookupOrganicSourceType('mail.google.com')", 'Email'],
+    ['hogql_lookupPaidSourceType(NULL)', null],
+  ])('%s is %s', async (call, want) => {
+    expect(await hogql(ch, uniqueTeamId(), `select ${call}`)).toEqual([[want]])
+  })
+})
