@@ -37,6 +37,8 @@ export interface SessionEvent {
   /** 'YYYY-MM-DD HH:MM:SS' (UTC) */
   at?: string
   uuid?: string
+  /** the person the event is stamped with (default: one for every event) */
+  personId?: string
 }
 
 /** Inserts the events for `team`, one INSERT (as one projected batch would be). */
@@ -55,7 +57,7 @@ export async function insertSessionEvents(
         uuid: e.uuid ?? uuidv4(),
         event: e.event,
         distinctId: e.distinctId ?? 'd1',
-        personId: '00000000-0000-4000-8000-000000000000',
+        personId: e.personId ?? '00000000-0000-4000-8000-000000000000',
         timestamp: at,
         properties: { $session_id: e.session, ...e.properties },
         sessionId: e.session,
