@@ -4,6 +4,7 @@ import { NEWER_FUNCTIONS } from './functions-newer.ts'
 import { SCALAR_FUNCTIONS } from './functions-scalar.ts'
 import { TIME_FUNCTIONS } from './functions-time.ts'
 import type { FnDef } from './function-defs.ts'
+import { CHANNEL_FUNCTIONS } from '../sessions/channel-type.ts'
 
 // The allow-list: every HogQL function a user may call, what it prints as on ClickHouse, its arity
 // and (best effort) its result type. A name missing here is refused, which is what keeps table
@@ -27,6 +28,8 @@ export const FUNCTIONS: Record<string, FnDef> = {
   ...SCALAR_FUNCTIONS,
   ...TIME_FUNCTIONS,
   ...AGGREGATE_FUNCTIONS,
+  // PostHog's channel-type lookups (src/sessions/channel-type.ts)
+  ...CHANNEL_FUNCTIONS,
   // PostgreSQL's names for the trims (PostHog's clickhouse/strings.py)
   ltrim: SCALAR_FUNCTIONS.trimLeft!,
   rtrim: SCALAR_FUNCTIONS.trimRight!,

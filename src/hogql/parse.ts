@@ -126,6 +126,40 @@ export function parseSelectWasm(parser: HogQLParser, query: string): QueryNode {
 
 /** Parses one of the schema's internal expressions. */
 export function parseExpr(parser: HogQLParser, expr: string): Node {
+  // The fast parser first, as `SELECT <expr>`: PostHog's parser takes seconds over the longer
+  // schema expressions (the channel-type rules, src/sessions/channel-type.ts).
+  try {
+    const tree = fastParseSelect(`SELECT ${expr}`, identifierOracle(parser)) as Node & { select?: Node[] }
+    if (
+      tree.node === 'SelectQuery' &&
+      tree.select?.length === 1 &&
+      Object.keys(tree).every(selectOnly(tree))
+    ) {
+      return withoutPositions(tree.select[0]!)
+    }
+  } catch {
+    // outside the fast parser's subset: PostHog's parser decides
+  }
   // Internal expressions (schema definitions) carry no positions: errors in them are ours, not the user's.
   return guarded(() => parser.parseExpr(expr, true))
+}
+
+// Whether a key of the SELECT the fast parser made is one `SELECT <expr>` alone sets.
+const selectOnly = (tree: Record<string, unknown>) => (k: string) =>
+  ['node', 'select', 'start', 'end'].includes(k) ||
+  tree[k] === null ||
+  tree[k] === undefined ||
+  tree[k] === false
+
+function withoutPositions(n: Node): Node {
+  const strip = (v: unknown): unknown => {
+    if (Array.isArray(v)) return v.map(strip)
+    if (!v || typeof v !== 'object') return v
+    return Object.fromEntries(
+      Object.entries(v)
+        .filter(([k]) => k !== 'start' && k !== 'end')
+        .map(([k, x]) => [k, strip(x)]),
+    )
+  }
+  return strip(n) as Node
 }

@@ -110,10 +110,13 @@ export function relation(
   }
   // Newest version per key; argMax keeps every column of the same (newest) row. A property read
   // as its own column is the newest version's value at its path: argMax of a one-element tuple, since
-  // argMax of a Nullable would skip the newest version where the path is missing.
+  // argMax of a Nullable would skip the newest version where the path is missing. Where the whole
+  // JSON is read too, its alias is the newest JSON (an aggregate): the value is then read from it a
+  // level around, not inside another argMax.
   const keys = rel.key.map(quoteIdentifier)
   const props = src.propColumns ?? new Map<string, { column: string; path: PropertyPath }>()
   const version = quoteIdentifier(rel.version)
+  const aroundRaw = (c: string) => cols.includes(props.get(c)!.column)
   const listed = (c: string) => {
     const x = props.get(c)!
     return `tupleElement(argMax(tuple(${propertyValue(quoteIdentifier(x.column), x.path)}), ${version}), 1)`
@@ -122,14 +125,21 @@ export function relation(
     `${props.has(c) ? listed(c) : `argMax(${quoteIdentifier(c)}, ${version})`} AS ${quoteIdentifier(c)}`
   const list = [
     ...rel.key.filter((k) => cols.includes(k) || cols.length === 0).map(quoteIdentifier),
-    ...cols.filter((c) => !rel.key.includes(c)).map(newest),
+    ...cols.filter((c) => !rel.key.includes(c) && !(props.has(c) && aroundRaw(c))).map(newest),
   ]
+  const copies = cols
+    .filter((c) => props.has(c) && aroundRaw(c))
+    .map(
+      (c) =>
+        `${propertyValue(quoteIdentifier(props.get(c)!.column), props.get(c)!.path)} AS ${quoteIdentifier(c)}`,
+    )
   if (!list.length) list.push(keys[0]!)
   list.push(...marker)
   let tail = `GROUP BY ${keys.join(', ')}`
   if (rel.deleted)
     tail += ` HAVING argMax(${quoteIdentifier(rel.deleted)}, ${quoteIdentifier(rel.version)}) = 0`
   const read = guardedTable(quoteIdentifier(rel.table), team, list.join(', '), tail, inside)
+  if (copies.length) return `(SELECT *, ${copies.join(', ')} FROM ${read}) AS ${alias}`
   return `${read} AS ${alias}`
 }
 

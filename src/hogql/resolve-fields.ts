@@ -35,12 +35,12 @@ export function tryField(
   const head = chain[0]!
   const plain = (e: Expr): Expr | undefined => (path.length ? undefined : e)
 
-  if (scope.internal) return inSource(r, scope.internal, whole, scope, s, true, path)
-
+  // a lambda's own arguments first, also inside a schema expression (whose lambdas are its own)
   for (const frame of scope.lambdas) {
     if (frame.includes(head))
       return chain.length === 1 ? plain({ k: 'ident', name: head, type: 'Unknown' }) : undefined
   }
+  if (scope.internal) return inSource(r, scope.internal, whole, scope, s, true, path)
   if (chain.length === 1) {
     if (scope.arrayJoinAliases.has(head)) return plain({ k: 'ident', name: head, type: 'Unknown' })
     const slot = scope.aliases.get(head)

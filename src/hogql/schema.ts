@@ -1,4 +1,6 @@
 import { flagUsageSQL } from './flag-usage.ts'
+import { SESSION_COLUMN_TYPES, SESSION_COLUMNS, sessionsSQL } from '../sessions/sql.ts'
+import { virtualPersonFields } from '../sessions/virtual.ts'
 
 // Burrow's virtual schema: what HogQL users see, and how each name reaches the physical tables in
 // schema/clickhouse/. Adding a table (e.g. feature-flag usage) is an entry here, not a printer change.
@@ -114,6 +116,8 @@ export const TABLES: Record<string, TableDef> = {
       // PostHog's events.pdi: the distinct id's current row (its person_id is the newest
       // assignment, which can differ from the id the event was stamped with).
       pdi: { kind: 'join', table: 'person_distinct_ids', from: 'distinct_id', to: 'distinct_id' },
+      // PostHog's events.session: the event's session (docs/sessions.md), joined on $session_id.
+      session: { kind: 'join', table: 'sessions', from: '$session_id', to: 'session_id' },
       // PostHog's events.poe ("person on events"): the person as the event was stamped with it,
       // its id before any later merge and its properties as they were when the event arrived.
       poe: {
@@ -121,6 +125,8 @@ export const TABLES: Record<string, TableDef> = {
         fields: {
           id: { kind: 'column', column: 'person_id', type: 'UUID' },
           properties: { kind: 'properties', raw: 'person_properties' },
+          // the $virt_* fields from the person properties stamped on the event (src/sessions/virtual.ts)
+          ...virtualPersonFields('poe.properties'),
         },
       },
     },
@@ -157,6 +163,8 @@ export const TABLES: Record<string, TableDef> = {
       created_at: { kind: 'column', column: 'created_at', type: 'DateTime64(3)' },
       properties: { kind: 'properties', raw: 'properties' },
       is_identified: { kind: 'column', column: 'is_identified', type: 'UInt8' },
+      // PostHog's $virt_* fields: the channel of the person's first visit (src/sessions/virtual.ts)
+      ...virtualPersonFields(),
     },
     asterisk: ['id', 'created_at', 'properties', 'is_identified'],
   },
@@ -201,6 +209,19 @@ export const TABLES: Record<string, TableDef> = {
       unique_persons: { kind: 'column', column: 'unique_persons', type: 'UInt64' },
     },
     asterisk: ['flag', 'variant', 'day', 'source', 'calls', 'unique_persons'],
+  },
+  // PostHog's sessions table: one row per session of the project, merged from raw_sessions
+  // (schema/clickhouse/0120, src/sessions/sql.ts); conditions on session_id reach the guarded read.
+  sessions: {
+    name: 'sessions',
+    relation: { kind: 'derived', sql: sessionsSQL, pushable: ['session_id'] },
+    fields: Object.fromEntries(
+      SESSION_COLUMNS.map((c): [string, FieldDef] => [
+        c,
+        { kind: 'column', column: c, type: SESSION_COLUMN_TYPES[c] ?? 'Nullable(String)' },
+      ]),
+    ),
+    asterisk: SESSION_COLUMNS.filter((c) => c !== 'id' && c !== 'duration'),
   },
   // Members of dynamic cohorts, every calculated version (schema/clickhouse/0100): `IN COHORT` reads
   // the version the cohort calls current.

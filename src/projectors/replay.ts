@@ -35,6 +35,13 @@ import {
 import { LIVE_TABLES, type ProjectionTables, suffixedTables, TABLE_KINDS } from './tables.ts'
 import { ClickHouseWriter } from './writer.ts'
 import { afterEventsSwap } from '../queries/day-cache.ts'
+import {
+  afterSessionsSwap,
+  beforeSessionsSwap,
+  createReplaySessions,
+  RAW_SESSIONS,
+  replaySessionNames,
+} from '../sessions/replay.ts'
 
 // Rebuilds the projection from the log into fresh tables and a fresh identity namespace, then swaps
 // both in. The build runs beside the live projectors; only the final catch-up and swap pause them.
@@ -142,6 +149,8 @@ class ReplayRun {
     const tables = suffixedTables(`_replay_${state.id}`)
     const admin = o.admin ?? TableAdmin.single(o.ch)
     for (const k of TABLE_KINDS) await admin.createLike(tables[k], LIVE_TABLES[k], tableDdl(LIVE_TABLES[k]))
+    // the sessions are fed by a view from the fresh events table, before any row reaches it
+    await createReplaySessions(admin, `_replay_${state.id}`, tables.events)
     const js = jetstream(o.nc)
     const ctx: ProjectionContext = {
       ch: o.ch,
@@ -290,9 +299,21 @@ class ReplayRun {
         await admin.copyRows(tables[k], LIVE_TABLES[k], `team_id != ${state.project}`)
     }
     const old = suffixedTables(`_old_${state.id}`)
-    await admin.swap(TABLE_KINDS.map((k) => ({ live: LIVE_TABLES[k], fresh: tables[k], old: old[k] })))
+    // the sessions swap with the events they are made of (their other projects' rows came with
+    // the copied events, through the view)
+    const sessions = {
+      live: RAW_SESSIONS,
+      fresh: replaySessionNames(`_replay_${state.id}`).sessions,
+      old: replaySessionNames(`_old_${state.id}`).sessions,
+    }
+    await admin.onEachHome((ch) => beforeSessionsSwap(ch, `_replay_${state.id}`))
+    await admin.swap([
+      ...TABLE_KINDS.map((k) => ({ live: LIVE_TABLES[k], fresh: tables[k], old: old[k] })),
+      sessions,
+    ])
     // the changed-days view must follow the new events table, and every stored bucket is stale
     await admin.onEachHome(afterEventsSwap)
+    await admin.onEachHome(afterSessionsSwap)
     // The live lanes continue from their own positions: everything up to `end` is in the new state.
     for (const durable of lanes) {
       await this.ctx.store.setWatermark(this.ns, laneSource(state.stream, durable), end)
@@ -313,6 +334,7 @@ class ReplayRun {
       await putJson(this.kv, namespacePointerKey('default'), { ns: this.ns })
     }
     for (const k of TABLE_KINDS) await admin.drop(old[k])
+    await admin.drop(sessions.old)
     await this.kv.delete(REPLAY_STATE_KEY)
   }
 }

@@ -6,7 +6,8 @@
 // the comment says why the count differs.
 
 /** The projects the cases read, each with the rows of one PostHog fixture (posthog-query.test.ts). */
-export type Fixture = 'random' | 'extra' | 'windows' | 'pageview' | 'persons' | 'unset' | 'groups' | 'docs'
+export type Fixture =
+  'random' | 'extra' | 'windows' | 'pageview' | 'persons' | 'unset' | 'groups' | 'docs' | 'virt'
 
 /** PostHog's random uuid property, fixed here so expected rows can name it. */
 export const RANDOM = 'RANDOM_TEST_ID::0190e5b2-8d6f-7c31-9a44-3f1e2d5c6b7a'
@@ -14,6 +15,8 @@ export const RANDOM = 'RANDOM_TEST_ID::0190e5b2-8d6f-7c31-9a44-3f1e2d5c6b7a'
 export const PERSONS = [1, 2, 3, 4].map((n) => `00000000-0000-4000-8000-00000000030${n}`)
 /** The person of the 'unset' fixture, whose newest version drops a property. */
 export const UNSET = '00000000-0000-4000-8000-000000000401'
+/** The person of the 'virt' fixture (test_persons.py TestPersons: $virt_* properties). */
+export const VIRT_PERSON = '00000000-0000-4000-8000-000000000501'
 /** The person of the 'random' fixture (the UUID PostHog's tests expect for it). */
 export const PERSON = '00000000-0000-4000-8000-000000000000'
 
@@ -1656,6 +1659,36 @@ export const POSTHOG_RESOLVER_CASES: PostHogCase[] = [
 // database/schema/test: test_events.py, test_persons.py (persons deduplicated by version, deleted
 // ones left out) and test_groups.py (one row per group, the newest), with their fixtures' rows.
 export const POSTHOG_SCHEMA_CASES: PostHogCase[] = [
+  // test_persons.py TestPersons: the person's $initial_referring_domain is https://google.com, the
+  // event was stamped with https://facebook.com and utm_medium cpc
+  {
+    test: 'test_persons.test_virtual_person_properties',
+    fixture: 'virt',
+    hogql: 'select $virt_initial_channel_type from persons where id = {person_id}',
+    values: { person_id: VIRT_PERSON },
+    rows: [['Organic Search']],
+  },
+  {
+    test: 'test_persons.test_virtual_event_person_properties',
+    fixture: 'virt',
+    hogql: 'select person.$virt_initial_channel_type from events where person.id = {person_id}',
+    values: { person_id: VIRT_PERSON },
+    rows: [['Organic Search']],
+  },
+  {
+    test: 'test_persons.test_virtual_event_poe_properties',
+    fixture: 'virt',
+    hogql: 'select events.poe.$virt_initial_channel_type from events where person.id = {person_id}',
+    values: { person_id: VIRT_PERSON },
+    rows: [['Paid Social']],
+  },
+  {
+    test: 'test_persons.test_virtual_event_pdi_properties',
+    fixture: 'virt',
+    hogql: 'select events.pdi.person.$virt_initial_channel_type from events where person.id = {person_id}',
+    values: { person_id: VIRT_PERSON },
+    rows: [['Organic Search']],
+  },
   {
     test: 'test_events.test_select_star_from_events',
     fixture: 'persons',

@@ -17,6 +17,7 @@ import {
   type PostHogCase,
   RANDOM,
   UNSET,
+  VIRT_PERSON,
 } from './posthog-query.cases.ts'
 
 const ch = clickhouse()
@@ -30,6 +31,7 @@ const TEAMS: Record<Fixture, number> = {
   unset: base + 5,
   groups: base + 6,
   docs: base + 7,
+  virt: base + 8,
 }
 const uuid = (team: number, n: number) =>
   `00000000-0000-7000-8000-${(team % 1_000_000).toString().padStart(6, '0')}${n.toString().padStart(6, '0')}`
@@ -248,6 +250,33 @@ beforeAll(async () => {
         $browser: 'Safari',
         $os: 'Mac OS X',
       },
+    },
+  ])
+})
+
+beforeAll(async () => {
+  // test_persons.py TestPersons: a person with an initial referring domain, and a $pageview stamped
+  // with other person properties (what events.poe reads)
+  const team = TEAMS.virt
+  await insertPersons(ch, [
+    {
+      team,
+      id: VIRT_PERSON,
+      createdAt: '2025-05-28 12:00:00',
+      properties: { $initial_referring_domain: 'https://google.com' },
+      version: 1,
+    },
+  ])
+  await insertDistinctIds(ch, [{ team, distinctId: '1', personId: VIRT_PERSON, version: 1 }])
+  await insertEvents(ch, [
+    {
+      team,
+      uuid: uuid(team, 1),
+      event: '$pageview',
+      distinctId: '1',
+      personId: VIRT_PERSON,
+      timestamp: '2025-05-28 12:00:00',
+      personProperties: { $initial_referring_domain: 'https://facebook.com', $initial_utm_medium: 'cpc' },
     },
   ])
 })

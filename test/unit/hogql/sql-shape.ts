@@ -10,6 +10,7 @@ export const PHYSICAL = [
   'feature_flag_usage',
   'cohortpeople',
   'person_static_cohort',
+  'raw_sessions',
 ]
 
 interface Frame {

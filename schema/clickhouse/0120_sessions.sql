@@ -1,0 +1,136 @@
+-- Sessions (docs/sessions.md): one row of aggregate states per project, session and UTC day of its
+-- events, as PostHog keeps them in raw_sessions. Read with the -Merge functions grouped by session
+-- (src/sessions/sql.ts): a session that spans midnight or several inserts has several rows here
+-- until parts merge, and the query merges them anyway.
+-- Fed only by the view below, from each block inserted into `events`: no query scans the events to
+-- build a session. The view reads `timestamp` (never its epoch-ms twin) through toDateTime64, which
+-- is right for DateTime('UTC') and for DateTime64(6, 'UTC') alike; properties from the JSON text,
+-- parsed once per event into a map of every top-level key (strings as they are, other values as
+-- their JSON text): one JSONExtractString per field parsed each event ~50 times and made the
+-- inserts into events ~6x slower.
+-- Counts are uniq states of event uuids (PostHog's choice too): a row the projector wrote twice
+-- (before the replacing merge of `events` collapsed it) is counted once.
+-- Replay builds a fresh copy of the table and view beside the fresh events table and swaps them in
+-- together (src/sessions/replay.ts).
+CREATE TABLE IF NOT EXISTS raw_sessions (
+  team_id Int64,
+  day Date,
+  session_id String,
+  distinct_id AggregateFunction(argMax, String, DateTime64(6, 'UTC')),
+  min_timestamp SimpleAggregateFunction(min, DateTime64(6, 'UTC')),
+  max_timestamp SimpleAggregateFunction(max, DateTime64(6, 'UTC')),
+  urls SimpleAggregateFunction(groupUniqArrayArray, Array(String)),
+  entry_url AggregateFunction(argMin, String, DateTime64(6, 'UTC')),
+  end_url AggregateFunction(argMax, String, DateTime64(6, 'UTC')),
+  last_external_click_url AggregateFunction(argMax, String, DateTime64(6, 'UTC')),
+  initial_browser AggregateFunction(argMin, String, DateTime64(6, 'UTC')),
+  initial_browser_version AggregateFunction(argMin, String, DateTime64(6, 'UTC')),
+  initial_os AggregateFunction(argMin, String, DateTime64(6, 'UTC')),
+  initial_os_version AggregateFunction(argMin, String, DateTime64(6, 'UTC')),
+  initial_device_type AggregateFunction(argMin, String, DateTime64(6, 'UTC')),
+  initial_viewport_width AggregateFunction(argMin, Int64, DateTime64(6, 'UTC')),
+  initial_viewport_height AggregateFunction(argMin, Int64, DateTime64(6, 'UTC')),
+  initial_geoip_country_code AggregateFunction(argMin, String, DateTime64(6, 'UTC')),
+  initial_geoip_subdivision_1_code AggregateFunction(argMin, String, DateTime64(6, 'UTC')),
+  initial_geoip_subdivision_1_name AggregateFunction(argMin, String, DateTime64(6, 'UTC')),
+  initial_geoip_subdivision_city_name AggregateFunction(argMin, String, DateTime64(6, 'UTC')),
+  initial_geoip_time_zone AggregateFunction(argMin, String, DateTime64(6, 'UTC')),
+  initial_referring_domain AggregateFunction(argMin, String, DateTime64(6, 'UTC')),
+  initial_referrer AggregateFunction(argMin, String, DateTime64(6, 'UTC')),
+  initial_utm_source AggregateFunction(argMin, String, DateTime64(6, 'UTC')),
+  initial_utm_campaign AggregateFunction(argMin, String, DateTime64(6, 'UTC')),
+  initial_utm_medium AggregateFunction(argMin, String, DateTime64(6, 'UTC')),
+  initial_utm_term AggregateFunction(argMin, String, DateTime64(6, 'UTC')),
+  initial_utm_content AggregateFunction(argMin, String, DateTime64(6, 'UTC')),
+  initial_gclid AggregateFunction(argMin, String, DateTime64(6, 'UTC')),
+  initial_gad_source AggregateFunction(argMin, String, DateTime64(6, 'UTC')),
+  initial_gclsrc AggregateFunction(argMin, String, DateTime64(6, 'UTC')),
+  initial_dclid AggregateFunction(argMin, String, DateTime64(6, 'UTC')),
+  initial_gbraid AggregateFunction(argMin, String, DateTime64(6, 'UTC')),
+  initial_wbraid AggregateFunction(argMin, String, DateTime64(6, 'UTC')),
+  initial_fbclid AggregateFunction(argMin, String, DateTime64(6, 'UTC')),
+  initial_msclkid AggregateFunction(argMin, String, DateTime64(6, 'UTC')),
+  initial_twclid AggregateFunction(argMin, String, DateTime64(6, 'UTC')),
+  initial_li_fat_id AggregateFunction(argMin, String, DateTime64(6, 'UTC')),
+  initial_mc_cid AggregateFunction(argMin, String, DateTime64(6, 'UTC')),
+  initial_igshid AggregateFunction(argMin, String, DateTime64(6, 'UTC')),
+  initial_ttclid AggregateFunction(argMin, String, DateTime64(6, 'UTC')),
+  initial_irclid AggregateFunction(argMin, String, DateTime64(6, 'UTC')),
+  initial__kx AggregateFunction(argMin, String, DateTime64(6, 'UTC')),
+  initial_epik AggregateFunction(argMin, String, DateTime64(6, 'UTC')),
+  initial_qclid AggregateFunction(argMin, String, DateTime64(6, 'UTC')),
+  initial_sccid AggregateFunction(argMin, String, DateTime64(6, 'UTC')),
+  event_uniq AggregateFunction(uniq, UUID),
+  pageview_uniq AggregateFunction(uniq, Nullable(UUID)),
+  autocapture_uniq AggregateFunction(uniq, Nullable(UUID)),
+  screen_uniq AggregateFunction(uniq, Nullable(UUID)),
+  page_screen_autocapture_uniq_up_to AggregateFunction(uniqUpTo(1), Nullable(UUID)),
+  vitals_lcp AggregateFunction(argMin, Nullable(Float64), DateTime64(6, 'UTC'))
+) ENGINE = AggregatingMergeTree()
+PARTITION BY toYYYYMM(day)
+ORDER BY (team_id, day, session_id)
+SETTINGS index_granularity = 1024;
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS raw_sessions_mv TO raw_sessions AS
+SELECT
+  team_id,
+  toDate(timestamp) AS day,
+  session_id,
+  argMaxState(distinct_id, ts) AS distinct_id,
+  min(ts) AS min_timestamp,
+  max(ts) AS max_timestamp,
+  groupUniqArrayArray(if(url = '', [], [url])) AS urls,
+  argMinState(url, ts) AS entry_url,
+  argMaxState(url, ts) AS end_url,
+  argMaxState(p['$external_click_url'], ts) AS last_external_click_url,
+  argMinState(p['$browser'], ts) AS initial_browser,
+  argMinState(p['$browser_version'], ts) AS initial_browser_version,
+  argMinState(p['$os'], ts) AS initial_os,
+  argMinState(p['$os_version'], ts) AS initial_os_version,
+  argMinState(p['$device_type'], ts) AS initial_device_type,
+  argMinState(toInt64OrZero(p['$viewport_width']), ts) AS initial_viewport_width,
+  argMinState(toInt64OrZero(p['$viewport_height']), ts) AS initial_viewport_height,
+  argMinState(p['$geoip_country_code'], ts) AS initial_geoip_country_code,
+  argMinState(p['$geoip_subdivision_1_code'], ts) AS initial_geoip_subdivision_1_code,
+  argMinState(p['$geoip_subdivision_1_name'], ts) AS initial_geoip_subdivision_1_name,
+  argMinState(p['$geoip_city_name'], ts) AS initial_geoip_subdivision_city_name,
+  argMinState(p['$geoip_time_zone'], ts) AS initial_geoip_time_zone,
+  argMinState(p['$referring_domain'], ts) AS initial_referring_domain,
+  argMinState(p['$referrer'], ts) AS initial_referrer,
+  argMinState(p['utm_source'], ts) AS initial_utm_source,
+  argMinState(p['utm_campaign'], ts) AS initial_utm_campaign,
+  argMinState(p['utm_medium'], ts) AS initial_utm_medium,
+  argMinState(p['utm_term'], ts) AS initial_utm_term,
+  argMinState(p['utm_content'], ts) AS initial_utm_content,
+  argMinState(p['gclid'], ts) AS initial_gclid,
+  argMinState(p['gad_source'], ts) AS initial_gad_source,
+  argMinState(p['gclsrc'], ts) AS initial_gclsrc,
+  argMinState(p['dclid'], ts) AS initial_dclid,
+  argMinState(p['gbraid'], ts) AS initial_gbraid,
+  argMinState(p['wbraid'], ts) AS initial_wbraid,
+  argMinState(p['fbclid'], ts) AS initial_fbclid,
+  argMinState(p['msclkid'], ts) AS initial_msclkid,
+  argMinState(p['twclid'], ts) AS initial_twclid,
+  argMinState(p['li_fat_id'], ts) AS initial_li_fat_id,
+  argMinState(p['mc_cid'], ts) AS initial_mc_cid,
+  argMinState(p['igshid'], ts) AS initial_igshid,
+  argMinState(p['ttclid'], ts) AS initial_ttclid,
+  argMinState(p['irclid'], ts) AS initial_irclid,
+  argMinState(p['_kx'], ts) AS initial__kx,
+  argMinState(p['epik'], ts) AS initial_epik,
+  argMinState(p['qclid'], ts) AS initial_qclid,
+  argMinState(p['sccid'], ts) AS initial_sccid,
+  uniqState(uuid) AS event_uniq,
+  uniqState(if(event = '$pageview', uuid, NULL)) AS pageview_uniq,
+  uniqState(if(event = '$autocapture', uuid, NULL)) AS autocapture_uniq,
+  uniqState(if(event = '$screen', uuid, NULL)) AS screen_uniq,
+  uniqUpToState(1)(if(event IN ('$pageview', '$screen', '$autocapture'), uuid, NULL)) AS page_screen_autocapture_uniq_up_to,
+  -- the first LCP value the session reported, on whichever event (argMin skips the NULLs)
+  argMinState(accurateCastOrNull(nullIf(nullIf(p['$web_vitals_LCP_value'], ''), 'null'), 'Float64'), ts) AS vitals_lcp
+FROM (
+  SELECT team_id, timestamp, toDateTime64(timestamp, 6, 'UTC') AS ts, session_id, distinct_id, uuid, event,
+    JSONExtract(properties, 'Map(String, String)') AS p, p['$current_url'] AS url
+  FROM events
+  WHERE session_id != ''
+)
+GROUP BY team_id, day, session_id;
