@@ -188,6 +188,6 @@ describe('events writer', () => {
       ch,
       `SELECT count() AS n FROM events WHERE team_id = ${team} AND event != 'retried'`,
     )
-    expect(Number(r!.n)).toBe(7)
+    expect(Number(r!.n)).toBe(8)
   })
 })

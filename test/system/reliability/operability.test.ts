@@ -108,7 +108,7 @@ describe('retention', () => {
         query: 'SELECT toString(timestamp) AS t FROM events ORDER BY t',
         format: 'JSONEachRow',
       })
-      expect(await rs.json()).toEqual([{ t: '2024-05-02 00:00:00' }])
+      expect(await rs.json()).toEqual([{ t: '2024-05-02 00:00:00.000000' }])
       // Nothing left to drop: a second run (or a second projector process) is a no-op.
       expect(
         await dropExpiredPartitions(
