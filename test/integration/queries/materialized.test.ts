@@ -109,7 +109,7 @@ describe('materialized property columns', () => {
       ])
       expect(before.body.clickhouse).not.toContain(columnFor(hot))
       let after = before
-      for (let i = 0; i < 100 && !after.body.clickhouse.includes(columnFor(hot)); i++) {
+      for (let i = 0; i < 300 && !after.body.clickhouse.includes(columnFor(hot)); i++) {
         await new Promise((r) => setTimeout(r, 100))
         after = await trends()
       }
