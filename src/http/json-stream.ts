@@ -6,7 +6,7 @@ import { Readable } from 'node:stream'
 // small and serialized whole.
 
 /** Bytes of JSON text (about) per slice; each slice is one turn of the event loop. */
-const SLICE_CHARS = 256 * 1024
+const SLICE_CHARS = 64 * 1024
 
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve))
 

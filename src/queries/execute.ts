@@ -57,9 +57,12 @@ export interface Executed {
 
 const NUMERIC = /^(Nullable\()?(U?Int(8|16|32|64|128|256)|Float(32|64)|Decimal.*)\)?$/
 
-/** ClickHouse quotes 64-bit integers in JSON; clients expect numbers where they are exact. */
-function convert(value: unknown, type: string): unknown {
-  if (typeof value === 'string' && NUMERIC.test(type)) {
+/**
+ * A value of a numeric column: ClickHouse quotes 64-bit integers in JSON; clients expect numbers
+ * where they are exact.
+ */
+function convertNumber(value: unknown): unknown {
+  if (typeof value === 'string') {
     const n = Number(value)
     return Number.isSafeInteger(n) || !/^-?\d+$/.test(value) ? n : value
   }
@@ -71,7 +74,7 @@ function numericConverter(): (row: unknown[], types: string[]) => unknown[] {
   let numeric: number[] | undefined
   return (row, types) => {
     numeric ??= types.flatMap((t, i) => (NUMERIC.test(t) ? [i] : []))
-    for (const i of numeric) row[i] = convert(row[i], types[i]!)
+    for (const i of numeric) row[i] = convertNumber(row[i])
     return row
   }
 }
@@ -139,7 +142,7 @@ export async function execute(
         max_result_rows: String(opts.maxResultRows),
         max_result_bytes: String(maxBytes * SERVER_RESULT_BYTES_FACTOR),
         result_overflow_mode: 'break',
-        // quoted, so that convert() can keep a 64-bit integer past 2^53 exact (as text): current
+        // quoted, so that convertNumber() can keep a 64-bit integer past 2^53 exact (as text): current
         // releases write them as bare JSON numbers by default, which JSON.parse rounds
         output_format_json_quote_64bit_integers: 1,
         ...guardSettings(server),
