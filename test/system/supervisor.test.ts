@@ -45,9 +45,14 @@ describe('burrow start (role all) on two cores', () => {
         )
         .toBe('1')
 
-      // the parent's /metrics includes the projector process's (rows it inserted)
-      const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text()
-      expect(metrics).toMatch(/burrow_clickhouse_insert_rows_total\{table="events"\} [1-9]/)
+      // the parent's /metrics includes the projector process's (rows it inserted); the row can be
+      // read a moment before the child's counter has it, so the figure is polled
+      await expect
+        .poll(async () => (await fetch(`http://127.0.0.1:${port}/metrics`)).text(), {
+          timeout: 15_000,
+          interval: 250,
+        })
+        .toMatch(/burrow_clickhouse_insert_rows_total\{table="events"\} [1-9]/)
 
       burrow.child.kill('SIGINT')
       expect(await burrow.exited).toBe(0)
