@@ -5,13 +5,13 @@ import type { Runtime } from '../runtime/types.ts'
 // Auto-materialization, as PostHog does it for its own deployments (its materialized-columns task
 // analyses the query log for the properties slow queries read and gives the top ones a column):
 // every query's ClickHouse time is counted against the top-level event properties it read from the
-// key/value arrays; every `intervalMs`, the properties whose queries took at least `minSeconds`
+// properties' JSON; every `intervalMs`, the properties whose queries took at least `minSeconds`
 // in that period get a column of their own, most time first, while fewer than `maxColumns`
 // properties have one. Queries then read the column (src/hogql/resolve-fields.ts), which shows in
 // the response's `clickhouse` SQL. A column is on `events` for every project: the cap bounds what
 // any project's queries can add.
 
-/** ClickHouse seconds spent by the queries that read each property from the arrays. */
+/** ClickHouse seconds spent by the queries that read each property from the JSON. */
 export class HotProperties {
   private readonly spent = new Map<string, number>()
 

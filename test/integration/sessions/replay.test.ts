@@ -28,7 +28,7 @@ afterAll(async () => {
 })
 
 const FIELDS = `session_id, distinct_id, $start_timestamp, $end_timestamp, $entry_current_url, $end_current_url,
-  $pageview_count, $autocapture_count, $event_count, $channel_type, $is_bounce, $entry_utm_source, $urls`
+  $pageview_count, $autocapture_count, $event_count, $channel_type, $is_bounce, $entry_utm_source, arraySort($urls)`
 
 const sessions = async (team: number) => hogql(ch, team, `select ${FIELDS} from sessions order by session_id`)
 
