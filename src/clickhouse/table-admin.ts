@@ -90,7 +90,7 @@ export class TableAdmin {
   async createLike(table: string, like: string, ddl?: string): Promise<void> {
     for (const h of this.homes) {
       // an earlier layout of `like` is not copied: the table is made as the schema files say now
-      const fresh = ddl !== undefined && (await this.layoutOf(h, like)) !== ddlColumns(ddl).join(',')
+      const fresh = ddl !== undefined && (await this.differs(h, like, ddl))
       const query = fresh
         ? ddl.replace(/^(CREATE TABLE IF NOT EXISTS )\S+/, `$1${name(h, table)}`)
         : `CREATE TABLE IF NOT EXISTS ${name(h, table)} AS ${name(h, like)}`
@@ -113,18 +113,18 @@ export class TableAdmin {
    * MATERIALIZED columns (burrow materialize) are not counted.
    */
   async outdated(table: string, ddl: string): Promise<boolean> {
-    const want = ddlColumns(ddl).join(',')
-    for (const h of this.homes) if ((await this.layoutOf(h, table)) !== want) return true
+    for (const h of this.homes) if (await this.differs(h, table, ddl)) return true
     return false
   }
 
-  private async layoutOf(h: TableHome, table: string): Promise<string> {
+  /** Whether `table` on home `h` stores other columns, or in another order, than `ddl` defines. */
+  private async differs(h: TableHome, table: string, ddl: string): Promise<boolean> {
     const rows = await selectRows<{ name: string }>(
       h.ch,
       `SELECT name FROM system.columns WHERE database = ${databaseOf(h)} AND table = ${sqlString(table)}
        AND default_kind NOT IN ('MATERIALIZED', 'ALIAS') ORDER BY position`,
     )
-    return rows.map((r) => r.name).join(',')
+    return rows.map((r) => r.name).join(',') !== ddlColumns(ddl).join(',')
   }
 
   /**
