@@ -35,6 +35,11 @@ export const ProjectSettingsDoc = z.object({
   session_recording_trigger_match_type_config: z.enum(['all', 'any']).nullable().default(null),
   session_replay_config: jsonObject.nullable().default(null),
   recording_domains: z.array(z.string()).nullable().default(null),
+  /** PostHog's Team.path_cleaning_filters: rewrites of URLs and paths (Paths, web analytics) */
+  path_cleaning_filters: z
+    .array(z.object({ alias: z.string().nullable().optional(), regex: z.string().nullable().optional() }))
+    .nullable()
+    .default(() => []),
   heatmaps_opt_in: z.boolean().nullable().default(null),
   surveys_opt_in: z.boolean().nullable().default(null),
   survey_config: jsonObject.nullable().default(null),
