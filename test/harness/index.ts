@@ -44,7 +44,7 @@ export const stack = (): TestStack => inject('stack')
  * stop()/kill() to bring the server back on the same URL and data.
  */
 export function privateClickHouse(dataDir: string): Promise<() => Promise<OwnClickHouse>> {
-  return ownClickHouse({ dataDir })
+  return ownClickHouse({ dataDir, flavor: stack().clickhouse.flavor })
 }
 
 /** A new directory below this project's run dir, removed (with any server left in it) after the run. */
