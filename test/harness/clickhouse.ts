@@ -41,22 +41,25 @@ export interface OwnClickHouse {
   kill(): void
 }
 
-/**
- * Picks ports once, so `start()` after `stop()`/`kill()` comes back on the same URL and data. The
- * flavor's library is installed first when the machine does not have it yet.
- */
+/** The path of `flavor`'s libchdb, installed first when the machine does not have it yet. */
+export async function flavorLibrary(flavor: ClickHouseFlavor): Promise<string> {
+  let installing: number | undefined
+  const library = await clickhouseLibrary(CLICKHOUSE_BUILDS[flavor], (spec) => {
+    installing = Date.now()
+    console.warn(`installing ${spec} for the ClickHouse ${flavor} tests (once per machine)`)
+  })
+  if (installing !== undefined)
+    console.warn(`installed in ${((Date.now() - installing) / 1000).toFixed(1)} s`)
+  return library
+}
+
+/** Picks ports once, so `start()` after `stop()`/`kill()` comes back on the same URL and data. */
 export async function ownClickHouse(o: {
   dataDir: string
   flavor: ClickHouseFlavor
 }): Promise<() => Promise<OwnClickHouse>> {
-  let installing: number | undefined
-  const library = await clickhouseLibrary(CLICKHOUSE_BUILDS[o.flavor], (spec) => {
-    installing = Date.now()
-    console.warn(`installing ${spec} for the ClickHouse ${o.flavor} tests (once per machine)`)
-  })
-  if (installing !== undefined) console.warn(`installed in ${((Date.now() - installing) / 1000).toFixed(1)} s`)
   const opts = {
-    library,
+    library: await flavorLibrary(o.flavor),
     dataDir: o.dataDir,
     httpPort: await freePort(),
     tcpPort: await freePort(),
