@@ -1,12 +1,14 @@
 import { defineConfig } from 'vitest/config'
+import type { ClickHouseFlavor } from './test/harness/clickhouse.ts'
 
 // Unit tests are pure logic and start no servers (`npm run test:unit`, seconds). Integration tests
-// run on the ClickHouse `npm start` runs (test/harness/clickhouse.ts: the embedded 26.7 server).
-// System tests (test/system: whole processes, the CLI, injected faults, abuse) and the scale-out
-// files run there too.
+// run on the ClickHouse `npm start` runs (clickhouse-26.7) and again on the second build
+// (clickhouse-26.7.0: chdb's earlier build of the same release, installed on first use; see
+// test/harness/clickhouse.ts for why not 26.5). System tests (test/system: whole processes, the CLI,
+// injected faults, abuse) and the scale-out files run on the first.
 // Each project starts NATS and ClickHouse servers of its own (globalSetup), and runs its files one
 // at a time on them. `npm test` runs the projects in parallel lanes (test/run-suite.ts).
-const integration = (flavor: '26.7') => ({
+const integration = (flavor: ClickHouseFlavor) => ({
   test: {
     name: `clickhouse-${flavor}`,
     include: ['test/integration/**/*.test.ts'],
@@ -30,6 +32,7 @@ export default defineConfig({
       // pure logic, no module state worth a fresh import per file
       { test: { name: 'unit', include: ['test/unit/**/*.test.ts'], testTimeout: 20_000, isolate: false } },
       integration('26.7'),
+      integration('26.7.0'),
       {
         test: {
           name: 'system',

@@ -8,9 +8,15 @@
 import { spawn } from 'node:child_process'
 import { createInterface } from 'node:readline'
 
-/** The lanes, each a list of vitest projects (vitest.config.ts) run in one process. */
+/**
+ * The lanes, each a list of vitest projects (vitest.config.ts) run in one process. The second
+ * build's integration files are a lane of their own: in one process with the first build's they
+ * would queue behind them, and the run would last two integration lanes instead of one and a half
+ * (three CPU-bound lanes on two cores; docs/performance.md, "The test suite").
+ */
 export const LANES: Record<string, string[]> = {
   '26.7': ['clickhouse-26.7'],
+  '26.7.0': ['clickhouse-26.7.0'],
   system: ['unit', 'system', 'scale'],
 }
 
