@@ -58,6 +58,8 @@ const inRange = (col: string, a: number, b: number) =>
   `${col} >= toDateTime64('${wall(a)}', 6, 'UTC') AND ${col} <= toDateTime64('${wall(b)}', 6, 'UTC')`
 const pageviews = (a: number, b: number) =>
   `team_id = ${team} AND event IN ('$pageview', '$screen') AND timestamp >= '${wall(a)}' AND timestamp <= '${wall(b)}'`
+// both weeks: PostHog reads the events inside either period, so not the second between them
+const bothWeeks = `${pageviews(prevFrom, to)} AND NOT (timestamp > '${wall(prevTo)}' AND timestamp < '${wall(from)}')`
 const sessionDays = (a: number, b: number) =>
   `team_id = ${team} AND day >= '${iso(a - 3 * DAY)}' AND day <= '${iso(b + 3 * DAY)}'`
 const ORDER = 'ORDER BY v DESC, views DESC, bd ASC LIMIT 101'
@@ -120,7 +122,7 @@ FROM (
     SELECT e.bd AS bd, any(e.person) AS person, sum(e.cnt) AS cnt, min(s.start) AS start
     FROM (
       SELECT session_id, ${prop('$pathname')} AS bd, any(person_id) AS person, count() AS cnt
-      FROM events WHERE ${pageviews(prevFrom, to)} AND isNotNull(bd)
+      FROM events WHERE ${bothWeeks} AND isNotNull(bd)
       GROUP BY session_id, bd
     ) AS e
     INNER JOIN (SELECT session_id, min(min_timestamp) AS start FROM raw_sessions WHERE ${sessionDays(prevFrom, to)} GROUP BY session_id) AS s
@@ -138,7 +140,7 @@ LEFT JOIN (
     FROM raw_sessions WHERE ${sessionDays(prevFrom, to)}
     GROUP BY session_id
   ) AS s
-  WHERE session_id IN (SELECT session_id FROM events WHERE ${pageviews(prevFrom, to)})
+  WHERE session_id IN (SELECT session_id FROM events WHERE ${bothWeeks})
   GROUP BY bd
 ) AS b ON c.bd = b.bd
 ORDER BY v DESC, views DESC, bd ASC LIMIT 101`
@@ -152,7 +154,7 @@ const handOverview = (() => {
   return `SELECT ${pair('uniq', 'person')}, ${pair('sum', 'cnt')}, ${pair('uniq', 'session_id')}, ${pair('avg', 'duration')}, ${pair('avg', 'bounce')}
 FROM (
   SELECT session_id, any(person_id) AS person, count() AS cnt
-  FROM events WHERE ${pageviews(prevFrom, to)} AND session_id != ''
+  FROM events WHERE ${bothWeeks} AND session_id != ''
   GROUP BY session_id
 ) AS e
 INNER JOIN (
@@ -326,6 +328,11 @@ try {
   )
   if (failed) process.exitCode = 1
 } finally {
+  // KEEP=1: leave the stack running to look at the data (stop it with Ctrl-C)
+  if (process.env.KEEP) {
+    console.log(`kept: ClickHouse ${burrow.clickhouseUrl} database ${burrow.database}, team ${team}`)
+    await new Promise((resolve) => process.once('SIGINT', resolve))
+  }
   await ch.close()
   await lean.close()
   await burrow.cleanup()

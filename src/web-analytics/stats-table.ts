@@ -264,7 +264,8 @@ function sessionLevel(o: LevelOptions): SessionLevel {
   const fromSession = (x: string) => `if(${matched}, ${x}, NULL)`
   let value = o.source.value(o.clean)
   if (o.source.session) value = fromSession(value)
-  const sessionId = joined ? fromSession(se('session_id')) : `nullIf(e.w_session, '')`
+  // the event's $session_id: the events without one ('') are one group, as PostHog's NULL session
+  const sessionId = 'e.w_session'
   const select = [
     'any(e.w_person) AS filtered_person_id',
     `${joined ? 'sum(e.w_views)' : 'count()'} AS filtered_pageview_count`,
@@ -367,18 +368,14 @@ export async function statsTableSQL(
       (f) => !((f.type ?? 'event') === 'event' && f.key === '$pathname'),
     )
     const bounceEvents = await compiled(bounceFilters, {})
-    const entry = BREAKDOWN_SOURCES.InitialPage
-    const bounces = sessionLevel({
-      ...base,
-      eventsSQL: bounceEvents.sql,
-      source: entry,
-      bounce: true,
-      start: true,
-    })
+    // each session with an event in the periods once (PostHog groups those events by session and
+    // entry path): a semi-join, no grouping of events
+    const sessions = sessionsLevel(project.id, ['$entry_pathname', '$is_bounce', '$start_timestamp'], ranges)
+    const started = (x: WebRanges['range']) => instantInRange(x, se('$start_timestamp'))
+    const bounceSQL = `SELECT ${clean(se('$entry_pathname'))} AS breakdown_value, avgIf(${se('$is_bounce')}, ${started(ranges.range)}) AS bounce_rate, avgIf(${se('$is_bounce')}, ${ranges.prev ? started(ranges.prev) : '0'}) AS previous_bounce_rate, 1 AS w_matched FROM (${sessions}) AS s WHERE s.session_id IN (SELECT w_session FROM (${bounceEvents.sql})) GROUP BY breakdown_value`
     const cur = instantInRange(ranges.range, 'start_timestamp')
     const prev = ranges.prev ? instantInRange(ranges.prev, 'start_timestamp') : '0'
     const countsSQL = `SELECT breakdown_value, uniqIf(filtered_person_id, ${cur}) AS visitors, uniqIf(filtered_person_id, ${prev}) AS previous_visitors, sumIf(filtered_pageview_count, ${cur}) AS views, sumIf(filtered_pageview_count, ${prev}) AS previous_views FROM (${counts.sql}) GROUP BY breakdown_value`
-    const bounceSQL = `SELECT breakdown_value, avgIf(is_bounce, ${cur}) AS bounce_rate, avgIf(is_bounce, ${prev}) AS previous_bounce_rate, 1 AS w_matched FROM (${bounces.sql}) GROUP BY breakdown_value`
     const columns = ['breakdown_value', 'visitors', 'views', 'bounce_rate']
     const order = orderBy(query, columns)
     const rate = (c: string) => `if(bounce.w_matched = 1, bounce.${c}, NULL)`
