@@ -14,15 +14,14 @@
 // days) as directly as ClickHouse allows: the property from the JSON as Burrow reads it,
 // events grouped per session before the join to the merged sessions, no person-override join (the
 // generated persons are never merged), only the session fields the answer needs.
-import { createClient } from '@clickhouse/client'
-import { selectJson, clickhouseClient } from '../src/clickhouse/client.ts'
+import { selectJson } from '../src/clickhouse/client.ts'
 import { guardSettings } from '../src/hogql/capabilities.ts'
 import { readServerInfo } from '../src/queries/execute.ts'
 import { channelTypeExpr, SQL_LOOKUPS } from '../src/sessions/channel-type.ts'
 import { overviewItems } from '../src/web-analytics/overview.ts'
 import { statsRows } from '../src/web-analytics/stats-table.ts'
 import { generateDataset } from './dataset.ts'
-import { benchBurrow, percentile, procStats, processTree } from './lib.ts'
+import { benchBurrow, benchClickHouse, percentile } from './lib.ts'
 
 const EVENTS = Number(process.env.EVENTS ?? 2_000_000)
 const PERSONS = Number(process.env.PERSONS ?? 50_000)
@@ -32,13 +31,7 @@ const DAYS = 14
 // no auto-materialized columns: both sides read the properties' JSON, the whole run
 const burrow = await benchBurrow({ AUTO_MATERIALIZE: 'false' })
 const { project_id: team, personal_api_key: key } = burrow.credentials
-const ch = createClient({
-  url: burrow.clickhouseUrl,
-  database: burrow.database,
-  request_timeout: 600_000,
-  clickhouse_settings: { max_execution_time: 600 },
-})
-const lean = clickhouseClient(burrow.clickhouseUrl, burrow.database, { max_execution_time: 600 })
+const { ch, lean, serverCpuMs } = benchClickHouse(burrow)
 
 const DAY = 86_400_000
 const endMs = Math.floor(Date.now() / DAY) * DAY
@@ -218,9 +211,6 @@ const cases: Case[] = [
 ]
 
 const burrowSettings = guardSettings(await readServerInfo(ch))
-
-const serverPid = processTree(burrow.pid).find((p) => procStats(p)?.name.startsWith('clickhouse')) ?? 0
-const serverCpuMs = () => (procStats(serverPid)?.cpuSeconds ?? Number.NaN) * 1000
 
 /** RUNS runs of `fn`, with the ClickHouse server's CPU over them (per run). */
 async function timed<T>(fn: () => Promise<T>): Promise<{ runs: T[]; cpu: number }> {

@@ -43,9 +43,17 @@ export async function eventsLevel(
 /**
  * The sessions with `fields` (names of the HogQL sessions table) beside `session_id` and
  * `w_matched` (1 on every row: 0 where a LEFT JOIN found none), from the raw_sessions rows of the
- * UTC days within 3 days of the periods.
+ * UTC days within 3 days of the periods (and, with `only`, of those sessions).
  */
-export function sessionsLevel(teamId: number, fields: readonly string[], ranges: WebRanges): string {
-  const sessions = sessionColumnsSQL(teamId, [...new Set(fields)], sessionDayBounds(ranges))
+export function sessionsLevel(
+  teamId: number,
+  fields: readonly string[],
+  ranges: WebRanges,
+  only?: string,
+): string {
+  // `only`: SQL of the session ids wanted (Burrow's own guarded query, never a user's condition),
+  // tested on the raw rows before their states are merged
+  const also = [...sessionDayBounds(ranges), ...(only ? [`session_id IN (${only})`] : [])]
+  const sessions = sessionColumnsSQL(teamId, [...new Set(fields)], also)
   return `SELECT *, 1 AS w_matched FROM (${sessions})`
 }

@@ -260,8 +260,11 @@ function sessionLevel(o: LevelOptions): SessionLevel {
   if (o.bounce) fields.push('$is_bounce')
   if (o.start) fields.push('$start_timestamp')
   const joined = fields.length > 0
-  const matched = `s.w_matched = 1`
-  const fromSession = (x: string) => `if(${matched}, ${x}, NULL)`
+  // with the session's start (the figures split by period) a row without a session counts in no
+  // period: an inner join then drops only rows that add nothing (but their breakdown value's row
+  // of zeros); without it, a LEFT join keeps them, NULL in the session's fields
+  const inner = o.start
+  const fromSession = (x: string) => (inner ? x : `if(s.w_matched = 1, ${x}, NULL)`)
   let value = o.source.value(o.clean)
   if (o.source.session) value = fromSession(value)
   // the event's $session_id: the events without one ('') are one group, as PostHog's NULL session
@@ -280,7 +283,8 @@ function sessionLevel(o: LevelOptions): SessionLevel {
     // row per session instead of one per event
     const keys = ['w_session', ...Object.keys(o.source.event ?? {}).map(eventColumn)].join(', ')
     const perSession = `SELECT ${keys}, any(w_person) AS w_person, count() AS w_views FROM (${o.eventsSQL}) GROUP BY ${keys}`
-    from = `(${perSession}) AS e LEFT JOIN (${sessionsLevel(o.teamId, fields, o.ranges)}) AS s ON e.w_session = s.session_id`
+    const join = inner ? 'INNER JOIN' : 'LEFT JOIN'
+    from = `(${perSession}) AS e ${join} (${sessionsLevel(o.teamId, fields, o.ranges)}) AS s ON e.w_session = s.session_id`
   }
   const where = o.where ? ` WHERE ${o.where('breakdown_value')}` : ''
   return { sql: `SELECT ${select.join(', ')} FROM ${from}${where} GROUP BY w_session_id, breakdown_value` }
@@ -370,9 +374,14 @@ export async function statsTableSQL(
     const bounceEvents = await compiled(bounceFilters, {})
     // each session with an event in the periods once (PostHog groups those events by session and
     // entry path): a semi-join, no grouping of events
-    const sessions = sessionsLevel(project.id, ['$entry_pathname', '$is_bounce', '$start_timestamp'], ranges)
+    const sessions = sessionsLevel(
+      project.id,
+      ['$entry_pathname', '$is_bounce', '$start_timestamp'],
+      ranges,
+      `SELECT w_session FROM (${bounceEvents.sql})`,
+    )
     const started = (x: WebRanges['range']) => instantInRange(x, se('$start_timestamp'))
-    const bounceSQL = `SELECT ${clean(se('$entry_pathname'))} AS breakdown_value, avgIf(${se('$is_bounce')}, ${started(ranges.range)}) AS bounce_rate, avgIf(${se('$is_bounce')}, ${ranges.prev ? started(ranges.prev) : '0'}) AS previous_bounce_rate, 1 AS w_matched FROM (${sessions}) AS s WHERE s.session_id IN (SELECT w_session FROM (${bounceEvents.sql})) GROUP BY breakdown_value`
+    const bounceSQL = `SELECT ${clean(se('$entry_pathname'))} AS breakdown_value, avgIf(${se('$is_bounce')}, ${started(ranges.range)}) AS bounce_rate, avgIf(${se('$is_bounce')}, ${ranges.prev ? started(ranges.prev) : '0'}) AS previous_bounce_rate, 1 AS w_matched FROM (${sessions}) AS s GROUP BY breakdown_value`
     const cur = instantInRange(ranges.range, 'start_timestamp')
     const prev = ranges.prev ? instantInRange(ranges.prev, 'start_timestamp') : '0'
     const countsSQL = `SELECT breakdown_value, uniqIf(filtered_person_id, ${cur}) AS visitors, uniqIf(filtered_person_id, ${prev}) AS previous_visitors, sumIf(filtered_pageview_count, ${cur}) AS views, sumIf(filtered_pageview_count, ${prev}) AS previous_views FROM (${counts.sql}) GROUP BY breakdown_value`

@@ -185,6 +185,12 @@ const cleaningRules = [
   { regex: 'thing_b', alias: 'thing_c' },
 ]
 
+const ABC_RULES = [
+  { regex: '\\/a\\/\\d+', alias: '/a/:id' },
+  { regex: '\\/b\\/\\d+', alias: '/b/:id' },
+  { regex: '\\/c\\/\\d+', alias: '/c/:id' },
+]
+
 const cleaningFixture = async (team: number) => {
   await createEvents(team, [
     ['p1', [['2023-12-02', 's1', '/cleaned/123/path/456']]],
@@ -432,11 +438,7 @@ describe("PostHog's test_web_stats_table cases", () => {
   it('test_bounce_rate_path_cleaning', async () => {
     const team = uniqueTeamId()
     await bounceFixture(team, '/123')
-    const pathCleaning = [
-      { regex: '\\/a\\/\\d+', alias: '/a/:id' },
-      { regex: '\\/b\\/\\d+', alias: '/b/:id' },
-      { regex: '\\/c\\/\\d+', alias: '/c/:id' },
-    ]
+    const pathCleaning = ABC_RULES
     expect(
       (await stats(team, 'all', '2023-12-15', { includeBounceRate: true, pathCleaning })).results,
     ).toEqual([
@@ -475,11 +477,7 @@ describe("PostHog's test_web_stats_table cases", () => {
   it('test_entry_bounce_rate_path_cleaning', async () => {
     const team = uniqueTeamId()
     await bounceFixture(team, '/123')
-    const pathCleaning = [
-      { regex: '\\/a\\/\\d+', alias: '/a/:id' },
-      { regex: '\\/b\\/\\d+', alias: '/b/:id' },
-      { regex: '\\/c\\/\\d+', alias: '/c/:id' },
-    ]
+    const pathCleaning = ABC_RULES
     const r = await stats(team, 'all', '2023-12-15', {
       breakdownBy: 'InitialPage',
       includeBounceRate: true,
@@ -696,50 +694,25 @@ describe("PostHog's test_web_stats_table cases", () => {
   })
 
   it('test_sorting_by_visitors and test_sorting_by_views', async () => {
-    const visitors = uniqueTeamId()
-    await createEvents(visitors, [
-      ['p1', [['2023-12-01', 's1', '/path1']]],
-      [
-        'p2',
-        [
-          ['2023-12-01', 's2', '/path1'],
-          ['2023-12-01', 's2', '/path2'],
-        ],
-      ],
-      [
-        'p3',
-        [
-          ['2023-12-01', 's3', '/path1'],
-          ['2023-12-01', 's3', '/path2'],
-          ['2023-12-01', 's3', '/path3'],
-        ],
-      ],
-    ])
-    const order = async (team: number, orderBy: [string, string], o: Options = {}) =>
-      (await stats(team, 'all', '2023-12-15', { orderBy, ...o })).results.map((r) => r[0])
-    expect(await order(visitors, ['Visitors', 'ASC'])).toEqual(['/path3', '/path2', '/path1'])
-    expect(await order(visitors, ['Visitors', 'DESC'])).toEqual(['/path1', '/path2', '/path3'])
-    const views = uniqueTeamId()
-    await createEvents(views, [
-      ['p1', [['2023-12-01', 's1', '/path1']]],
-      [
-        'p2',
-        [
-          ['2023-12-01', 's2', '/path2'],
-          ['2023-12-01', 's2', '/path2'],
-        ],
-      ],
-      [
-        'p3',
-        [
-          ['2023-12-01', 's3', '/path3'],
-          ['2023-12-01', 's3', '/path3'],
-          ['2023-12-01', 's3', '/path3'],
-        ],
-      ],
-    ])
-    expect(await order(views, ['Views', 'ASC'])).toEqual(['/path1', '/path2', '/path3'])
-    expect(await order(views, ['Views', 'DESC'])).toEqual(['/path3', '/path2', '/path1'])
+    // each person's one session on 2023-12-01, its page views in order
+    const visits = (paths: string[][]) =>
+      createEvents(
+        team,
+        paths.map((ps, i): [string, [string, string, string][]] => [
+          `p${i + 1}`,
+          ps.map((x): [string, string, string] => ['2023-12-01', `s${i + 1}`, x]),
+        ]),
+      )
+    let team = uniqueTeamId()
+    await visits([['/path1'], ['/path1', '/path2'], ['/path1', '/path2', '/path3']])
+    const order = async (orderBy: [string, string]) =>
+      (await stats(team, 'all', '2023-12-15', { orderBy })).results.map((r) => r[0])
+    expect(await order(['Visitors', 'ASC'])).toEqual(['/path3', '/path2', '/path1'])
+    expect(await order(['Visitors', 'DESC'])).toEqual(['/path1', '/path2', '/path3'])
+    team = uniqueTeamId()
+    await visits([['/path1'], ['/path2', '/path2'], ['/path3', '/path3', '/path3']])
+    expect(await order(['Views', 'ASC'])).toEqual(['/path1', '/path2', '/path3'])
+    expect(await order(['Views', 'DESC'])).toEqual(['/path3', '/path2', '/path1'])
   })
 
   it('test_sorting_by_bounce_rate', async () => {
