@@ -211,6 +211,10 @@ function whereBreakdown(b: StatsBreakdown, v: string): string {
   }
 }
 
+/** Whether path cleaning changes any path (doPathCleaning and at least one rule). */
+const pathCleaningOn = (q: { doPathCleaning?: boolean | null }, project: Project) =>
+  !!q.doPathCleaning && (project.settings?.path_cleaning_filters ?? []).length > 0
+
 /** The project's path cleaning rules as one SQL function of a path (identity without doPathCleaning). */
 export function pathCleaner(q: { doPathCleaning?: boolean | null }, project: Project): (x: string) => string {
   if (!q.doPathCleaning) return (x) => x
@@ -249,6 +253,8 @@ interface LevelOptions {
   start: boolean
   /** PostHog's where_breakdown, or none */
   where?: (v: string) => string
+  /** the value may be the same for different event inputs of a session (path cleaning, PreviousPage) */
+  merges: boolean
   eventsSQL: string
   teamId: number
   ranges: WebRanges
@@ -269,25 +275,39 @@ function sessionLevel(o: LevelOptions): SessionLevel {
   if (o.source.session) value = fromSession(value)
   // the event's $session_id: the events without one ('') are one group, as PostHog's NULL session
   const sessionId = 'e.w_session'
-  const select = [
-    'any(e.w_person) AS filtered_person_id',
-    `${joined ? 'sum(e.w_views)' : 'count()'} AS filtered_pageview_count`,
-    `${value} AS breakdown_value`,
-    `${sessionId} AS w_session_id`,
-    `${o.bounce ? `any(${fromSession(se('$is_bounce'))})` : 'NULL'} AS is_bounce`,
-    `${o.start ? `min(${fromSession(se('$start_timestamp'))})` : 'NULL'} AS start_timestamp`,
-  ]
-  let from = `(${o.eventsSQL}) AS e`
+  const where = o.where ? ` WHERE ${o.where('breakdown_value')}` : ''
   if (joined) {
     // the events grouped per session (and event breakdown inputs) first: the join then matches one
-    // row per session instead of one per event
+    // row per session instead of one per event, and those rows are already one per (session,
+    // value) unless the value merges inputs
     const keys = ['w_session', ...Object.keys(o.source.event ?? {}).map(eventColumn)].join(', ')
     const perSession = `SELECT ${keys}, any(w_person) AS w_person, count() AS w_views FROM (${o.eventsSQL}) GROUP BY ${keys}`
     const join = inner ? 'INNER JOIN' : 'LEFT JOIN'
-    from = `(${perSession}) AS e ${join} (${sessionsLevel(o.teamId, fields, o.ranges)}) AS s ON e.w_session = s.session_id`
+    const from = `(${perSession}) AS e ${join} (${sessionsLevel(o.teamId, fields, o.ranges)}) AS s ON e.w_session = s.session_id`
+    const regroup = o.merges && !!o.source.event
+    const agg = (fn: string, x: string) => (regroup ? `${fn}(${x})` : x)
+    const select = [
+      `${agg('any', 'e.w_person')} AS filtered_person_id`,
+      `${agg('sum', 'e.w_views')} AS filtered_pageview_count`,
+      `${value} AS breakdown_value`,
+      `${sessionId} AS w_session_id`,
+      `${o.bounce ? agg('any', fromSession(se('$is_bounce'))) : 'NULL'} AS is_bounce`,
+      `${o.start ? agg('min', fromSession(se('$start_timestamp'))) : 'NULL'} AS start_timestamp`,
+    ]
+    const group = regroup ? ' GROUP BY w_session_id, breakdown_value' : ''
+    return { sql: `SELECT ${select.join(', ')} FROM ${from}${where}${group}` }
   }
-  const where = o.where ? ` WHERE ${o.where('breakdown_value')}` : ''
-  return { sql: `SELECT ${select.join(', ')} FROM ${from}${where} GROUP BY w_session_id, breakdown_value` }
+  const select = [
+    'any(e.w_person) AS filtered_person_id',
+    'count() AS filtered_pageview_count',
+    `${value} AS breakdown_value`,
+    `${sessionId} AS w_session_id`,
+    'NULL AS is_bounce',
+    'NULL AS start_timestamp',
+  ]
+  return {
+    sql: `SELECT ${select.join(', ')} FROM (${o.eventsSQL}) AS e${where} GROUP BY w_session_id, breakdown_value`,
+  }
 }
 
 // ---- the figures ---------------------------------------------------------------------------------
@@ -359,7 +379,8 @@ export async function statsTableSQL(
   const limit = query.limit ?? DEFAULT_STATS_LIMIT
   const offset = query.offset ?? 0
   const page = `LIMIT ${limit + 1}${offset ? ` OFFSET ${offset}` : ''}`
-  const base = { eventsSQL: events.sql, teamId: project.id, ranges, clean }
+  const merges = b === 'PreviousPage' || pathCleaningOn(query, project)
+  const base = { eventsSQL: events.sql, teamId: project.id, ranges, clean, merges }
 
   if (b === 'Page' && query.includeBounceRate) {
     // PostHog's PATH_BOUNCE_QUERY: the views of each path beside the bounce rate of the sessions
