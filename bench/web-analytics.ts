@@ -9,7 +9,8 @@
 //
 // Server time is ClickHouse's own: its `statistics.elapsed` for Burrow's statement as its request
 // ran it (the response's ./clickhouse timing) and for the hand-written one, and the ClickHouse
-// process's CPU per run (/proc, as bench/paths.ts; the embedded server keeps no query_log).
+// process's CPU over each run (/proc, as bench/paths.ts; the embedded server keeps no query_log).
+// The two sides run alternately, medians of RUNS runs each.
 // The hand-written queries read what Burrow's read (events in the range and raw_sessions within its
 // days) as directly as ClickHouse allows: the property from the JSON as Burrow reads it,
 // events grouped per session before the join to the merged sessions, no person-override join (the
@@ -212,12 +213,11 @@ const cases: Case[] = [
 
 const burrowSettings = guardSettings(await readServerInfo(ch))
 
-/** RUNS runs of `fn`, with the ClickHouse server's CPU over them (per run). */
-async function timed<T>(fn: () => Promise<T>): Promise<{ runs: T[]; cpu: number }> {
-  const runs: T[] = []
+/** One run of `fn` and the ClickHouse server's CPU over it (ms; /proc ticks of 10 ms). */
+async function withCpu<T>(fn: () => Promise<T>): Promise<T & { cpu: number }> {
   const cpu0 = serverCpuMs()
-  for (let i = 0; i < RUNS; i++) runs.push(await fn())
-  return { runs, cpu: (serverCpuMs() - cpu0) / RUNS }
+  const out = await fn()
+  return { ...out, cpu: serverCpuMs() - cpu0 }
 }
 
 async function request(query: Record<string, unknown>) {
@@ -283,12 +283,20 @@ try {
   const rows: string[] = []
   for (const c of cases.filter((x) => !process.env.ONLY || x.name.includes(process.env.ONLY))) {
     await request(c.query) // compiled once before the timed runs, as a dashboard's second load is
-    const oursT = await timed(() => request(c.query))
-    const theirsT = await timed(() => hand(c.hand))
-    const ours = oursT.runs
-    const theirs = theirsT.runs
-    const ourServer = { ms: ours.map((r) => r.server), cpu: [oursT.cpu] }
-    const handServer = { ms: theirs.map((r) => r.server), cpu: [theirsT.cpu] }
+    // alternately, so that the machine's other load falls on both sides alike
+    const ours: Awaited<ReturnType<typeof request>>[] = []
+    const theirs: Awaited<ReturnType<typeof hand>>[] = []
+    const cpu = { ours: [] as number[], theirs: [] as number[] }
+    for (let i = 0; i < RUNS; i++) {
+      const o = await withCpu(() => request(c.query))
+      const t = await withCpu(() => hand(c.hand))
+      ours.push(o)
+      theirs.push(t)
+      cpu.ours.push(o.cpu)
+      cpu.theirs.push(t.cpu)
+    }
+    const ourServer = { ms: ours.map((r) => r.server), cpu: cpu.ours }
+    const handServer = { ms: theirs.map((r) => r.server), cpu: cpu.theirs }
     const a = JSON.stringify(normal(ours[0]!.body.results))
     const b = JSON.stringify(normal(c.shape(theirs[0]!.rows)))
     const ok = a === b
