@@ -99,4 +99,14 @@ describe('WebStatsTableQuery on /query/', () => {
     expect(r.text).toMatch(message)
     expect(typeof (r.body as { detail?: unknown }).detail).toBe('string')
   })
+
+  it("answers an invalid path cleaning regex of the project's with a 400, not a 500", async () => {
+    const patch = await call('PATCH', `/api/projects/${project.id}/`, {
+      path_cleaning_filters: [{ regex: '(unclosed', alias: 'x' }],
+    })
+    expect(patch.status, patch.text).toBe(200)
+    const r = await call('POST', `/api/projects/${project.id}/query/`, query({ doPathCleaning: true }))
+    expect(r.status, r.text).toBe(400)
+    expect(r.text).toMatch(/regular expression/)
+  })
 })
