@@ -11,6 +11,14 @@ export const OrganizationDoc = z.object({
 // The project settings that drive PostHog's SDKs (names and defaults of PostHog's Team model,
 // posthog/models/team/team.py). Documents written before they existed parse with the defaults.
 const jsonObject = z.record(z.string(), z.unknown())
+/** One of PostHog's path cleaning rules: every match of `regex` (RE2) becomes `alias`. */
+const PathCleaningRule = z
+  .object({
+    alias: z.string().nullable().optional(),
+    regex: z.string().nullable().optional(),
+    order: z.number().nullable().optional(),
+  })
+  .passthrough()
 export const ProjectSettingsDoc = z.object({
   autocapture_opt_out: z.boolean().nullable().default(null),
   autocapture_exceptions_opt_in: z.boolean().nullable().default(null),
@@ -35,11 +43,6 @@ export const ProjectSettingsDoc = z.object({
   session_recording_trigger_match_type_config: z.enum(['all', 'any']).nullable().default(null),
   session_replay_config: jsonObject.nullable().default(null),
   recording_domains: z.array(z.string()).nullable().default(null),
-  /** PostHog's Team.path_cleaning_filters: rewrites of URLs and paths (Paths, web analytics) */
-  path_cleaning_filters: z
-    .array(z.object({ alias: z.string().nullable().optional(), regex: z.string().nullable().optional() }))
-    .nullable()
-    .default(() => []),
   heatmaps_opt_in: z.boolean().nullable().default(null),
   surveys_opt_in: z.boolean().nullable().default(null),
   survey_config: jsonObject.nullable().default(null),
@@ -49,9 +52,20 @@ export const ProjectSettingsDoc = z.object({
   // Web analytics (src/web-analytics): the property filters filterTestAccounts applies, and the
   // path cleaning rules doPathCleaning applies in order ({regex, alias, order?}), as PostHog's Team.
   test_account_filters: z.array(jsonObject).default(() => []),
-  path_cleaning_filters: z.array(jsonObject).default(() => []),
+  path_cleaning_filters: z.array(PathCleaningRule).default(() => []),
 })
 export type ProjectSettings = z.infer<typeof ProjectSettingsDoc>
+
+/**
+ * The project's path cleaning rules in the order they apply: by `order`, then as listed (PostHog's
+ * Team.path_cleaning_filter_models). Paths (pathReplacements) and web analytics (doPathCleaning).
+ */
+export function pathCleaningRules(settings: ProjectSettings): z.infer<typeof PathCleaningRule>[] {
+  return (settings.path_cleaning_filters ?? [])
+    .map((r, i) => ({ r, i, order: typeof r.order === 'number' ? r.order : i }))
+    .sort((a, b) => a.order - b.order || a.i - b.i)
+    .map(({ r }) => r)
+}
 
 export const ProjectDoc = z.object({
   id: z.number().int().positive(),

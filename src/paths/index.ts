@@ -1,6 +1,7 @@
 // PathsQuery on POST /query/ (PostHog's PathsQueryRunner): the most travelled edges between the
 // steps of persons' paths, as [{source, target, value, average_conversion_time}] (docs/paths.md).
 // The actors of an edge or a drop-off go through ActorsQuery (insights/actors/insight-actors.ts).
+import { pathCleaningRules } from '../accounts/documents.ts'
 import { registerQueryKind } from '../queries/kinds.ts'
 import { formatPaths } from './results.ts'
 import { PathsQuery } from './schema.ts'
@@ -13,7 +14,7 @@ registerQueryKind('PathsQuery', {
       teamId: project.id,
       timezone: project.timezone,
       facts,
-      cleaning: project.settings.path_cleaning_filters ?? [],
+      cleaning: pathCleaningRules(project.settings),
     })
     return {
       hogql,

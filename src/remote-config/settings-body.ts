@@ -142,10 +142,13 @@ export const SettingsPatch = z.object({
     .transform((v) => (v ? v.filter((d): d is string => !!d) : v)),
   path_cleaning_filters: z
     .array(
-      z.object({
-        alias: z.string().max(1000).nullable().optional(),
-        regex: z.string().nullable().optional(),
-      }),
+      z
+        .object({
+          alias: z.string().max(1000).nullable().optional(),
+          regex: z.string().nullable().optional(),
+          order: z.number().nullable().optional(),
+        })
+        .passthrough(),
     )
     .max(MAX_PATH_CLEANING_FILTERS)
     .nullable()
@@ -155,16 +158,8 @@ export const SettingsPatch = z.object({
   survey_config: dict.nullable().optional(),
   logs_settings: dict.nullable().optional(),
   extra_settings: dict.nullable().optional(),
-  // web analytics: property filters (checked when a query applies them) and path cleaning rules
+  // web analytics: property filters (checked when a query applies them)
   test_account_filters: z.array(dict).nullable().optional(),
-  path_cleaning_filters: z
-    .array(
-      z
-        .object({ regex: z.string(), alias: z.string(), order: z.number().nullable().optional() })
-        .passthrough(),
-    )
-    .nullable()
-    .optional(),
 })
 export type SettingsPatch = z.output<typeof SettingsPatch>
 

@@ -13,7 +13,7 @@
 //  3. per breakdown value, the [current, previous] figures, counted by the period the session
 //     started in (with compareFilter) or all of them (without), ordered and paged.
 import { z } from 'zod'
-import type { Project } from '../accounts/documents.ts'
+import { pathCleaningRules, type Project } from '../accounts/documents.ts'
 import { ValidationError } from '../http/errors.ts'
 import { sqlStr } from '../queries/insights/common/hogql.ts'
 import { registerQueryKind } from '../queries/kinds.ts'
@@ -218,10 +218,7 @@ const pathCleaningOn = (q: { doPathCleaning?: boolean | null }, project: Project
 /** The project's path cleaning rules as one SQL function of a path (identity without doPathCleaning). */
 export function pathCleaner(q: { doPathCleaning?: boolean | null }, project: Project): (x: string) => string {
   if (!q.doPathCleaning) return (x) => x
-  const rules = (project.settings?.path_cleaning_filters ?? [])
-    .map((r, i) => ({ r, i, order: typeof r.order === 'number' ? r.order : i }))
-    .sort((a, b) => a.order - b.order || a.i - b.i)
-    .map(({ r }) => r)
+  const rules = pathCleaningRules(project.settings)
   for (const r of rules) {
     if (typeof r.regex !== 'string' || typeof r.alias !== 'string') {
       throw new ValidationError(

@@ -13,7 +13,7 @@
 // Ids without a person row (personless events) are counted by the insights but have no person to
 // show, so the person lookups around these ids leave them out, as PostHog's actors do.
 import { z } from 'zod'
-import type { Project } from '../../../accounts/documents.ts'
+import { pathCleaningRules, type Project } from '../../../accounts/documents.ts'
 import { ValidationError } from '../../../http/errors.ts'
 import { PathsQuery } from '../../../paths/schema.ts'
 import { pathsActorsSQL } from '../../../paths/sql.ts'
@@ -132,7 +132,7 @@ export async function actorIdsSQL(
         teamId: project.id,
         timezone: project.timezone,
         now,
-        cleaning: project.settings.path_cleaning_filters ?? [],
+        cleaning: pathCleaningRules(project.settings),
       })
     default:
       throw new ValidationError(`Actors of '${a.source.kind}' are not supported.`, 'source.kind')
