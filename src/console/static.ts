@@ -57,7 +57,8 @@ export function consoleFiles(): Map<string, string> {
   // imports are relative (with .js) or bare names the import map resolves: served as they are.
   for (const name of ['d3-sankey', 'd3-array', 'd3-shape', 'd3-path', 'internmap']) {
     const src = join(packageDir(name), 'src')
-    for (const f of webFiles(src)) if (f.endsWith('.js')) files.set(`/console/vendor/${name}/${f}`, join(src, f))
+    for (const f of webFiles(src))
+      if (f.endsWith('.js')) files.set(`/console/vendor/${name}/${f}`, join(src, f))
   }
   return files
 }

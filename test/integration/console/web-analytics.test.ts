@@ -176,24 +176,28 @@ const shot = (name: string) => page.screenshot({ path: join(SHOTS, `${name}.png`
 
 /** Each overview tile as `[label, value, change]` (change '' when none is shown). */
 const tiles = () =>
-  page.locator('.web-overview .stat').evaluateAll((els) =>
-    els.map((el) => [
-      el.querySelector('.stat-label')?.textContent ?? '',
-      el.querySelector('.stat-value')?.textContent ?? '',
-      (el.querySelector('.change')?.textContent ?? '').replace(/\s+/g, ' ').trim(),
-    ]),
-  )
+  page
+    .locator('.web-overview .stat')
+    .evaluateAll((els) =>
+      els.map((el) => [
+        el.querySelector('.stat-label')?.textContent ?? '',
+        el.querySelector('.stat-value')?.textContent ?? '',
+        (el.querySelector('.change')?.textContent ?? '').replace(/\s+/g, ' ').trim(),
+      ]),
+    )
 
 /** The change badges' tones, by tile key: good, bad or flat. */
 const tones = () =>
-  page.locator('.web-overview .stat').evaluateAll((els) =>
-    Object.fromEntries(
-      els.map((el) => [
-        (el as HTMLElement).dataset.key,
-        ['good', 'bad', 'flat'].find((t) => el.querySelector('.change')?.classList.contains(t)) ?? null,
-      ]),
-    ),
-  )
+  page
+    .locator('.web-overview .stat')
+    .evaluateAll((els) =>
+      Object.fromEntries(
+        els.map((el) => [
+          (el as HTMLElement).dataset.key,
+          ['good', 'bad', 'flat'].find((t) => el.querySelector('.change')?.classList.contains(t)) ?? null,
+        ]),
+      ),
+    )
 
 /** The Sankey's nodes as `label count`, and its links as `source → target: value`, both sorted. */
 const sankeyNodes = () =>
@@ -211,13 +215,18 @@ const sankeyLinks = () =>
   page
     .locator('.sankey path.sankey-link')
     .evaluateAll((ps) =>
-      ps.map((p) => `${p.getAttribute('data-source')} → ${p.getAttribute('data-target')}: ${p.getAttribute('data-value')}`).sort(),
+      ps
+        .map(
+          (p) =>
+            `${p.getAttribute('data-source')} → ${p.getAttribute('data-target')}: ${p.getAttribute('data-value')}`,
+        )
+        .sort(),
     )
 
 beforeAll(async () => {
   mkdirSync(SHOTS, { recursive: true })
   burrow = await startTestBurrow({ API_RATE_LIMIT_PER_MINUTE: '100000' })
-  project = await createTestProject('Console web analytics')
+  project = await createTestProject('Shop demo')
   key = await createTestKey(['*'])
   call = api(burrow.url, key)
   const res = await fetch(`${burrow.url}/batch/`, {
@@ -261,7 +270,12 @@ describe('web analytics and paths in the console', () => {
   })
 
   it('serves d3-sankey and the d3 modules it imports from node_modules', async () => {
-    for (const path of ['d3-sankey/index.js', 'd3-sankey/sankey.js', 'd3-array/index.js', 'internmap/index.js']) {
+    for (const path of [
+      'd3-sankey/index.js',
+      'd3-sankey/sankey.js',
+      'd3-array/index.js',
+      'internmap/index.js',
+    ]) {
       const r = await fetch(`${burrow.url}/console/vendor/${path}`)
       expect(r.status, path).toBe(200)
       expect(r.headers.get('content-type')).toContain('text/javascript')
@@ -344,7 +358,7 @@ describe('web analytics and paths in the console', () => {
     // up to /pricing, at most 2 steps: the last two steps before the first /pricing of each session
     await page.getByLabel('Starts at').fill('')
     await page.getByLabel('Ends at').fill(`${SITE}/pricing`)
-    await page.getByLabel('Steps').fill('2')
+    await page.getByLabel('Step limit').fill('2')
     await page.getByRole('button', { name: 'Show paths' }).click()
     await poll(sankeyLinks).toEqual([
       `1_${SITE} → 2_${SITE}/pricing: 3`,

@@ -1,7 +1,6 @@
 // A saved insight's result as a dashboard tile shows it: trends as lines, funnels as bars, paths as
-// a Sankey diagram, tables
-// (HogQL, events) as rows, anything else as its numbers. Used by the dashboards page and the
-// shared page alike.
+// a Sankey diagram, tables (HogQL, events) as rows, anything else as its numbers. Used by the
+// dashboards page and the shared page alike.
 import { html } from '../lib/html.js'
 import { num, pct } from '../lib/format.js'
 import { toEpochSeconds } from '../lib/chart-shape.js'
@@ -44,7 +43,9 @@ export function InsightView({ insight, height = 200 }) {
     </ol>`
   }
   if (kind === 'PathsQuery' && Array.isArray(result)) {
-    return result.length ? html`<${Sankey} edges=${result} height=${height} />` : html`<p class="hint">No paths.</p>`
+    return result.length
+      ? html`<${Sankey} edges=${result} height=${height} />`
+      : html`<p class="hint">No paths.</p>`
   }
   if (Array.isArray(result) && Array.isArray(result[0]) && Array.isArray(insight.columns)) {
     if (result.length === 1 && result[0].length === 1) {

@@ -45,7 +45,7 @@ export function Sankey({ edges, height: fixedHeight }) {
     ${error ? html`<div class="error" role="alert">${String(error.message ?? error)}</div>` : null}
     ${
       layout
-        ? html`<svg viewBox="0 0 ${W} ${H}" width=${W} height=${H} role="group" aria-label="Paths: ${layout.nodes.length} steps' pages, ${layout.links.length} links">
+        ? html`<svg viewBox="0 0 ${W} ${H}" width=${W} height=${H} role="group" aria-label="Paths diagram: ${layout.nodes.length} nodes, ${layout.links.length} links">
             <g class="sankey-links" fill="none">
               ${layout.links.map(
                 (l, i) =>

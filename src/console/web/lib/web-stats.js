@@ -111,12 +111,12 @@ export function statsTable(columns, results, breakdownLabel) {
     headers: shown.map((i) => columnLabel(columns[i], breakdownLabel)),
     numeric: shown.map((i) => names[i] !== 'breakdown_value'),
     rows: (results ?? []).map((r) => ({
-      fill:
-        fillAt >= 0 ? Number(r[fillAt]) || 0 : top ? (Number(current(r[firstMetric])) || 0) / top : 0,
+      fill: fillAt >= 0 ? Number(r[fillAt]) || 0 : top ? (Number(current(r[firstMetric])) || 0) / top : 0,
       cells: shown.map((i) => {
         const v = r[i]
         const spec = COLUMN_KINDS[names[i]] ?? { kind: 'number' }
-        if (names[i] === 'breakdown_value') return { text: v === null || v === undefined || v === '' ? '(none)' : String(v), change: null }
+        if (names[i] === 'breakdown_value')
+          return { text: v === null || v === undefined || v === '' ? '(none)' : String(v), change: null }
         if (!Array.isArray(v)) return { text: metricText(spec.kind, v), change: null }
         const [cur, prev] = v
         return { text: metricText(spec.kind, cur), change: change(pctChange(cur, prev), spec.increaseIsBad) }

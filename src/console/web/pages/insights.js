@@ -321,7 +321,7 @@ function Paths({ api, project, defs }) {
           ><input id="paths-end" value=${end} placeholder="any" onInput=${(e) => setEnd(e.currentTarget.value)} />
         </div>
         <div>
-          <label for="paths-steps">Steps</label
+          <label for="paths-steps">Step limit</label
           ><input id="paths-steps" type="number" min="2" max="20" value=${steps} onInput=${(e) => setSteps(e.currentTarget.value)} />
         </div>
         <div><${CohortSelect} id="paths-cohort" defs=${defs} value=${cohort} onChange=${setCohort} /></div>
