@@ -3,21 +3,13 @@
 // this week and the one before; the overview's tiles against the previous period, and paths as a
 // Sankey diagram. Every expected value is worked by hand from DATASET below. Screenshots go to a
 // temp folder, or to docs/console/ with CONSOLE_SCREENSHOTS=1.
-import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import type { Project } from '../../../src/accounts/documents.ts'
 import type { RunningBurrow } from '../../../src/runtime/start.ts'
-import { launchChromium } from '../../harness/browser.ts'
-import { api, createTestKey, createTestProject, startTestBurrow } from '../../harness/index.ts'
-import { until } from '../dashboards/helpers.ts'
-import { at, consolePage, SHOTS } from './helpers.ts'
+import { at, checkPage, SHOTS, startConsole } from './helpers.ts'
 
 let burrow: RunningBurrow
-let project: Project
-let key: string
-let call: ReturnType<typeof api>
 let browser: Browser
 let page: Page
 
@@ -224,38 +216,7 @@ const sankeyLinks = () =>
     )
 
 beforeAll(async () => {
-  mkdirSync(SHOTS, { recursive: true })
-  burrow = await startTestBurrow({ API_RATE_LIMIT_PER_MINUTE: '100000' })
-  project = await createTestProject('Shop demo')
-  key = await createTestKey(['*'])
-  call = api(burrow.url, key)
-  const res = await fetch(`${burrow.url}/batch/`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ api_key: project.api_token, batch: DATASET }),
-  })
-  expect(res.status).toBe(200)
-  // the pages read ClickHouse: wait until the projector wrote every row
-  const rows = await until(
-    async () => {
-      const r = await call('POST', `/api/projects/${project.id}/query/`, {
-        query: { kind: 'HogQLQuery', query: 'SELECT count() FROM events' },
-        refresh: 'force_blocking',
-      })
-      return Number(r.body.results?.[0]?.[0])
-    },
-    (n) => n === DATASET.length,
-  )
-  expect(rows).toBe(DATASET.length)
-  browser = await launchChromium()
-  page = await consolePage(browser, pageErrors)
-  await page.addInitScript(
-    ([id, k]) => {
-      sessionStorage.setItem('burrow.project_id', String(id))
-      sessionStorage.setItem('burrow.personal_api_key', String(k))
-    },
-    [project.id, key] as const,
-  )
+  ;({ burrow, browser, page } = await startConsole('Shop demo', DATASET, pageErrors))
 })
 
 afterAll(async () => {
@@ -263,11 +224,7 @@ afterAll(async () => {
 })
 
 describe('web analytics and paths in the console', () => {
-  afterEach(async (ctx) => {
-    if (ctx.task.result?.state === 'fail')
-      await shot(`failed-${ctx.task.name.slice(0, 20).replace(/\W+/g, '-')}`)
-    expect(pageErrors.splice(0)).toEqual([])
-  })
+  afterEach((ctx) => checkPage(ctx, page, pageErrors))
 
   it('serves d3-sankey and the d3 modules it imports from node_modules', async () => {
     for (const path of [
