@@ -41,6 +41,10 @@ export const ProjectSettingsDoc = z.object({
   logs_settings: jsonObject.nullable().default(null),
   // What PostHog gives every new team (TeamManager.create_with_data): the current recorder.
   extra_settings: jsonObject.nullable().default(() => ({ recorder_script: 'posthog-recorder' })),
+  // Web analytics (src/web-analytics): the property filters filterTestAccounts applies, and the
+  // path cleaning rules doPathCleaning applies in order ({regex, alias, order?}), as PostHog's Team.
+  test_account_filters: z.array(jsonObject).default(() => []),
+  path_cleaning_filters: z.array(jsonObject).default(() => []),
 })
 export type ProjectSettings = z.infer<typeof ProjectSettingsDoc>
 

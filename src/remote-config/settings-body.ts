@@ -142,6 +142,12 @@ export const SettingsPatch = z.object({
   survey_config: dict.nullable().optional(),
   logs_settings: dict.nullable().optional(),
   extra_settings: dict.nullable().optional(),
+  // web analytics: property filters (checked when a query applies them) and path cleaning rules
+  test_account_filters: z.array(dict).nullable().optional(),
+  path_cleaning_filters: z
+    .array(z.object({ regex: z.string(), alias: z.string(), order: z.number().nullable().optional() }).passthrough())
+    .nullable()
+    .optional(),
 })
 export type SettingsPatch = z.output<typeof SettingsPatch>
 

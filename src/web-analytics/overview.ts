@@ -2,36 +2,25 @@
 // visitors, views, sessions, session duration and bounce rate of the page views and screens in a
 // date range, with the previous period beside them when compareFilter asks. Counted per session
 // from the sessions table (docs/sessions.md): a session belongs to the period its first event is
-// in. Conversion goals, revenue and test-account filters are refused (not supported yet).
+// in. Conversion goals and revenue are refused (not supported yet). The request fields, ranges and
+// filters are those of every web query kind (filters.ts).
 import { z } from 'zod'
 import type { Project } from '../accounts/documents.ts'
-import { ValidationError } from '../http/errors.ts'
 import { compileHogQLCached } from '../queries/compile-cache.ts'
-import {
-  previousPeriod,
-  rangeCondition,
-  resolveDateRange,
-  type ResolvedRange,
-} from '../queries/insights/common/date-range.ts'
-import { propertiesCondition } from '../queries/insights/common/properties.ts'
-import { DateRangeSchema, PropertiesSchema } from '../queries/insights/common/schema.ts'
+import { rangeCondition, type ResolvedRange } from '../queries/insights/common/date-range.ts'
 import { registerQueryKind } from '../queries/kinds.ts'
+import {
+  compares,
+  periodsCondition,
+  refuseUnsupported,
+  WebQueryBaseSchema,
+  webPropertiesCondition,
+  webRanges,
+} from './filters.ts'
 
-export const WebOverviewQuerySchema = z
-  .object({
-    kind: z.literal('WebOverviewQuery'),
-    dateRange: DateRangeSchema.nullable().optional(),
-    properties: PropertiesSchema.nullable().optional(),
-    compareFilter: z
-      .object({ compare: z.boolean().nullable().optional(), compare_to: z.string().nullable().optional() })
-      .passthrough()
-      .nullable()
-      .optional(),
-    filterTestAccounts: z.boolean().nullable().optional(),
-    conversionGoal: z.unknown().optional(),
-    includeRevenue: z.boolean().nullable().optional(),
-  })
-  .passthrough()
+export const WebOverviewQuerySchema = WebQueryBaseSchema.extend({
+  kind: z.literal('WebOverviewQuery'),
+}).passthrough()
 export type WebOverviewQuery = z.infer<typeof WebOverviewQuerySchema>
 
 /** One figure of the overview, as PostHog's WebOverviewItem. */
@@ -49,15 +38,11 @@ export function webOverviewHogQL(
   q: WebOverviewQuery,
   range: ResolvedRange,
   prev: ResolvedRange | null,
+  project: Project,
 ): string {
-  if (q.conversionGoal) throw new ValidationError('conversionGoal is not supported yet', 'conversionGoal')
-  if (q.includeRevenue) throw new ValidationError('includeRevenue is not supported yet', 'includeRevenue')
-  if (q.filterTestAccounts) {
-    throw new ValidationError('filterTestAccounts is not supported yet', 'filterTestAccounts')
-  }
-  const periods = (field: string) =>
-    [range, ...(prev ? [prev] : [])].map((r) => `(${rangeCondition(r, field)})`).join(' OR ')
-  const props = propertiesCondition(q.properties ?? [])
+  refuseUnsupported(q)
+  const periods = (field: string) => periodsCondition({ range, prev }, field)
+  const props = webPropertiesCondition(q, project)
   const inner = `SELECT any(events.person_id) AS session_person_id, session.session_id AS session_id,
     min(session.$start_timestamp) AS start_timestamp, any(session.$session_duration) AS session_duration,
     countIf(event = '$pageview' OR event = '$screen') AS filtered_pageview_count,
@@ -129,23 +114,11 @@ export function overviewItems(row: unknown[] | undefined, compare: boolean): Web
   ]
 }
 
-/** The query's ranges: the current period (days, in the project's zone) and, to compare, the previous one. */
-export function overviewRanges(
-  q: WebOverviewQuery,
-  project: Pick<Project, 'timezone'>,
-  now?: number,
-): { range: ResolvedRange; prev: ResolvedRange | null } {
-  const range = resolveDateRange(q.dateRange, 'day', project.timezone, { now })
-  if (range.all) throw new ValidationError("dateRange.date_from 'all' is not supported here yet", 'dateRange')
-  const prev = q.compareFilter?.compare ? previousPeriod(range, q.compareFilter.compare_to) : null
-  return { range, prev }
-}
-
 registerQueryKind('WebOverviewQuery', {
   async compile(raw, project, server) {
     const q = WebOverviewQuerySchema.parse(raw)
-    const { range, prev } = overviewRanges(q, project)
-    return compileHogQLCached(webOverviewHogQL(q, range, prev), {
+    const { range, prev } = webRanges(q, project)
+    return compileHogQLCached(webOverviewHogQL(q, range, prev, project), {
       teamId: project.id,
       timezone: project.timezone,
       capabilities: server,
@@ -153,6 +126,6 @@ registerQueryKind('WebOverviewQuery', {
   },
   shape(rows, _compiled, raw) {
     const q = WebOverviewQuerySchema.parse(raw)
-    return overviewItems(rows[0], !!q.compareFilter?.compare)
+    return overviewItems(rows[0], compares(q))
   },
 })
