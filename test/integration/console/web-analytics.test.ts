@@ -1,10 +1,10 @@
 // The console's web analytics page and the paths insight in Chromium (playwright-core), against a
 // real Burrow: page views captured with sessions, referrers, utm, browser, device and country over
-// this week and the one before; the overview's tiles against the previous period, and paths as a
-// Sankey diagram. Every expected value is worked by hand from DATASET below. Screenshots go to a
-// temp folder, or to docs/console/ with CONSOLE_SCREENSHOTS=1.
+// this week and the one before; the overview's tiles and the breakdown tables against the previous
+// period, and paths as a Sankey diagram. Every expected value is worked by hand from DATASET below.
+// Screenshots go to a temp folder, or to docs/console/ with CONSOLE_SCREENSHOTS=1.
 import { join } from 'node:path'
-import type { Browser, Page } from 'playwright-core'
+import type { Browser, Locator, Page } from 'playwright-core'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import type { RunningBurrow } from '../../../src/runtime/start.ts'
 import { at, checkPage, SHOTS, startConsole } from './helpers.ts'
@@ -31,7 +31,7 @@ interface Visit {
 // By hand. This week (1-3 days ago), one session each:
 //   alice  / → /pricing → /signup   60 s  (google)
 //   bob    /                         0 s  bounce (direct)
-//   carol  /blog → /pricing         30 s  (news.ycombinator.com, utm_source hn)
+//   carol  /blog → /pricing         30 s  (partner.example.org, utm_source partner)
 //   dan    / → /pricing → /signup   45 s  (google)
 //   erin   / → /pricing             10 s  (direct; two page views: no bounce)
 //   → visitors 5, views 11, sessions 5, mean duration 145 / 5 = 29 s, bounce rate 1/5 = 20%.
@@ -73,8 +73,8 @@ const VISITS: Visit[] = [
       ['09:00:00', '/blog'],
       ['09:00:30', '/pricing'],
     ],
-    referrer: 'https://news.ycombinator.com/item?id=1',
-    utm_source: 'hn',
+    referrer: 'https://partner.example.org/post',
+    utm_source: 'partner',
     browser: 'Firefox',
     os: 'Linux',
     device: 'Desktop',
@@ -203,8 +203,8 @@ const sankeyNodes = () =>
         )
         .sort(),
     )
-const sankeyLinks = () =>
-  page
+const sankeyLinks = (scope: Page | Locator = page) =>
+  scope
     .locator('.sankey path.sankey-link')
     .evaluateAll((ps) =>
       ps
@@ -213,6 +213,16 @@ const sankeyLinks = () =>
             `${p.getAttribute('data-source')} → ${p.getAttribute('data-target')}: ${p.getAttribute('data-value')}`,
         )
         .sort(),
+    )
+
+/** A breakdown table's header and rows, each row's cells (value, and change when shown) joined by ` | `. */
+const table = (name: string) =>
+  page
+    .getByRole('table', { name, exact: true })
+    .evaluate((t) =>
+      [...t.querySelectorAll('tr')].map((tr) =>
+        [...tr.children].map((c) => (c.textContent ?? '').replace(/\s+/g, ' ').trim()).join(' | '),
+      ),
     )
 
 beforeAll(async () => {
@@ -261,7 +271,6 @@ describe('web analytics and paths in the console', () => {
     })
     const notes = await page.locator('.web-overview .stat-note .muted').allInnerTexts()
     expect(notes).toEqual(['was 3', 'was 4', 'was 3', 'was 7s', 'was 66.7%'])
-    await shot('web-analytics')
 
     // without the comparison: the same figures, no change
     await page.getByLabel('Compare with previous period').uncheck()
@@ -284,6 +293,110 @@ describe('web analytics and paths in the console', () => {
       ['Session duration', '21s', ''],
       ['Bounce rate', '37.5%', ''],
     ])
+  })
+
+  it('the breakdown tables: this week against the week before, by page, source, device and country', async () => {
+    // a fresh page: the last 7 days, compared
+    await page.goto(`${burrow.url}/#/web`)
+    await page.reload()
+    const tab = (card: string, name: string) =>
+      page.getByRole('region', { name: card }).getByRole('button', { name, exact: true }).click()
+    const rows = (name: string) => poll(() => table(name).catch(() => []))
+    // Rows are in PostHog's order: by the [current, previous] visitors, then views, as tuples (a tie
+    // this week goes to the larger previous figure), then by name.
+    // Pages: persons and views per $pathname; the bounce rate of the sessions that entered there
+    // (/: bob of alice, bob, dan, erin against hal of fay, hal; /blog: none of carol against gus)
+    await rows('Pages').toEqual([
+      'Page | Visitors | Views | Bounce rate',
+      '/ | 4 ↑ +100% | 4 ↑ +100% | 25% ↓ -50%',
+      '/pricing | 4 ↑ +300% | 4 ↑ +300% | –',
+      '/signup | 2 | 2 | –',
+      '/blog | 1 → 0% | 1 → 0% | 0% ↓ -100%',
+    ])
+    // Entry pages: sessions by their first page, views all of the session's
+    await tab('Paths', 'Entry pages')
+    await rows('Entry pages').toEqual([
+      'Entry page | Visitors | Views | Bounce rate',
+      '/ | 4 ↑ +100% | 9 ↑ +200% | 25% ↓ -50%',
+      '/blog | 1 → 0% | 2 ↑ +100% | 0% ↓ -100%',
+    ])
+    // Exit pages: by the last page; /blog was gus's last page the week before only
+    await tab('Paths', 'Exit pages')
+    await rows('Exit pages').toEqual([
+      'Exit page | Visitors | Views',
+      '/pricing | 2 ↑ +100% | 4 ↑ +100%',
+      '/signup | 2 | 6',
+      '/ | 1 → 0% | 1 → 0%',
+      '/blog | 0 ↓ -100% | 0 ↓ -100%',
+    ])
+    // Channels: google without ads is Organic Search, no referrer Direct, partner.example.org
+    // (in no list) a Referral
+    await rows('Channels').toEqual([
+      'Channel | Visitors | Views',
+      'Direct | 2 → 0% | 3 ↑ +50%',
+      'Organic Search | 2 ↑ +100% | 6 ↑ +200%',
+      'Referral | 1 | 2',
+    ])
+    await tab('Sources', 'Referrers')
+    await rows('Referrers').toEqual([
+      'Referring domain | Visitors | Views',
+      '$direct | 2 → 0% | 3 ↑ +50%',
+      'www.google.com | 2 ↑ +100% | 6 ↑ +200%',
+      'partner.example.org | 1 | 2',
+    ])
+    // as PostHog, the sessions without a utm_source are a row too: 4 persons against 3, views
+    // 3 + 1 + 3 + 2 = 9 against 2 + 1 + 1 = 4
+    await tab('Sources', 'UTM sources')
+    await rows('UTM sources').toEqual([
+      'UTM source | Visitors | Views',
+      '(none) | 4 ↑ +33% | 9 ↑ +125%',
+      'partner | 1 | 2',
+    ])
+    // event properties: persons and page views with each value
+    await rows('Device types').toEqual([
+      'Device type | Visitors | Views',
+      'Desktop | 3 ↑ +50% | 8 ↑ +167%',
+      'Mobile | 2 ↑ +100% | 3 ↑ +200%',
+    ])
+    await tab('Devices', 'Browsers')
+    await rows('Browsers').toEqual([
+      'Browser | Visitors | Views',
+      'Chrome | 3 ↑ +200% | 8 ↑ +300%',
+      'Firefox | 1 → 0% | 2 ↑ +100%',
+      'Safari | 1 → 0% | 1 → 0%',
+    ])
+    await tab('Devices', 'OS')
+    await rows('OS').toEqual([
+      'OS | Visitors | Views',
+      'Windows | 1 → 0% | 3 ↑ +50%',
+      'Linux | 1 → 0% | 2 ↑ +100%',
+      'iOS | 1 → 0% | 1 → 0%',
+      'Mac OS X | 1 | 3',
+      'Android | 1 | 2',
+    ])
+    await rows('Countries').toEqual([
+      'Country | Visitors | Views',
+      'US | 3 ↑ +200% | 8 ↑ +300%',
+      'GB | 1 → 0% | 1 → 0%',
+      'DE | 1 | 2',
+      'FR | 0 ↓ -100% | 0 ↓ -100%',
+    ])
+    // the change is good or bad news: fewer bounces on / are good, fewer visitors from FR bad
+    const tone = (name: string, row: string, col: number) =>
+      page
+        .getByRole('table', { name, exact: true })
+        .locator('tbody tr', { hasText: row })
+        .locator('td')
+        .nth(col)
+        .locator('.change')
+        .getAttribute('class')
+    expect(await tone('Countries', 'FR', 0)).toBe('change bad')
+    await page
+      .getByRole('region', { name: 'Paths' })
+      .getByRole('button', { name: 'Pages', exact: true })
+      .click()
+    await poll(() => tone('Pages', '/blog', 2)).toBe('change good')
+    await shot('web-analytics')
   })
 
   it('paths as a Sankey: nodes per step with counts, links with their counts, a start point', async () => {
@@ -318,6 +431,22 @@ describe('web analytics and paths in the console', () => {
     await page.getByLabel('Step limit').fill('2')
     await page.getByRole('button', { name: 'Show paths' }).click()
     await poll(sankeyLinks).toEqual([
+      `1_${SITE} → 2_${SITE}/pricing: 3`,
+      `1_${SITE}/blog → 2_${SITE}/pricing: 1`,
+    ])
+
+    // saved, and on a dashboard: the same diagram in the tile
+    await page.getByLabel('Insight name').fill('Ways to pricing')
+    await page.getByRole('button', { name: 'Save insight' }).click()
+    await page.getByRole('status').getByText('Ways to pricing').waitFor()
+    await page.goto(`${burrow.url}/#/dashboards`)
+    await page.getByLabel('Dashboard name').fill('Funnel health')
+    await page.getByRole('button', { name: 'Create dashboard' }).click()
+    await page.getByRole('heading', { level: 2, name: 'Funnel health' }).waitFor()
+    await page.getByLabel('Add a saved insight').selectOption({ label: 'Ways to pricing' })
+    await page.getByRole('button', { name: 'Add', exact: true }).click()
+    const tile = page.getByRole('article', { name: 'Ways to pricing' })
+    await poll(() => sankeyLinks(tile)).toEqual([
       `1_${SITE} → 2_${SITE}/pricing: 3`,
       `1_${SITE}/blog → 2_${SITE}/pricing: 1`,
     ])

@@ -219,3 +219,50 @@ describe('the paths diagram (PathsQuery edges through d3-sankey)', () => {
     expect(sankey.layoutPaths([], 900, 300)).toEqual({ nodes: [], links: [] })
   })
 })
+
+describe('query requests from one tab', () => {
+  it('at most 3 in flight (the API allows a key 4); one aborted while waiting is never sent', async () => {
+    /* eslint-disable-next-line @typescript-eslint/no-explicit-any -- a plain ES module of the console */
+    const api: any = await import(web('api.js'))
+    let inFlight = 0
+    let most = 0
+    const sent: (number | string)[] = []
+    const release: (() => void)[] = []
+    const realFetch = globalThis.fetch
+    globalThis.fetch = (async (_url: string, init: RequestInit) => {
+      sent.push(init.body ? JSON.parse(String(init.body)).query.n : 'GET')
+      inFlight++
+      most = Math.max(most, inFlight)
+      await new Promise<void>((r) => release.push(r))
+      inFlight--
+      return new Response('{"results":[]}')
+    }) as typeof fetch
+    try {
+      const client = api.createApi('phx_x')
+      const path = api.projectPath(1, 'query/')
+      const gone = new AbortController()
+      const asks = [1, 2, 3, 4, 5].map((n) =>
+        client.post(path, { query: { n } }, n === 4 ? gone.signal : undefined).then(
+          () => 'answered',
+          (e: Error) => e.name,
+        ),
+      )
+      // other calls are not queued
+      const other = client.get(api.projectPath(1, 'insights/'))
+      await new Promise((r) => setTimeout(r, 10))
+      expect(new Set(sent)).toEqual(new Set([1, 2, 3, 'GET']))
+      gone.abort()
+      while (release.length) {
+        release.shift()!()
+        await new Promise((r) => setTimeout(r, 10))
+      }
+      const outcomes = await Promise.all([...asks, other.then(() => 'answered')])
+      expect(outcomes).toEqual(['answered', 'answered', 'answered', 'AbortError', 'answered', 'answered'])
+      // the 4th was dropped from the line; the 5th went when a slot came free
+      expect(sent.filter((n) => n !== 'GET')).toEqual([1, 2, 3, 5])
+      expect(most).toBe(4) // three queries and the GET beside them
+    } finally {
+      globalThis.fetch = realFetch
+    }
+  })
+})

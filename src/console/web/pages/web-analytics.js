@@ -15,14 +15,17 @@ const RANGES = [
   ['-90d', 'Last 90 days'],
 ]
 
-/** PostHog's tiles of tables: a tab per breakdown (`breakdownBy` of WebStatsTableQuery). */
+/**
+ * PostHog's tiles of tables: a tab per breakdown (`breakdownBy` of WebStatsTableQuery, its tab, its
+ * column's name, and what else PostHog asks for with it: a bounce rate for the pages people land on).
+ */
 const TABLES = [
   {
     id: 'paths',
     title: 'Paths',
     tabs: [
-      ['Page', 'Pages', 'Page'],
-      ['InitialPage', 'Entry pages', 'Entry page'],
+      ['Page', 'Pages', 'Page', { includeBounceRate: true }],
+      ['InitialPage', 'Entry pages', 'Entry page', { includeBounceRate: true }],
       ['ExitPage', 'Exit pages', 'Exit page'],
     ],
   },
@@ -55,7 +58,9 @@ function useQuery(api, project, query, deps) {
     setState((s) => ({ ...s, busy: true, error: null }))
     api
       .post(projectPath(project.id, 'query/'), { query, refresh: 'force_blocking' }, ask.signal)
-      .then((result) => setState({ busy: false, error: null, result }))
+      .then((result) => {
+        if (!ask.signal.aborted) setState({ busy: false, error: null, result })
+      })
       .catch((error) => {
         if (!ask.signal.aborted) setState({ busy: false, error, result: null })
       })
@@ -127,7 +132,7 @@ export function StatsTable({ columns, results, breakdownLabel, label }) {
 
 function BreakdownCard({ api, project, spec, range, compare }) {
   const [tab, setTab] = useState(spec.tabs[0][0])
-  const [breakdownBy, tabLabel, columnName] = spec.tabs.find(([b]) => b === tab)
+  const [breakdownBy, tabLabel, columnName, extra] = spec.tabs.find(([b]) => b === tab)
   const query = {
     kind: 'WebStatsTableQuery',
     breakdownBy,
@@ -135,6 +140,7 @@ function BreakdownCard({ api, project, spec, range, compare }) {
     properties: [],
     compareFilter: { compare },
     limit: 10,
+    ...extra,
   }
   const state = useQuery(api, project, query, [range, compare, breakdownBy])
   return html`<${Card} title=${spec.title} id="web-${spec.id}"
