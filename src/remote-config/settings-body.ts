@@ -145,7 +145,11 @@ export const SettingsPatch = z.object({
   // web analytics: property filters (checked when a query applies them) and path cleaning rules
   test_account_filters: z.array(dict).nullable().optional(),
   path_cleaning_filters: z
-    .array(z.object({ regex: z.string(), alias: z.string(), order: z.number().nullable().optional() }).passthrough())
+    .array(
+      z
+        .object({ regex: z.string(), alias: z.string(), order: z.number().nullable().optional() })
+        .passthrough(),
+    )
     .nullable()
     .optional(),
 })

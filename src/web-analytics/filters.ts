@@ -37,7 +37,8 @@ export const WebQueryBaseSchema = z.object({
 export type WebQueryBase = z.infer<typeof WebQueryBaseSchema>
 
 /** Whether the query compares with a previous period (compareFilter.compare or a compare_to shift). */
-export const compares = (q: WebQueryBase): boolean => !!q.compareFilter?.compare || !!q.compareFilter?.compare_to
+export const compares = (q: WebQueryBase): boolean =>
+  !!q.compareFilter?.compare || !!q.compareFilter?.compare_to
 
 /** The current period (days, in the project's zone) and, when compareFilter asks, the previous one. */
 export interface WebRanges {
@@ -82,7 +83,10 @@ export function testAccountFilters(q: WebQueryBase, project: Project): Propertie
   const stored = project.settings?.test_account_filters ?? []
   const parsed = PropertiesSchema.safeParse(stored)
   if (!parsed.success) {
-    throw new ValidationError("The project's test_account_filters are not valid property filters", 'filterTestAccounts')
+    throw new ValidationError(
+      "The project's test_account_filters are not valid property filters",
+      'filterTestAccounts',
+    )
   }
   return parsed.data ?? []
 }
@@ -144,4 +148,3 @@ export function instantInRange(x: ResolvedRange, column: string): string {
   const upper = `${column} <= ${at(x.to)}`
   return Number.isNaN(x.lower) ? upper : `${column} >= ${at(x.lower)} AND ${upper}`
 }
-

@@ -15,22 +15,19 @@
 import { z } from 'zod'
 import type { Project } from '../accounts/documents.ts'
 import { ValidationError } from '../http/errors.ts'
-import { compileInner } from '../queries/insights/common/hogql.ts'
 import { sqlStr } from '../queries/insights/common/hogql.ts'
 import { registerQueryKind } from '../queries/kinds.ts'
 import type { DataFacts } from '../queries/person-overrides.ts'
 import { quoteIdentifier } from '../hogql/escape.ts'
-import { sessionColumnsSQL } from '../sessions/sql.ts'
 import {
   instantInRange,
-  periodsCondition,
   refuseUnsupported,
-  sessionDayBounds,
   WebQueryBaseSchema,
   webPropertiesCondition,
   webRanges,
   type WebRanges,
 } from './filters.ts'
+import { eventColumn, eventsLevel, sessionsLevel } from './levels.ts'
 
 /** PostHog's WebStatsBreakdown values Burrow answers. */
 export const STATS_BREAKDOWNS = [
@@ -123,7 +120,7 @@ interface BreakdownSource {
   value: (clean: (x: string) => string) => string
 }
 
-const ev = (name: string) => `e.${q(`w_${name}`)}`
+const ev = (name: string) => `e.${eventColumn(name)}`
 const se = (name: string) => `s.${q(name)}`
 const NULL_DISPLAY = sqlStr('(none)')
 
@@ -152,7 +149,10 @@ const BREAKDOWN_SOURCES: Record<StatsBreakdown, BreakdownSource> = {
   ScreenName: eventProperty('$screen_name'),
   InitialChannelType: sessionField('$channel_type'),
   InitialReferringDomain: sessionField('$entry_referring_domain'),
-  InitialReferringURL: { session: ['$entry_referrer'], value: () => `cutQueryStringAndFragment(${se('$entry_referrer')})` },
+  InitialReferringURL: {
+    session: ['$entry_referrer'],
+    value: () => `cutQueryStringAndFragment(${se('$entry_referrer')})`,
+  },
   InitialUTMSource: sessionField('$entry_utm_source'),
   InitialUTMCampaign: sessionField('$entry_utm_campaign'),
   InitialUTMMedium: sessionField('$entry_utm_medium'),
@@ -220,25 +220,20 @@ export function pathCleaner(q: { doPathCleaning?: boolean | null }, project: Pro
     .map(({ r }) => r)
   for (const r of rules) {
     if (typeof r.regex !== 'string' || typeof r.alias !== 'string') {
-      throw new ValidationError("The project's path_cleaning_filters need a regex and an alias", 'doPathCleaning')
+      throw new ValidationError(
+        "The project's path_cleaning_filters need a regex and an alias",
+        'doPathCleaning',
+      )
     }
   }
   return (x) =>
-    rules.reduce((acc, r) => `replaceRegexpAll(${acc}, ${sqlStr(r.regex as string)}, ${sqlStr(r.alias as string)})`, x)
+    rules.reduce(
+      (acc, r) => `replaceRegexpAll(${acc}, ${sqlStr(r.regex as string)}, ${sqlStr(r.alias as string)})`,
+      x,
+    )
 }
 
 // ---- levels --------------------------------------------------------------------------------------
-
-/** Level 1: the page views and screens of either period, as HogQL. */
-function eventsHogQL(inputs: Record<string, string>, ranges: WebRanges, filters: string | undefined): string {
-  const select = [
-    'person_id AS w_person',
-    '$session_id AS w_session',
-    ...Object.entries(inputs).map(([name, expr]) => `${expr} AS ${q(`w_${name}`)}`),
-  ]
-  const where = [`event = '$pageview' OR event = '$screen'`, periodsCondition(ranges), ...(filters ? [filters] : [])]
-  return `SELECT ${select.join(', ')} FROM events WHERE ${where.map((w) => `(${w})`).join(' AND ')}`
-}
 
 interface SessionLevel {
   /** ClickHouse SQL: one row per (session, breakdown value) */
@@ -272,7 +267,7 @@ function sessionLevel(o: LevelOptions): SessionLevel {
   const sessionId = joined ? fromSession(se('session_id')) : `nullIf(e.w_session, '')`
   const select = [
     'any(e.w_person) AS filtered_person_id',
-    'count() AS filtered_pageview_count',
+    `${joined ? 'sum(e.w_views)' : 'count()'} AS filtered_pageview_count`,
     `${value} AS breakdown_value`,
     `${sessionId} AS w_session_id`,
     `${o.bounce ? `any(${fromSession(se('$is_bounce'))})` : 'NULL'} AS is_bounce`,
@@ -280,8 +275,11 @@ function sessionLevel(o: LevelOptions): SessionLevel {
   ]
   let from = `(${o.eventsSQL}) AS e`
   if (joined) {
-    const sessions = sessionColumnsSQL(o.teamId, [...new Set(fields)], sessionDayBounds(o.ranges))
-    from += ` LEFT JOIN (SELECT *, 1 AS w_matched FROM (${sessions})) AS s ON e.w_session = s.session_id`
+    // the events grouped per session (and event breakdown inputs) first: the join then matches one
+    // row per session instead of one per event
+    const keys = ['w_session', ...Object.keys(o.source.event ?? {}).map(eventColumn)].join(', ')
+    const perSession = `SELECT ${keys}, any(w_person) AS w_person, count() AS w_views FROM (${o.eventsSQL}) GROUP BY ${keys}`
+    from = `(${perSession}) AS e LEFT JOIN (${sessionsLevel(o.teamId, fields, o.ranges)}) AS s ON e.w_session = s.session_id`
   }
   const where = o.where ? ` WHERE ${o.where('breakdown_value')}` : ''
   return { sql: `SELECT ${select.join(', ')} FROM ${from}${where} GROUP BY w_session_id, breakdown_value` }
@@ -349,10 +347,8 @@ export async function statsTableSQL(
   const ranges = webRanges(query, project, { now, allowAll: true })
   const clean = pathCleaner(query, project)
   const source = BREAKDOWN_SOURCES[b]
-  const compiled = async (filters: string | undefined, inputs: Record<string, string>) => {
-    const hogql = eventsHogQL(inputs, ranges, filters)
-    return { hogql, sql: (await compileInner(hogql, project.id, project.timezone, facts)).clickhouse }
-  }
+  const compiled = (filters: string | undefined, inputs: Record<string, string>) =>
+    eventsLevel(project, ranges, filters, inputs, facts)
   const filters = webPropertiesCondition(query, project)
   const events = await compiled(filters, source.event ?? {})
   const limit = query.limit ?? DEFAULT_STATS_LIMIT
@@ -372,7 +368,13 @@ export async function statsTableSQL(
     )
     const bounceEvents = await compiled(bounceFilters, {})
     const entry = BREAKDOWN_SOURCES.InitialPage
-    const bounces = sessionLevel({ ...base, eventsSQL: bounceEvents.sql, source: entry, bounce: true, start: true })
+    const bounces = sessionLevel({
+      ...base,
+      eventsSQL: bounceEvents.sql,
+      source: entry,
+      bounce: true,
+      start: true,
+    })
     const cur = instantInRange(ranges.range, 'start_timestamp')
     const prev = ranges.prev ? instantInRange(ranges.prev, 'start_timestamp') : '0'
     const countsSQL = `SELECT breakdown_value, uniqIf(filtered_person_id, ${cur}) AS visitors, uniqIf(filtered_person_id, ${prev}) AS previous_visitors, sumIf(filtered_pageview_count, ${cur}) AS views, sumIf(filtered_pageview_count, ${prev}) AS previous_views FROM (${counts.sql}) GROUP BY breakdown_value`
@@ -424,9 +426,10 @@ export async function statsTableSQL(
     hogql: events.hogql,
     // Language: PostHog keeps the first three cells of each row (value, visitors, views); the
     // columns here say so too (PostHog's still list the others)
-    columns: (language ? ['breakdown_value', 'visitors', 'views', 'cross_sell'] : [...columns, 'ui_fill_fraction', 'cross_sell']).map(
-      (c) => `context.columns.${c}`,
-    ),
+    columns: (language
+      ? ['breakdown_value', 'visitors', 'views', 'cross_sell']
+      : [...columns, 'ui_fill_fraction', 'cross_sell']
+    ).map((c) => `context.columns.${c}`),
     language,
   }
 }

@@ -27,7 +27,9 @@ interface Options {
 }
 
 // PostHog's test team filters out persons whose email contains @posthog.com (APIBaseTest's team).
-const POSTHOG_TEST_ACCOUNTS = [{ key: 'email', value: '@posthog.com', operator: 'not_icontains', type: 'person' }]
+const POSTHOG_TEST_ACCOUNTS = [
+  { key: 'email', value: '@posthog.com', operator: 'not_icontains', type: 'person' },
+]
 
 async function stats(team: number, dateFrom: string, dateTo: string | null, o: Options = {}) {
   const kind = queryKind('WebStatsTableQuery')
@@ -113,7 +115,9 @@ async function createEvents(
   for (const [id, list] of data) {
     for (const [at, session, url, extra] of list) {
       const props: Record<string, unknown> =
-        event === '$screen' ? { $screen_name: url ?? null } : { $pathname: url ?? null, $current_url: url ?? null }
+        event === '$screen'
+          ? { $screen_name: url ?? null }
+          : { $pathname: url ?? null, $current_url: url ?? null }
       events.push({ event, distinctId: id, at, session, properties: { ...props, ...extra } })
     }
   }
@@ -420,9 +424,9 @@ describe("PostHog's test_web_stats_table cases", () => {
     const team = uniqueTeamId()
     await bounceFixture3(team)
     const properties = [{ key: '$pathname', operator: 'exact', value: '/a', type: 'event' }]
-    expect((await stats(team, 'all', '2023-12-15', { includeBounceRate: true, properties })).results).toEqual([
-      ['/a', [3, 0], [4, 0], [1 / 3, null], 1, ''],
-    ])
+    expect((await stats(team, 'all', '2023-12-15', { includeBounceRate: true, properties })).results).toEqual(
+      [['/a', [3, 0], [4, 0], [1 / 3, null], 1, '']],
+    )
   })
 
   it('test_bounce_rate_path_cleaning', async () => {
@@ -433,7 +437,9 @@ describe("PostHog's test_web_stats_table cases", () => {
       { regex: '\\/b\\/\\d+', alias: '/b/:id' },
       { regex: '\\/c\\/\\d+', alias: '/c/:id' },
     ]
-    expect((await stats(team, 'all', '2023-12-15', { includeBounceRate: true, pathCleaning })).results).toEqual([
+    expect(
+      (await stats(team, 'all', '2023-12-15', { includeBounceRate: true, pathCleaning })).results,
+    ).toEqual([
       ['/a/:id', [1, 0], [1, 0], [0, null], 1 / 3, ''],
       ['/b/:id', [1, 0], [1, 0], [null, null], 1 / 3, ''],
       ['/c/:id', [1, 0], [1, 0], [null, null], 1 / 3, ''],
@@ -444,7 +450,9 @@ describe("PostHog's test_web_stats_table cases", () => {
     const one = uniqueTeamId()
     await bounceFixture(one)
     const o = { breakdownBy: 'InitialPage', includeBounceRate: true }
-    expect((await stats(one, 'all', '2023-12-15', o)).results).toEqual([['/a', [1, null], [3, null], [0, null], 1, '']])
+    expect((await stats(one, 'all', '2023-12-15', o)).results).toEqual([
+      ['/a', [1, null], [3, null], [0, null], 1, ''],
+    ])
     const three = uniqueTeamId()
     await bounceFixture3(three)
     expect((await stats(three, 'all', '2023-12-15', o)).results).toEqual([
@@ -456,7 +464,11 @@ describe("PostHog's test_web_stats_table cases", () => {
     const team = uniqueTeamId()
     await bounceFixture3(team)
     const properties = [{ key: '$pathname', operator: 'exact', value: '/a', type: 'event' }]
-    const r = await stats(team, 'all', '2023-12-15', { breakdownBy: 'InitialPage', includeBounceRate: true, properties })
+    const r = await stats(team, 'all', '2023-12-15', {
+      breakdownBy: 'InitialPage',
+      includeBounceRate: true,
+      properties,
+    })
     expect(r.results).toEqual([['/a', [3, null], [4, null], [1 / 3, null], 3 / 3, '']])
   })
 
@@ -558,9 +570,16 @@ describe("PostHog's test_web_stats_table cases", () => {
   it('test_no_session_id', async () => {
     const team = uniqueTeamId()
     await create(team, [
-      { distinctId: 'd1', at: '2024-07-30', session: null, properties: { utm_source: 'google', $pathname: '/path' } },
+      {
+        distinctId: 'd1',
+        at: '2024-07-30',
+        session: null,
+        properties: { utm_source: 'google', $pathname: '/path' },
+      },
     ])
-    expect((await stats(team, 'all', '2024-07-31', { breakdownBy: 'InitialChannelType' })).results).toEqual([])
+    expect((await stats(team, 'all', '2024-07-31', { breakdownBy: 'InitialChannelType' })).results).toEqual(
+      [],
+    )
     expect((await stats(team, 'all', '2024-07-31', { breakdownBy: 'InitialPage' })).results).toEqual([])
     expect((await stats(team, 'all', '2024-07-31')).results).toEqual([['/path', [1, null], [1, null], 1, '']])
   })
@@ -587,7 +606,9 @@ describe("PostHog's test_web_stats_table cases", () => {
       { distinctId: 'd1', at: '2024-07-30', session: 'sa', properties: { $pathname: '/path1' } },
       { distinctId: 'd2', at: '2024-07-30', session: 'sb', properties: { $pathname: '/path2' } },
     ])
-    const testAccountFilters = [{ key: 'email', type: 'person', value: '@hedgebox.net$', operator: 'not_regex' }]
+    const testAccountFilters = [
+      { key: 'email', type: 'person', value: '@hedgebox.net$', operator: 'not_regex' },
+    ]
     const r = await stats(team, 'all', null, { filterTestAccounts: true, testAccountFilters })
     expect(r.results).toEqual([['/path1', [1, null], [1, null], 1, '']])
   })
@@ -793,7 +814,12 @@ describe('the other breakdowns (answers worked out by hand)', () => {
         distinctId: 'p2',
         at: '2024-03-02T09:00:00',
         session: 's2',
-        properties: { ...s2, $referring_domain: '$direct', $pathname: '/a', $current_url: 'https://ex.com/a' },
+        properties: {
+          ...s2,
+          $referring_domain: '$direct',
+          $pathname: '/a',
+          $current_url: 'https://ex.com/a',
+        },
       },
     ])
   }
