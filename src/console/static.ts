@@ -53,6 +53,13 @@ export function consoleFiles(): Map<string, string> {
   // rrweb-player's ES build is self-contained (rrweb and svelte bundled in), so it needs no bundler.
   files.set('/console/vendor/rrweb-player.js', join(packageDir('rrweb-player'), 'dist/rrweb-player.js'))
   files.set('/console/vendor/rrweb-player.css', join(packageDir('rrweb-player'), 'dist/style.min.css'))
+  // d3-sankey and what it imports ship no ES bundle, but their src/ folders are ES modules whose
+  // imports are relative (with .js) or bare names the import map resolves: served as they are.
+  for (const name of ['d3-sankey', 'd3-array', 'd3-shape', 'd3-path', 'internmap']) {
+    const src = join(packageDir(name), 'src')
+    for (const f of webFiles(src))
+      if (f.endsWith('.js')) files.set(`/console/vendor/${name}/${f}`, join(src, f))
+  }
   return files
 }
 

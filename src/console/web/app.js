@@ -9,6 +9,7 @@ import { ErrorBox } from './components/ui.js'
 import { LivePage } from './pages/live.js'
 import { ExplorePage } from './pages/explore.js'
 import { InsightsPage } from './pages/insights.js'
+import { WebAnalyticsPage } from './pages/web-analytics.js'
 import { DashboardsPage } from './pages/dashboards.js'
 import { PeoplePage } from './pages/people.js'
 import { FlagsPage } from './pages/flags.js'
@@ -23,6 +24,7 @@ const PAGES = [
   ['live', 'Live', LivePage],
   ['explore', 'Explore', ExplorePage],
   ['insights', 'Insights', InsightsPage],
+  ['web', 'Web analytics', WebAnalyticsPage],
   ['dashboards', 'Dashboards', DashboardsPage],
   ['people', 'People', PeoplePage],
   ['cohorts', 'Cohorts', CohortsPage],

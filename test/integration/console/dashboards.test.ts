@@ -4,20 +4,17 @@
 // and see it gone once sharing is off; event and property pickers offer the taxonomy's names.
 // Expected values by hand from the events below. Screenshots go to docs/console/ with
 // CONSOLE_SCREENSHOTS=1.
-import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import type { Project } from '../../../src/accounts/documents.ts'
 import type { RunningBurrow } from '../../../src/runtime/start.ts'
-import { launchChromium } from '../../harness/browser.ts'
-import { api, createTestKey, createTestProject, startTestBurrow } from '../../harness/index.ts'
+import type { api } from '../../harness/index.ts'
 import { until } from '../dashboards/helpers.ts'
-import { at, consolePage, SHOTS } from './helpers.ts'
+import { at, checkPage, SHOTS, startConsole } from './helpers.ts'
 
 let burrow: RunningBurrow
 let project: Project
-let key: string
 let call: ReturnType<typeof api>
 let browser: Browser
 let page: Page
@@ -63,43 +60,13 @@ const pageErrors: string[] = []
 const shot = (p: Page, name: string) => p.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true })
 
 beforeAll(async () => {
-  mkdirSync(SHOTS, { recursive: true })
-  burrow = await startTestBurrow({ API_RATE_LIMIT_PER_MINUTE: '100000' })
-  project = await createTestProject('Console dashboards')
-  key = await createTestKey(['*'])
-  call = api(burrow.url, key)
-  const res = await fetch(`${burrow.url}/batch/`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ api_key: project.api_token, batch: DATASET }),
-  })
-  expect(res.status).toBe(200)
-  // projected, and in the taxonomy
+  ;({ burrow, project, call, browser, page } = await startConsole('Console dashboards', DATASET, pageErrors))
+  // the pickers read the taxonomy too
   const defs = await until(
     async () => (await call('GET', `/api/projects/${project.id}/event_definitions/`)).body.count,
     (n) => n === 2,
   )
   expect(defs).toBe(2)
-  const rows = await until(
-    async () => {
-      const r = await call('POST', `/api/projects/${project.id}/query/`, {
-        query: { kind: 'HogQLQuery', query: 'SELECT count() FROM events' },
-        refresh: 'force_blocking',
-      })
-      return Number(r.body.results?.[0]?.[0])
-    },
-    (n) => n === DATASET.length,
-  )
-  expect(rows).toBe(DATASET.length)
-  browser = await launchChromium()
-  page = await consolePage(browser, pageErrors)
-  await page.addInitScript(
-    ([id, k]) => {
-      sessionStorage.setItem('burrow.project_id', String(id))
-      sessionStorage.setItem('burrow.personal_api_key', String(k))
-    },
-    [project.id, key] as const,
-  )
 })
 
 afterAll(async () => {
@@ -107,11 +74,7 @@ afterAll(async () => {
 })
 
 describe('dashboards in the console', () => {
-  afterEach(async (ctx) => {
-    if (ctx.task.result?.state === 'fail')
-      await shot(page, `failed-${ctx.task.name.slice(0, 20).replace(/\W+/g, '-')}`)
-    expect(pageErrors.splice(0)).toEqual([])
-  })
+  afterEach((ctx) => checkPage(ctx, page, pageErrors))
 
   it('offers the taxonomy names as you type an event or a property', async () => {
     await page.goto(`${burrow.url}/#/insights/trends`)

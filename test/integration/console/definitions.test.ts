@@ -2,20 +2,13 @@
 // console.test.ts), and both picked in an insight. Expected values are worked by hand from the
 // events this file captures. Screenshots go to a temp folder, or to docs/console/ with
 // CONSOLE_SCREENSHOTS=1.
-import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import type { Project } from '../../../src/accounts/documents.ts'
 import type { RunningBurrow } from '../../../src/runtime/start.ts'
-import { launchChromium } from '../../harness/browser.ts'
-import { api, createTestKey, createTestProject, startTestBurrow } from '../../harness/index.ts'
-import { at, consolePage, SHOTS } from './helpers.ts'
+import { at, checkPage, SHOTS, startConsole } from './helpers.ts'
 
 let burrow: RunningBurrow
-let project: Project
-let key: string
-let call: ReturnType<typeof api>
 let browser: Browser
 let page: Page
 
@@ -72,40 +65,8 @@ const poll = <T>(read: () => T | Promise<T>) => expect.poll(read, { timeout: 60_
 const pageErrors: string[] = []
 const shot = (name: string) => page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true })
 
-async function eventCount(): Promise<number> {
-  const res = await call('POST', `/api/projects/${project.id}/query/`, {
-    query: { kind: 'HogQLQuery', query: 'SELECT count() FROM events' },
-    refresh: 'force_blocking',
-  })
-  return Number(res.body.results?.[0]?.[0] ?? 0)
-}
-
 beforeAll(async () => {
-  mkdirSync(SHOTS, { recursive: true })
-  burrow = await startTestBurrow({ API_RATE_LIMIT_PER_MINUTE: '100000' })
-  project = await createTestProject('Console definitions')
-  key = await createTestKey(['*'])
-  call = api(burrow.url, key)
-  const res = await fetch(`${burrow.url}/batch/`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ api_key: project.api_token, batch: DATASET }),
-  })
-  expect(res.status).toBe(200)
-  // The insights read ClickHouse: wait until the projectors wrote every row.
-  const deadline = Date.now() + 30_000
-  while ((await eventCount()) < DATASET.length && Date.now() < deadline)
-    await new Promise((r) => setTimeout(r, 250))
-  expect(await eventCount()).toBe(DATASET.length)
-  browser = await launchChromium()
-  page = await consolePage(browser, pageErrors)
-  await page.addInitScript(
-    ([k, id]) => {
-      sessionStorage.setItem('burrow.personal_api_key', k)
-      sessionStorage.setItem('burrow.project_id', id)
-    },
-    [key, String(project.id)] as const,
-  )
+  ;({ burrow, browser, page } = await startConsole('Console definitions', DATASET, pageErrors))
 })
 
 afterAll(async () => {
@@ -113,11 +74,7 @@ afterAll(async () => {
 })
 
 describe('cohorts and actions in the console', () => {
-  afterEach(async (ctx) => {
-    if (ctx.task.result?.state === 'fail')
-      await shot(`failed-${ctx.task.name.slice(0, 20).replace(/\W+/g, '-')}`)
-    expect(pageErrors.splice(0)).toEqual([])
-  })
+  afterEach((ctx) => checkPage(ctx, page, pageErrors))
 
   it('Cohorts: refuses an invalid regex naming the field, makes a cohort and lists its members', async () => {
     await page.goto(`${burrow.url}/#/cohorts`)

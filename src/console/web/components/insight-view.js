@@ -1,10 +1,11 @@
-// A saved insight's result as a dashboard tile shows it: trends as lines, funnels as bars, tables
-// (HogQL, events) as rows, anything else as its numbers. Used by the dashboards page and the
-// shared page alike.
+// A saved insight's result as a dashboard tile shows it: trends as lines, funnels as bars, paths as
+// a Sankey diagram, tables (HogQL, events) as rows, anything else as its numbers. Used by the
+// dashboards page and the shared page alike.
 import { html } from '../lib/html.js'
 import { num, pct } from '../lib/format.js'
 import { toEpochSeconds } from '../lib/chart-shape.js'
 import { TimeChart } from './time-chart.js'
+import { Sankey } from './sankey.js'
 
 const sourceOf = (query) => (query?.source ? query.source : query)
 
@@ -40,6 +41,11 @@ export function InsightView({ insight, height = 200 }) {
           </li>`,
       )}
     </ol>`
+  }
+  if (kind === 'PathsQuery' && Array.isArray(result)) {
+    return result.length
+      ? html`<${Sankey} edges=${result} height=${height} />`
+      : html`<p class="hint">No paths.</p>`
   }
   if (Array.isArray(result) && Array.isArray(result[0]) && Array.isArray(insight.columns)) {
     if (result.length === 1 && result[0].length === 1) {

@@ -16,11 +16,45 @@ export class ApiError extends Error {
   }
 }
 
+// The API runs at most 4 queries at once per personal API key (QUERY_MAX_CONCURRENT_PER_KEY) and
+// answers 429 past that. A page that asks for many at once (web analytics: the overview and four
+// tables) queues its query requests here instead, at most 3 in flight from this tab, leaving one
+// slot for anything else the key runs. A slot is handed straight to the next in line. A query's
+// `signal` takes it out of the line; once sent it runs to its answer (which the page may ignore),
+// so that this tab never counts a slot free that the server still holds.
+const QUERY_SLOTS = 3
+let running = 0
+const waiting = []
+const isQuery = (method, path) => method === 'POST' && /\/query\/?$/.test(path.split('?')[0])
+function takeSlot() {
+  if (running < QUERY_SLOTS) {
+    running++
+    return Promise.resolve()
+  }
+  return new Promise((resolve) => waiting.push(resolve))
+}
+function giveSlot() {
+  const next = waiting.shift()
+  if (next) next()
+  else running--
+}
+
 /** A client bound to one personal API key. */
 export function createApi(key) {
   const headers = (extra = {}) => ({ authorization: `Bearer ${key}`, ...extra })
 
   async function call(method, path, body, signal, raw = false) {
+    if (!isQuery(method, path)) return send(method, path, body, signal, raw)
+    await takeSlot()
+    try {
+      if (signal?.aborted) throw new DOMException('The query was not needed any more.', 'AbortError')
+      return await send(method, path, body, undefined, raw)
+    } finally {
+      giveSlot()
+    }
+  }
+
+  async function send(method, path, body, signal, raw) {
     // a segment that was not an id (segment() below): the call is not made
     if (path.includes(NOT_AN_ID)) throw new ApiError(400, { detail: 'That is not a valid id.' })
     const res = await fetch(path, {

@@ -1,11 +1,13 @@
-// Insights: trends, funnels, retention and lifecycle, each built as the API's query kind
-// (TrendsQuery, FunnelsQuery, RetentionQuery, LifecycleQuery; docs/insights.md, docs/persons.md)
-// and drawn as PostHog users expect: lines, funnel bars, a retention triangle, stacked bars.
+// Insights: trends, funnels, retention, lifecycle and paths, each built as the API's query kind
+// (TrendsQuery, FunnelsQuery, RetentionQuery, LifecycleQuery, PathsQuery; docs/insights.md,
+// docs/persons.md, docs/paths.md) and drawn as PostHog users expect: lines, funnel bars, a
+// retention triangle, stacked bars, a Sankey diagram.
 import { useState } from 'preact/hooks'
 import { html } from '../lib/html.js'
 import { num, pct } from '../lib/format.js'
 import { toEpochSeconds } from '../lib/chart-shape.js'
 import { TimeChart } from '../components/time-chart.js'
+import { Sankey } from '../components/sankey.js'
 import { Card, ErrorBox } from '../components/ui.js'
 import {
   CohortSelect,
@@ -32,6 +34,7 @@ const KINDS = [
   ['funnel', 'Funnel'],
   ['retention', 'Retention'],
   ['lifecycle', 'Lifecycle'],
+  ['paths', 'Paths'],
   ['saved', 'Saved insights'],
 ]
 
@@ -269,11 +272,82 @@ function Funnel({ api, project, defs }) {
     }`
 }
 
+const PATH_TYPES = [
+  ['$pageview', 'Page views'],
+  ['$screen', 'Screens'],
+  ['custom_event', 'Custom events'],
+  ['', 'All events'],
+]
+
+/** Paths (PathsQuery, docs/paths.md): the most travelled steps, from a start and/or to an end. */
+function Paths({ api, project, defs }) {
+  const [cohort, setCohort] = useState('')
+  const [type, setType] = useState('$pageview')
+  const [start, setStart] = useState('')
+  const [end, setEnd] = useState('')
+  const [steps, setSteps] = useState(5)
+  const [range, setRange] = useState('-7d')
+  const [state, run] = useRun(api, project)
+  const submit = (e) => {
+    e.preventDefault()
+    run({
+      kind: 'PathsQuery',
+      properties: [],
+      ...cohortFilter(cohort),
+      dateRange: { date_from: range },
+      pathsFilter: {
+        includeEventTypes: type ? [type] : [],
+        ...(start.trim() ? { startPoint: start.trim() } : {}),
+        ...(end.trim() ? { endPoint: end.trim() } : {}),
+        stepLimit: Number(steps),
+      },
+    })
+  }
+  const edges = Array.isArray(state.result?.results) ? state.result.results : null
+  return html`<form class="builder" onSubmit=${submit} aria-label="Paths">
+      <div class="fields">
+        <div>
+          <label for="paths-type">Event type</label
+          ><select id="paths-type" value=${type} onChange=${(e) => setType(e.currentTarget.value)}>
+            ${PATH_TYPES.map(([v, l]) => html`<option value=${v}>${l}</option>`)}
+          </select>
+        </div>
+        <div>
+          <label for="paths-start">Starts at</label
+          ><input id="paths-start" value=${start} placeholder="any, e.g. https://example.com/pricing" onInput=${(e) => setStart(e.currentTarget.value)} />
+        </div>
+        <div>
+          <label for="paths-end">Ends at</label
+          ><input id="paths-end" value=${end} placeholder="any" onInput=${(e) => setEnd(e.currentTarget.value)} />
+        </div>
+        <div>
+          <label for="paths-steps">Step limit</label
+          ><input id="paths-steps" type="number" min="2" max="20" value=${steps} onInput=${(e) => setSteps(e.currentTarget.value)} />
+        </div>
+        <div><${CohortSelect} id="paths-cohort" defs=${defs} value=${cohort} onChange=${setCohort} /></div>
+        <div><${RangeSelect} id="paths-range" value=${range} onChange=${setRange} /></div>
+        <div class="submit">
+          <button type="submit" disabled=${state.busy}>${state.busy ? 'Calculating…' : 'Show paths'}</button>
+        </div>
+      </div>
+    </form>
+    <${ErrorBox} error=${state.error} />
+    <${SaveInsight} api=${api} project=${project} query=${state.query} />
+    ${
+      edges
+        ? edges.length
+          ? html`<${Sankey} edges=${edges} />`
+          : html`<p class="hint">No paths in this range.</p>`
+        : null
+    }`
+}
+
 const BUILDERS = {
   trends: Trends,
   funnel: Funnel,
   retention: Retention,
   lifecycle: Lifecycle,
+  paths: Paths,
   saved: SavedInsights,
 }
 
