@@ -5,9 +5,11 @@
 -- Fed only by the view below, from each block inserted into `events`: no query scans the events to
 -- build a session. The view reads `timestamp` (never its epoch-ms twin) through toDateTime64, which
 -- is right for DateTime('UTC') and for DateTime64(6, 'UTC') alike; properties from the JSON text,
--- parsed once per event into a map of every top-level key (strings as they are, other values as
--- their JSON text): one JSONExtractString per field parsed each event ~50 times and made the
--- inserts into events ~6x slower.
+-- parsed once per event into a named Tuple of the 40 top-level keys the view reads (strings as they
+-- are, other values as their JSON text, a missing key or a null as ''). One JSONExtractString per
+-- field parsed each event ~50 times (inserts into events ~6x slower); a Map of every key parsed it
+-- once but built and searched the whole map (posthog-js events: inserts 3.2x slower than without the
+-- view, 2.0x with the Tuple; docs/performance.md, "Ingestion on ClickHouse 26.7").
 -- Counts are uniq states of event uuids (PostHog's choice too): a row the projector wrote twice
 -- (before the replacing merge of `events` collapsed it) is counted once.
 -- Replay builds a fresh copy of the table and view beside the fresh events table and swaps them in
@@ -129,7 +131,20 @@ SELECT
   argMinState(accurateCastOrNull(nullIf(nullIf(tupleElement(p, '$web_vitals_LCP_value'), ''), 'null'), 'Float64'), ts) AS vitals_lcp
 FROM (
   SELECT team_id, timestamp, toDateTime64(timestamp, 6, 'UTC') AS ts, session_id, distinct_id, uuid, event,
-    JSONExtract(properties, 'Tuple(`$external_click_url` String, `$browser` String, `$browser_version` String, `$os` String, `$os_version` String, `$device_type` String, `$viewport_width` String, `$viewport_height` String, `$geoip_country_code` String, `$geoip_subdivision_1_code` String, `$geoip_subdivision_1_name` String, `$geoip_city_name` String, `$geoip_time_zone` String, `$referring_domain` String, `$referrer` String, `utm_source` String, `utm_campaign` String, `utm_medium` String, `utm_term` String, `utm_content` String, `gclid` String, `gad_source` String, `gclsrc` String, `dclid` String, `gbraid` String, `wbraid` String, `fbclid` String, `msclkid` String, `twclid` String, `li_fat_id` String, `mc_cid` String, `igshid` String, `ttclid` String, `irclid` String, `_kx` String, `epik` String, `qclid` String, `sccid` String, `$web_vitals_LCP_value` String, `$current_url` String)') AS p, tupleElement(p, '$current_url') AS url
+    JSONExtract(properties, 'Tuple(
+      `$current_url` String, `$external_click_url` String, `$browser` String,
+      `$browser_version` String, `$os` String, `$os_version` String, `$device_type` String,
+      `$viewport_width` String, `$viewport_height` String, `$geoip_country_code` String,
+      `$geoip_subdivision_1_code` String, `$geoip_subdivision_1_name` String,
+      `$geoip_city_name` String, `$geoip_time_zone` String, `$referring_domain` String,
+      `$referrer` String, `utm_source` String, `utm_campaign` String, `utm_medium` String,
+      `utm_term` String, `utm_content` String, `gclid` String, `gad_source` String,
+      `gclsrc` String, `dclid` String, `gbraid` String, `wbraid` String, `fbclid` String,
+      `msclkid` String, `twclid` String, `li_fat_id` String, `mc_cid` String, `igshid` String,
+      `ttclid` String, `irclid` String, `_kx` String, `epik` String, `qclid` String,
+      `sccid` String, `$web_vitals_LCP_value` String
+    )') AS p,
+    tupleElement(p, '$current_url') AS url
   FROM events
   WHERE session_id != ''
 )
