@@ -10,7 +10,8 @@
 // `argtuple` (an experiment: the initial_* argMin states as one argMin of a tuple, a table layout of
 // its own; answers not compared).
 // Run: npx tsx bench/sessions-view.ts   (env EVENTS=200000, DISTINCT=5000 ids, ROUNDS=3, PER_INSERT=10000
-// rows an INSERT, FORMS=none,schema,map,nojson; BENCH_EVENTS=web for posthog-js's properties)
+// rows an INSERT, FORMS=none,schema,map,nojson, SESSIONS=0 (the workload's 777); BENCH_EVENTS=web for
+// posthog-js's properties)
 import { mkdtempSync, rmSync } from 'node:fs'
 import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -29,6 +30,8 @@ const DISTINCT = Number(process.env.DISTINCT ?? 5000)
 const ROUNDS = Number(process.env.ROUNDS ?? 3)
 const PER_INSERT = Number(process.env.PER_INSERT ?? 10_000)
 const FORMS = (process.env.FORMS ?? 'none,schema,map,nojson').split(',')
+// sessions the events are spread over (0: the workload's own, 777)
+const SESSIONS = Number(process.env.SESSIONS ?? 0)
 const TEAM = 1
 
 /** The view's SELECT of each form, under names of the form's own. */
@@ -106,6 +109,7 @@ try {
     chunk.map((e, offset) => {
       const i = c * 1000 + offset
       if (i % 97 === 0) Object.assign(e.properties, oddValues(i))
+      if (SESSIONS > 0) e.properties.$session_id = `s-${i % SESSIONS}`
       return benchEventLine(TEAM, e, c + 1, offset)
     }),
   )
