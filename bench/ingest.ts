@@ -123,7 +123,9 @@ try {
   console.log(`end to end (POST -> queryable):     ${e2e} events/s  (${(e2eMs / 1000).toFixed(2)} s)`)
   console.log(`direct ClickHouse insert (TSV, 10k): ${direct} events/s  (${(directMs / 1000).toFixed(2)} s)`)
   console.log(`end to end / direct:                ${(e2e / direct).toFixed(2)}`)
-  console.log(`  direct without the sessions view:  ${rate(total, bareMs)} events/s  (${(bareMs / 1000).toFixed(2)} s)`)
+  console.log(
+    `  direct without the sessions view:  ${rate(total, bareMs)} events/s  (${(bareMs / 1000).toFixed(2)} s)`,
+  )
   const p = (q: number) => percentile(lags, q).toFixed(0)
   console.log(`lag capture 200 -> queryable:       p50 ${p(50)} ms  p99 ${p(99)} ms`)
   // The first batches meet a just-started projector (its code not yet optimized) and bring most of

@@ -349,7 +349,11 @@ export async function directInsertMs(
   perInsert = 10,
   views = true,
 ): Promise<number> {
-  const names = { view: 'raw_sessions_mv_bench_direct', events: 'events_bench_direct', sessions: 'raw_sessions_bench_direct' }
+  const names = {
+    view: 'raw_sessions_mv_bench_direct',
+    events: 'events_bench_direct',
+    sessions: 'raw_sessions_bench_direct',
+  }
   await dropDirect(ch, names)
   await ch.command({ query: `CREATE TABLE ${names.events} AS events` })
   if (views) {

@@ -15,7 +15,7 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { clickhouseClient, selectRows } from '../src/clickhouse/client.ts'
+import { selectRows } from '../src/clickhouse/client.ts'
 import { migrateClickHouse } from '../src/clickhouse/migrate.ts'
 import { tsvBody } from '../src/projectors/clickhouse-io.ts'
 import { EVENT_COLUMNS } from '../src/projectors/tables.ts'
@@ -35,7 +35,10 @@ const SESSIONS = Number(process.env.SESSIONS ?? 0)
 const TEAM = 1
 
 /** The view's SELECT of each form, under names of the form's own. */
-function viewDdl(form: string, names: { view: string; events: string; sessions: string }): string | undefined {
+function viewDdl(
+  form: string,
+  names: { view: string; events: string; sessions: string },
+): string | undefined {
   const schema = sessionsViewDDL(names)
   if (form === 'none') return undefined
   if (form === 'schema') return schema
@@ -114,10 +117,15 @@ try {
     }),
   )
   const bodies: Buffer[] = []
-  for (let i = 0; i < lines.length; i += PER_INSERT) bodies.push(tsvBody(lines, i, Math.min(lines.length, i + PER_INSERT)))
+  for (let i = 0; i < lines.length; i += PER_INSERT)
+    bodies.push(tsvBody(lines, i, Math.min(lines.length, i + PER_INSERT)))
   const query = `INSERT INTO {table} (${EVENT_COLUMNS.map((c) => '`' + c + '`').join(', ')}) FORMAT TabSeparated`
 
-  const names = (form: string) => ({ view: `mv_${form}`, events: `events_${form}`, sessions: `sessions_${form}` })
+  const names = (form: string) => ({
+    view: `mv_${form}`,
+    events: `events_${form}`,
+    sessions: `sessions_${form}`,
+  })
   async function fresh(form: string): Promise<void> {
     const n = names(form)
     await ch.command({ query: `DROP VIEW IF EXISTS ${n.view}` })
@@ -183,14 +191,16 @@ try {
     const ms = median(r.ms)
     const us = (median(r.cpu) / lines.length) * 1e6
     let same = ''
-    if (reference && (form === 'map')) {
+    if (reference && form === 'map') {
       const d = await digest(form)
       same = d.h === reference.h && d.n === reference.n ? '  sessions equal to schema' : '  SESSIONS DIFFER'
     }
     console.log(
       `${form.padEnd(7)} ${String(Math.round((lines.length / ms) * 1000)).padStart(8)} rows/s  ${(ms / 1000).toFixed(2)} s` +
         `  server CPU ${us.toFixed(2)} µs/row` +
-        (none ? `  vs no view: time ${(ms / median(none.ms)).toFixed(2)}x, CPU ${(median(r.cpu) / median(none.cpu)).toFixed(2)}x` : '') +
+        (none
+          ? `  vs no view: time ${(ms / median(none.ms)).toFixed(2)}x, CPU ${(median(r.cpu) / median(none.cpu)).toFixed(2)}x`
+          : '') +
         same,
     )
   }
