@@ -10,6 +10,11 @@
 -- field parsed each event ~50 times (inserts into events ~6x slower); a Map of every key parsed it
 -- once but built and searched the whole map (posthog-js events: inserts 3.2x slower than without the
 -- view, 2.0x with the Tuple; docs/performance.md, "Ingestion on ClickHouse 26.7").
+-- The first event's 37 fields (device, location, referrer, utm_*, click ids) are one argMin state
+-- of a named tuple (`initial`, read by field name in src/sessions/sql.ts): they all take the value
+-- of the same event, and one state for each cost the view as much again as the rest of its work
+-- when each session has one event in an INSERT (the usual case on a busy site: 40-46 against 25 µs
+-- a row of server CPU). Its type is on one line: schema readers split columns at ",\n".
 -- Counts are uniq states of event uuids (PostHog's choice too): a row the projector wrote twice
 -- (before the replacing merge of `events` collapsed it) is counted once.
 -- Replay builds a fresh copy of the table and view beside the fresh events table and swaps them in
@@ -25,7 +30,6 @@ CREATE TABLE IF NOT EXISTS raw_sessions (
   entry_url AggregateFunction(argMin, String, DateTime64(6, 'UTC')),
   end_url AggregateFunction(argMax, String, DateTime64(6, 'UTC')),
   last_external_click_url AggregateFunction(argMax, String, DateTime64(6, 'UTC')),
-  -- the first event's fields (argMin by timestamp): one state for all, read by name
   initial AggregateFunction(argMin, Tuple(`browser` String, `browser_version` String, `os` String, `os_version` String, `device_type` String, `viewport_width` Int64, `viewport_height` Int64, `geoip_country_code` String, `geoip_subdivision_1_code` String, `geoip_subdivision_1_name` String, `geoip_subdivision_city_name` String, `geoip_time_zone` String, `referring_domain` String, `referrer` String, `utm_source` String, `utm_campaign` String, `utm_medium` String, `utm_term` String, `utm_content` String, `gclid` String, `gad_source` String, `gclsrc` String, `dclid` String, `gbraid` String, `wbraid` String, `fbclid` String, `msclkid` String, `twclid` String, `li_fat_id` String, `mc_cid` String, `igshid` String, `ttclid` String, `irclid` String, `_kx` String, `epik` String, `qclid` String, `sccid` String), DateTime64(6, 'UTC')),
   event_uniq AggregateFunction(uniq, UUID),
   pageview_uniq AggregateFunction(uniq, Nullable(UUID)),
