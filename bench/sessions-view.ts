@@ -13,6 +13,7 @@
 // posthog-js's properties)
 import { mkdtempSync, rmSync } from 'node:fs'
 import { loadavg, tmpdir } from 'node:os'
+import { Readable } from 'node:stream'
 import { join } from 'node:path'
 import { selectRows } from '../src/clickhouse/client.ts'
 import { migrateClickHouse } from '../src/clickhouse/migrate.ts'
@@ -124,7 +125,10 @@ try {
       const c = cpu()
       const t = performance.now()
       for (const body of bodies) {
-        const res = await ch.exec({ query: query.replace('{table}', names(form).events), values: body })
+        const res = await ch.exec({
+          query: query.replace('{table}', names(form).events),
+          values: Readable.from([body]),
+        })
         for await (const _ of res.stream) {
           // drain
         }
