@@ -17,6 +17,12 @@ export interface DatasetOptions {
   endMs?: number
   /** rows per INSERT (default 1M) */
   chunk?: number
+  /**
+   * Web analytics properties too (bench/web-analytics.ts): `$pathname` of the URL, and per session
+   * a referring domain, utm tags (some sessions), device type, viewport and browser language; per
+   * person a country, region and city.
+   */
+  web?: boolean
   log?: (line: string) => void
 }
 
@@ -102,8 +108,58 @@ export const MULTIVARIATE_FLAGS = ['pricing-test', 'new-onboarding']
 export const BOOLEAN_FLAGS = ['beta-dashboard']
 const FLAGS = [...MULTIVARIATE_FLAGS, ...BOOLEAN_FLAGS]
 
+/** Referring domains of sessions ('$direct': none), in proportion; utm tags go with some of them. */
+export const REFERRERS = repeat([
+  ['$direct', 8],
+  ['www.google.com', 6],
+  ['news.ycombinator.com', 2],
+  ['t.co', 1],
+  ['www.facebook.com', 1],
+  ['duckduckgo.com', 1],
+  ['github.com', 1],
+])
+/** utm (source, medium, campaign) of a session, '' for none: most sessions have none. */
+export const UTMS = repeat([
+  ['', 12],
+  ['google|cpc|spring', 3],
+  ['newsletter|email|launch', 2],
+  ['twitter|social|launch', 1],
+])
+export const DEVICES = repeat([
+  ['Desktop', 6],
+  ['Mobile', 3],
+  ['Tablet', 1],
+])
+/** country|region code|region name|city, per person */
+export const PLACES = repeat([
+  ['US|CA|California|San Francisco', 5],
+  ['US|NY|New York|New York', 3],
+  ['GB|ENG|England|London', 3],
+  ['DE|BE|Berlin|Berlin', 2],
+  ['FR|IDF|Île-de-France|Paris', 1],
+  ['IN|KA|Karnataka|Bengaluru', 2],
+  ['BR|SP|São Paulo|São Paulo', 1],
+  ['JP|13|Tokyo|Tokyo', 1],
+])
+export const LANGUAGES = repeat([
+  ['en-US', 6],
+  ['en-GB', 2],
+  ['de-DE', 1],
+  ['fr-FR', 1],
+])
+
 // Strings are spliced into JSON text as they are: none may need escaping.
-for (const v of [...EVENT_MIX, ...BROWSERS, ...OPERATING_SYSTEMS, ...PLANS, ...PATHS, URL_PREFIX, ...FLAGS]) {
+const WEB = [...REFERRERS, ...UTMS, ...DEVICES, ...PLACES, ...LANGUAGES]
+for (const v of [
+  ...EVENT_MIX,
+  ...BROWSERS,
+  ...OPERATING_SYSTEMS,
+  ...PLANS,
+  ...PATHS,
+  URL_PREFIX,
+  ...FLAGS,
+  ...WEB,
+]) {
   if (JSON.stringify(v) !== `"${v}"` || v.includes("'")) throw new Error(`dataset: ${v} needs escaping`)
 }
 
@@ -155,8 +211,23 @@ function distinctIdsSql(teamId: number, persons: number): string {
     FROM numbers(0, ${persons})`
 }
 
+// The web properties' JSON text (with a leading comma) and the inner columns it reads: `utm` and
+// `place` per session and person, the rest picked by hash of the session `s` or person `p`.
+const pick = (values: string[], key: string) =>
+  `${sqlArray(values)}[1 + cityHash64(${key}) % ${values.length}]`
+const WEB_COLUMNS = `, ${pick(UTMS, 's, 27')} AS utm, ${pick(PLACES, 'p, 26')} AS place`
+function webJson(): string {
+  const part = (x: string, i: number) => `splitByChar('|', ${x})[${i}]`
+  const utm = `if(utm = '', '', concat(',"utm_source":"', ${part('utm', 1)}, '","utm_medium":"', ${part('utm', 2)}, '","utm_campaign":"', ${part('utm', 3)}, '"'))`
+  return `concat(',"$pathname":"', path(url), '","$referring_domain":"', ${pick(REFERRERS, 's, 21')}, '"', ${utm},
+    ',"$device_type":"', ${pick(DEVICES, 's, 22')}, '","$viewport_width":', toString(360 + cityHash64(s, 23) % 4 * 360),
+    ',"$viewport_height":', toString(640 + cityHash64(s, 24) % 3 * 160), ',"$browser_language":"', ${pick(LANGUAGES, 'p, 25')},
+    '","$geoip_country_code":"', ${part('place', 1)}, '","$geoip_subdivision_1_code":"', ${part('place', 2)},
+    '","$geoip_subdivision_1_name":"', ${part('place', 3)}, '","$geoip_city_name":"', ${part('place', 4)}, '"')`
+}
+
 function eventsSql(
-  o: { teamId: number; persons: number; startMs: number; endMs: number },
+  o: { teamId: number; persons: number; startMs: number; endMs: number; web?: boolean },
   from: number,
   n: number,
 ) {
@@ -173,7 +244,7 @@ function eventsSql(
         multiIf(event = 'purchase', concat(',"amount":', toString(amount)),
           event = '$feature_flag_called', concat(',"$feature_flag":"', flag, '","$feature_flag_response":',
             if(has(${sqlArray(BOOLEAN_FLAGS)}, flag), variant, concat('"', variant, '"'))),
-          ''), '}'),
+          '')${o.web ? `, ${webJson()}` : ''}, '}'),
       concat('{"email":"user-', toString(p), '@example.com","plan":"', plan, '"}'),
       '', sid, '', '', '', '', '', toDateTime(intDiv(ts, 1000)), number + 1, 0
     FROM (
@@ -194,7 +265,7 @@ function eventsSql(
         1 + cityHash64(number, 9) % ${AMOUNT_MAX} AS amount,
         ${sqlArray(FLAGS)}[1 + cityHash64(number, 10) % ${FLAGS.length}] AS flag,
         if(has(${sqlArray(BOOLEAN_FLAGS)}, flag), if(cityHash64(p, flag) % 2 = 0, 'true', 'false'),
-          ['control', 'test'][1 + cityHash64(p, flag) % 2]) AS variant
+          ['control', 'test'][1 + cityHash64(p, flag) % 2]) AS variant${o.web ? WEB_COLUMNS : ''}
       FROM numbers(${from}, ${n})
     )`
 }
@@ -240,7 +311,7 @@ export async function generateDataset(ch: ClickHouseClient, opts: DatasetOptions
   log(`dataset: ${persons} persons written`)
   for (let from = 0; from < events; from += chunk) {
     const n = Math.min(chunk, events - from)
-    await ch.command({ query: eventsSql({ teamId, persons, startMs, endMs }, from, n) })
+    await ch.command({ query: eventsSql({ teamId, persons, startMs, endMs, web: opts.web }, from, n) })
     log(`dataset: ${from + n}/${events} events (${((performance.now() - t0) / 1000).toFixed(1)} s)`)
   }
   await settleMerges(ch)

@@ -9,7 +9,8 @@ import { Pool } from 'undici'
 import type { Credentials } from '../src/accounts/bootstrap.ts'
 import type { JetStreamClient } from '@nats-io/jetstream'
 import { v7 as uuidv7 } from 'uuid'
-import type { ClickHouseClient } from '../src/clickhouse/client.ts'
+import { createClient } from '@clickhouse/client'
+import { clickhouseClient, type ClickHouseClient } from '../src/clickhouse/client.ts'
 import type { ProjectionContext } from '../src/projectors/batch.ts'
 import { insertTsv } from '../src/projectors/clickhouse-io.ts'
 import { eventLine } from '../src/projectors/rows.ts'
@@ -84,6 +85,23 @@ export async function benchBurrow(
       rmSync(dir, { recursive: true, force: true })
     },
   }
+}
+
+/**
+ * Clients of a bench Burrow's ClickHouse with the benches' long timeouts: `ch` (@clickhouse/client)
+ * and `lean` (Burrow's own reader), and the ClickHouse server process's CPU so far, in ms.
+ */
+export function benchClickHouse(burrow: BenchBurrow) {
+  const ch = createClient({
+    url: burrow.clickhouseUrl,
+    database: burrow.database,
+    request_timeout: 600_000,
+    clickhouse_settings: { max_execution_time: 600 },
+  })
+  const lean = clickhouseClient(burrow.clickhouseUrl, burrow.database, { max_execution_time: 600 })
+  const serverPid = processTree(burrow.pid).find((p) => procStats(p)?.name.startsWith('clickhouse')) ?? 0
+  const serverCpuMs = () => (procStats(serverPid)?.cpuSeconds ?? Number.NaN) * 1000
+  return { ch, lean, serverCpuMs }
 }
 
 export function percentile(sorted: number[], p: number): number {

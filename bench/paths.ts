@@ -10,12 +10,11 @@
 // one arrayJoin per session (no second ARRAY JOIN level). Burrow's request is split as in
 // bench/insights.ts: `its SQL` is the statement Burrow sent, run from here; `fixed` is the rest of
 // the request (HTTP, auth, compile, shaping); `server CPU` the ClickHouse process's CPU per run.
-import { createClient } from '@clickhouse/client'
-import { clickhouseClient, selectJson } from '../src/clickhouse/client.ts'
+import { selectJson } from '../src/clickhouse/client.ts'
 import { guardSettings } from '../src/hogql/capabilities.ts'
 import { readServerInfo } from '../src/queries/execute.ts'
 import { reachableEdges } from '../src/paths/results.ts'
-import { benchBurrow, percentile, procStats, processTree } from './lib.ts'
+import { benchBurrow, benchClickHouse, percentile } from './lib.ts'
 
 const EVENTS = Number(process.env.EVENTS ?? 2_000_000)
 const PERSONS = Number(process.env.PERSONS ?? 20_000)
@@ -23,16 +22,8 @@ const RUNS = Number(process.env.RUNS ?? 5)
 const DAYS = 7
 
 const burrow = await benchBurrow({})
-const serverPid = processTree(burrow.pid).find((p) => procStats(p)?.name.startsWith('clickhouse')) ?? 0
-const serverCpuMs = () => (procStats(serverPid)?.cpuSeconds ?? Number.NaN) * 1000
+const { ch, lean, serverCpuMs } = benchClickHouse(burrow)
 const { project_id: team, personal_api_key: key } = burrow.credentials
-const ch = createClient({
-  url: burrow.clickhouseUrl,
-  database: burrow.database,
-  request_timeout: 600_000,
-  clickhouse_settings: { max_execution_time: 600 },
-})
-const lean = clickhouseClient(burrow.clickhouseUrl, burrow.database, { max_execution_time: 600 })
 
 const DAY = 86_400_000
 const today = Math.floor(Date.now() / DAY) * DAY

@@ -35,12 +35,21 @@ export const ProjectSettingsDoc = z.object({
   session_recording_trigger_match_type_config: z.enum(['all', 'any']).nullable().default(null),
   session_replay_config: jsonObject.nullable().default(null),
   recording_domains: z.array(z.string()).nullable().default(null),
+  /** PostHog's Team.path_cleaning_filters: rewrites of URLs and paths (Paths, web analytics) */
+  path_cleaning_filters: z
+    .array(z.object({ alias: z.string().nullable().optional(), regex: z.string().nullable().optional() }))
+    .nullable()
+    .default(() => []),
   heatmaps_opt_in: z.boolean().nullable().default(null),
   surveys_opt_in: z.boolean().nullable().default(null),
   survey_config: jsonObject.nullable().default(null),
   logs_settings: jsonObject.nullable().default(null),
   // What PostHog gives every new team (TeamManager.create_with_data): the current recorder.
   extra_settings: jsonObject.nullable().default(() => ({ recorder_script: 'posthog-recorder' })),
+  // Web analytics (src/web-analytics): the property filters filterTestAccounts applies, and the
+  // path cleaning rules doPathCleaning applies in order ({regex, alias, order?}), as PostHog's Team.
+  test_account_filters: z.array(jsonObject).default(() => []),
+  path_cleaning_filters: z.array(jsonObject).default(() => []),
 })
 export type ProjectSettings = z.infer<typeof ProjectSettingsDoc>
 

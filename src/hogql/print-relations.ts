@@ -29,6 +29,9 @@ const JOIN_KEYWORD: Record<string, string> = {
   'LEFT JOIN': 'ALL LEFT JOIN',
   'ANY LEFT JOIN': 'ANY LEFT JOIN',
   'ANY INNER JOIN': 'ANY LEFT JOIN',
+  'RIGHT JOIN': 'ALL RIGHT JOIN',
+  'ANY RIGHT JOIN': 'ANY RIGHT JOIN',
+  'FULL JOIN': 'ALL FULL JOIN',
   'CROSS JOIN': 'CROSS JOIN',
 }
 
@@ -188,7 +191,7 @@ export function nestJoins(p: PrintContext, s: Select, outer: Level, split: Guard
   let innerSql = ''
   let innerAlias = ''
   // Join keys computed from earlier tables (person_id through its override, say) are computed one
-  // level down and joined on as plain columns: 18.16 cannot use expression keys in RIGHT/FULL joins.
+  // level down and joined on as plain columns, each computed once below the join.
   let keys = new Map<Expr, string>()
   for (let k = 1; k < srcs.length; k++) {
     const alias = innerAlias

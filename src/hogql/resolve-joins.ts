@@ -24,6 +24,14 @@ const JOIN_TYPES: Record<string, string> = {
   'INNER ANY JOIN': 'ANY INNER JOIN',
   'ANY INNER JOIN': 'ANY INNER JOIN',
   'ANY JOIN': 'ANY INNER JOIN',
+  'RIGHT JOIN': 'RIGHT JOIN',
+  'RIGHT ALL JOIN': 'RIGHT JOIN',
+  'ALL RIGHT JOIN': 'RIGHT JOIN',
+  'RIGHT ANY JOIN': 'ANY RIGHT JOIN',
+  'ANY RIGHT JOIN': 'ANY RIGHT JOIN',
+  'FULL JOIN': 'FULL JOIN',
+  'FULL ALL JOIN': 'FULL JOIN',
+  'ALL FULL JOIN': 'FULL JOIN',
   'CROSS JOIN': 'CROSS JOIN',
 }
 
@@ -182,15 +190,9 @@ function joinKeys(on: Expr): Expr {
 
 function normalizeJoinType(raw: string, node: Node): string {
   const t = raw.toUpperCase().replace(/\s+/g, ' ').replace('OUTER ', '').trim()
-  // 18.16 cannot return the right table's join key from RIGHT/FULL joins; LEFT JOIN with the tables
-  // swapped says the same thing and runs everywhere.
-  if (/RIGHT|FULL/.test(t)) {
-    throw new HogQLError(
-      'not_supported',
-      `${raw} is not supported; swap the tables and use LEFT JOIN`,
-      span(node),
-    )
-  }
+  // RIGHT and FULL joins are safe under the guard: every table is read through its own guarded
+  // subquery, and no condition is pushed below a join that keeps the other side's rows
+  // (print-pushdown.ts canPushBelowJoins).
   const out = JOIN_TYPES[t]
   if (!out) throw new HogQLError('not_supported', `${raw} is not supported`, span(node))
   return out

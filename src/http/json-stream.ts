@@ -10,15 +10,27 @@ const SLICE_CHARS = 64 * 1024
 
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve))
 
-/** `value` as JSON text (the same as JSON.stringify's), streamed; `value[key]` must be an array. */
-export function jsonStream(value: Record<string, unknown>, key: string): Readable {
-  return Readable.from(slices(value, key), { objectMode: false })
+/**
+ * `value` as JSON text (the same as JSON.stringify's), streamed; `value[key]` must be an array.
+ * With `within`, the text is `within.before + value + within.after`: how an answer whose large
+ * array is nested deeper (`{"results": [{"people": [...]}]}`) is streamed.
+ */
+export function jsonStream(
+  value: Record<string, unknown>,
+  key: string,
+  within: { before: string; after: string } = { before: '', after: '' },
+): Readable {
+  return Readable.from(slices(value, key, within), { objectMode: false })
 }
 
-async function* slices(value: Record<string, unknown>, key: string): AsyncGenerator<string> {
+async function* slices(
+  value: Record<string, unknown>,
+  key: string,
+  within: { before: string; after: string },
+): AsyncGenerator<string> {
   const items = value[key] as unknown[]
   const rest = Object.entries(value).filter(([k, v]) => k !== key && v !== undefined)
-  let out = `{${JSON.stringify(key)}:[`
+  let out = `${within.before}{${JSON.stringify(key)}:[`
   for (let i = 0; i < items.length; i++) {
     out += (i > 0 ? ',' : '') + (JSON.stringify(items[i]) ?? 'null')
     if (out.length >= SLICE_CHARS) {
@@ -29,5 +41,5 @@ async function* slices(value: Record<string, unknown>, key: string): AsyncGenera
   }
   out += ']'
   for (const [k, v] of rest) out += `,${JSON.stringify(k)}:${JSON.stringify(v)}`
-  yield `${out}}`
+  yield `${out}}${within.after}`
 }

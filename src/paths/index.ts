@@ -13,6 +13,7 @@ registerQueryKind('PathsQuery', {
       teamId: project.id,
       timezone: project.timezone,
       facts,
+      cleaning: project.settings.path_cleaning_filters ?? [],
     })
     return {
       hogql,

@@ -25,7 +25,7 @@ import { FunnelsQuery } from '../queries/insights/funnels/schema.ts'
 import { funnelPersonsSQL } from '../queries/insights/funnels/sql.ts'
 import type { DataFacts } from '../queries/person-overrides.ts'
 import { normalizePoint, type PathsPlan, planPaths, SESSION_GAP_MS } from './plan.ts'
-import type { FunnelPathsFilter, PathsQuery } from './schema.ts'
+import type { FunnelPathsFilter, PathCleaningFilter, PathsQuery } from './schema.ts'
 
 /**
  * Funnel paths: the persons a funnel step selects, each with the part of their events that
@@ -167,6 +167,8 @@ export interface PathsCompileOptions {
   timezone: string
   facts?: DataFacts
   now?: number
+  /** The project's path cleaning rules (settings `path_cleaning_filters`), for `pathReplacements`. */
+  cleaning?: PathCleaningFilter[]
 }
 
 /**
@@ -218,7 +220,7 @@ export async function funnelScope(f: FunnelPathsFilter, opts: PathsCompileOption
 
 /** The plan, the steps level as ClickHouse SQL, and the HogQL of its events level (shown to users). */
 export async function pathsStepsSQL(q: PathsQuery, opts: PathsCompileOptions) {
-  const plan = planPaths(q)
+  const plan = planPaths(q, opts.cleaning ?? [])
   const hogql = eventsHogQL(q, plan, opts.timezone, opts.now)
   const events = await compileInner(hogql, opts.teamId, opts.timezone, opts.facts)
   const funnel = q.funnelPathsFilter ? await funnelScope(q.funnelPathsFilter, opts) : undefined

@@ -6,6 +6,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { z } from 'zod'
 import type { Project } from '../accounts/documents.ts'
 import { ValidationError } from '../http/errors.ts'
+import { jsonStream } from '../http/json-stream.ts'
 import { requestUrl } from '../http/paging.ts'
 import { actorIdsSQL, type InsightActorsQuery } from '../queries/insights/actors/insight-actors.ts'
 import {
@@ -31,6 +32,12 @@ import { withProjectCatalog } from '../queries/catalog.ts'
 // The spec names no scope for these; they reveal persons, so they take the person scope.
 const READ = 'person:read'
 const DEFAULT_LIMIT = 100
+/**
+ * Most persons one JSON page holds: a larger `limit` is lowered to it, and `next` pages on from
+ * there (issue 40: a page of a million persons was read and serialized at once). PostHog's actor
+ * lists bound their pages too.
+ */
+export const MAX_PAGE = 10_000
 /** Upper bound of one CSV export (PostHog caps its CSV exports too). */
 export const CSV_EXPORT_LIMIT = 100_000
 const CSV_CHUNK = 5000
@@ -223,7 +230,11 @@ async function respondIn(
     const rows = await personsOfIds(ctx.rt.queryCh, await ids(), opts, page.limit + 1, page.offset)
     const people = rows.slice(0, page.limit).map((r) => personFromRow(r, project.timezone))
     const next = rows.length > page.limit ? nextUrl(req, page, ...pageKeys) : null
-    return reply.send({ results: [{ people, count: people.length }], next })
+    // streamed in slices: a full page of large persons is tens of MB of JSON
+    const within = { before: '{"results":[', after: `],"next":${JSON.stringify(next)}}` }
+    return reply
+      .type('application/json; charset=utf-8')
+      .send(jsonStream({ people, count: people.length }, 'people', within))
   }
   const all = await orderedPersonIds(ctx.rt.queryCh, await ids(), opts, CSV_EXPORT_LIMIT)
   reply.hijack()
@@ -268,7 +279,10 @@ export function registerPersonExportRoutes(app: FastifyInstance, ctx: ApiContext
     async (req: FastifyRequest<{ Querystring: Params }>, reply: FastifyReply, { project }: ProjectAccess) => {
       const p = { ...req.query }
       const a = build(p)
-      const page = { limit: int(p.limit, 'limit', DEFAULT_LIMIT), offset: int(p.offset, 'offset', 0) }
+      const page = {
+        limit: Math.min(int(p.limit, 'limit', DEFAULT_LIMIT), MAX_PAGE),
+        offset: int(p.offset, 'offset', 0),
+      }
       return respond(ctx, project, req, reply, p, () => actorIdsSQL(a, project), page)
     }
   const get = (path: string, handler: ReturnType<typeof point>) =>
@@ -293,10 +307,9 @@ export function registerPersonExportRoutes(app: FastifyInstance, ctx: ApiContext
     }
     const converted = String(p.funnel_correlation_person_converted ?? 'true').toLowerCase() === 'true'
     const page = {
-      limit: int(
-        p.funnel_correlation_person_limit ?? p.limit,
-        'funnel_correlation_person_limit',
-        DEFAULT_LIMIT,
+      limit: Math.min(
+        int(p.funnel_correlation_person_limit ?? p.limit, 'funnel_correlation_person_limit', DEFAULT_LIMIT),
+        MAX_PAGE,
       ),
       offset: int(p.funnel_correlation_person_offset ?? p.offset, 'funnel_correlation_person_offset', 0),
     }

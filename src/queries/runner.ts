@@ -122,6 +122,10 @@ export class QueryRunner {
       filters_override: req.filters_override ?? null,
       variables_override: req.variables_override ?? null,
       ...(catalog.cohorts.length || catalog.actions.length ? { catalog: catalog.key } : {}),
+      // the project's cleaning rules rewrite paths and pages (pathReplacements, doPathCleaning)
+      ...(project.settings.path_cleaning_filters?.length
+        ? { path_cleaning: project.settings.path_cleaning_filters }
+        : {}),
     })
     const useCacheWithin: number | null =
       mode === 'blocking' || mode === 'async'

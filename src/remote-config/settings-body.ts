@@ -7,6 +7,9 @@ import type { ProjectSettings } from '../accounts/documents.ts'
 
 const bool = z.boolean().nullable().optional()
 
+/** Most path cleaning rules a project keeps (each is a regex every path item of a query runs). */
+export const MAX_PATH_CLEANING_FILTERS = 50
+
 function onlyKeys(allowed: readonly string[], message: string) {
   return (value: Record<string, unknown> | null, ctx: z.RefinementCtx) => {
     if (value && !Object.keys(value).every((k) => allowed.includes(k)))
@@ -137,11 +140,31 @@ export const SettingsPatch = z.object({
     .nullable()
     .optional()
     .transform((v) => (v ? v.filter((d): d is string => !!d) : v)),
+  path_cleaning_filters: z
+    .array(
+      z.object({
+        alias: z.string().max(1000).nullable().optional(),
+        regex: z.string().nullable().optional(),
+      }),
+    )
+    .max(MAX_PATH_CLEANING_FILTERS)
+    .nullable()
+    .optional(),
   heatmaps_opt_in: bool,
   surveys_opt_in: bool,
   survey_config: dict.nullable().optional(),
   logs_settings: dict.nullable().optional(),
   extra_settings: dict.nullable().optional(),
+  // web analytics: property filters (checked when a query applies them) and path cleaning rules
+  test_account_filters: z.array(dict).nullable().optional(),
+  path_cleaning_filters: z
+    .array(
+      z
+        .object({ regex: z.string(), alias: z.string(), order: z.number().nullable().optional() })
+        .passthrough(),
+    )
+    .nullable()
+    .optional(),
 })
 export type SettingsPatch = z.output<typeof SettingsPatch>
 

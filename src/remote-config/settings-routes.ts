@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import { projectBody } from '../accounts/project-routes.ts'
-import { NotFound } from '../http/errors.ts'
+import { NotFound, ValidationError } from '../http/errors.ts'
+import { checkRegex } from '../patterns/regex.ts'
 import { type ApiContext, projectRoute } from '../http/routes.ts'
 import { applySettingsPatch, SettingsPatch } from './settings-body.ts'
 
@@ -21,6 +22,7 @@ export function registerSettingsRoutes(app: FastifyInstance, ctx: ApiContext): v
     body: SettingsPatch,
     handler: async (req, _reply, { project }) => {
       const patch = req.body
+      await checkPathCleaning(patch.path_cleaning_filters, project.id)
       const next = await ctx.rt.accounts.updateProject(project.id, (cur) => ({
         ...cur,
         name: patch.name ?? cur.name,
@@ -30,4 +32,18 @@ export function registerSettingsRoutes(app: FastifyInstance, ctx: ApiContext): v
       return projectBody(next)
     },
   })
+}
+
+// A cleaning rule's regex runs in ClickHouse (RE2) over every path item of a query: held to the
+// bounds of every pattern a project writes (docs/security.md), and refused by name when RE2 cannot
+// compile it, rather than failing each query later.
+async function checkPathCleaning(rules: SettingsPatch['path_cleaning_filters'], projectId: number) {
+  for (const [i, rule] of (rules ?? []).entries()) {
+    if (!rule.regex) continue
+    const problem = await checkRegex(rule.regex, projectId)
+    if (problem) {
+      const attr = `path_cleaning_filters.${i}.regex`
+      throw new ValidationError(`${attr}: ${problem}`, attr)
+    }
+  }
 }

@@ -163,3 +163,25 @@ export function sessionsSQL(
   )
   return `SELECT *, ${COMPUTED.map(([c, e]) => `${e} AS ${q(c)}`).join(', ')} FROM ${read} AS ${q('_merged')}`
 }
+
+/**
+ * One project's sessions as `sessionsSQL` computes them, with only `columns` (field names of the
+ * HogQL table, e.g. `$entry_pathname`) beside `session_id`, from the raw_sessions rows that pass
+ * `also` (conditions on raw_sessions' own columns such as `day`, placed beside the team condition):
+ * for query kinds that read a few fields of the sessions in a time window, without merging the
+ * other ~50 states.
+ */
+export function sessionColumnsSQL(teamId: number, columns: readonly string[], also: string[] = []): string {
+  const computed = COMPUTED.filter(([c]) => columns.includes(c))
+  const unknown = columns.filter((c) => !MERGED.some(([m]) => m === c) && !computed.some(([m]) => m === c))
+  if (unknown.length) throw new Error(`sessionColumnsSQL: unknown session fields ${unknown.join(', ')}`)
+  // the merged fields asked for, and those the computed ones read (named by their quoted alias);
+  // the computed ones may read each other's merged inputs only, never another computed field
+  const texts = [...columns.map(q), ...computed.map(([, e]) => e)]
+  const merged = MERGED.filter(([c]) => texts.some((t) => t.includes(q(c))))
+  const list = [q('session_id'), ...merged.map(([c, e]) => `${e} AS ${q(c)}`)].join(', ')
+  const read = guardedTable(q('raw_sessions'), teamId, list, `GROUP BY ${q('session_id')}`, also)
+  const out = [q('session_id'), ...columns.map(q)]
+  const extra = computed.map(([c, e]) => `${e} AS ${q(c)}`)
+  return `SELECT ${out.join(', ')} FROM (SELECT *${extra.length ? `, ${extra.join(', ')}` : ''} FROM ${read} AS ${q('_merged')})`
+}

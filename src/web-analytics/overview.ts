@@ -1,37 +1,27 @@
 // WebOverviewQuery on POST /query/ (PostHog's posthog/hogql_queries/web_analytics/web_overview.py):
 // visitors, views, sessions, session duration and bounce rate of the page views and screens in a
 // date range, with the previous period beside them when compareFilter asks. Counted per session
-// from the sessions table (docs/sessions.md): a session belongs to the period its first event is
-// in. Conversion goals, revenue and test-account filters are refused (not supported yet).
+// (docs/sessions.md): a session belongs to the period its first event is in. Conversion goals and revenue are refused (not supported yet). The request fields, ranges and
+// filters are those of every web query kind (filters.ts).
 import { z } from 'zod'
 import type { Project } from '../accounts/documents.ts'
-import { ValidationError } from '../http/errors.ts'
-import { compileHogQLCached } from '../queries/compile-cache.ts'
-import {
-  previousPeriod,
-  rangeCondition,
-  resolveDateRange,
-  type ResolvedRange,
-} from '../queries/insights/common/date-range.ts'
-import { propertiesCondition } from '../queries/insights/common/properties.ts'
-import { DateRangeSchema, PropertiesSchema } from '../queries/insights/common/schema.ts'
+import { and } from '../queries/insights/common/hogql.ts'
 import { registerQueryKind } from '../queries/kinds.ts'
+import type { DataFacts } from '../queries/person-overrides.ts'
+import {
+  compares,
+  instantInRange,
+  refuseUnsupported,
+  WebQueryBaseSchema,
+  webPropertiesCondition,
+  webRanges,
+  type WebRanges,
+} from './filters.ts'
+import { eventsLevel, sessionsLevel } from './levels.ts'
 
-export const WebOverviewQuerySchema = z
-  .object({
-    kind: z.literal('WebOverviewQuery'),
-    dateRange: DateRangeSchema.nullable().optional(),
-    properties: PropertiesSchema.nullable().optional(),
-    compareFilter: z
-      .object({ compare: z.boolean().nullable().optional(), compare_to: z.string().nullable().optional() })
-      .passthrough()
-      .nullable()
-      .optional(),
-    filterTestAccounts: z.boolean().nullable().optional(),
-    conversionGoal: z.unknown().optional(),
-    includeRevenue: z.boolean().nullable().optional(),
-  })
-  .passthrough()
+export const WebOverviewQuerySchema = WebQueryBaseSchema.extend({
+  kind: z.literal('WebOverviewQuery'),
+}).passthrough()
 export type WebOverviewQuery = z.infer<typeof WebOverviewQuerySchema>
 
 /** One figure of the overview, as PostHog's WebOverviewItem. */
@@ -44,31 +34,34 @@ export interface WebOverviewItem {
   changeFromPreviousPct: number | null
 }
 
-/** The HogQL of the overview: one row of current and previous figures. */
-export function webOverviewHogQL(
+/**
+ * The overview's SQL: one row of current and previous figures. Per session with a page view or
+ * screen in either period (events grouped per session, then joined to the session's start, duration
+ * and bounce from raw_sessions), kept when the session started in a period.
+ */
+export async function webOverviewSQL(
   q: WebOverviewQuery,
-  range: ResolvedRange,
-  prev: ResolvedRange | null,
-): string {
-  if (q.conversionGoal) throw new ValidationError('conversionGoal is not supported yet', 'conversionGoal')
-  if (q.includeRevenue) throw new ValidationError('includeRevenue is not supported yet', 'includeRevenue')
-  if (q.filterTestAccounts) {
-    throw new ValidationError('filterTestAccounts is not supported yet', 'filterTestAccounts')
-  }
-  const periods = (field: string) =>
-    [range, ...(prev ? [prev] : [])].map((r) => `(${rangeCondition(r, field)})`).join(' OR ')
-  const props = propertiesCondition(q.properties ?? [])
-  const inner = `SELECT any(events.person_id) AS session_person_id, session.session_id AS session_id,
-    min(session.$start_timestamp) AS start_timestamp, any(session.$session_duration) AS session_duration,
-    countIf(event = '$pageview' OR event = '$screen') AS filtered_pageview_count,
-    any(session.$is_bounce) AS is_bounce
-  FROM events
-  WHERE events.$session_id != '' AND (event = '$pageview' OR event = '$screen') AND (${periods('timestamp')})
-    ${props ? `AND (${props})` : ''}
-  GROUP BY session_id
-  HAVING ${periods('start_timestamp')}`
-  const current = rangeCondition(range, 'start_timestamp')
-  const previous = prev ? rangeCondition(prev, 'start_timestamp') : null
+  ranges: WebRanges,
+  project: Project,
+  facts?: DataFacts,
+): Promise<{ hogql: string; sql: string }> {
+  refuseUnsupported(q)
+  const { range, prev } = ranges
+  const events = await eventsLevel(
+    project,
+    ranges,
+    and([`$session_id != ''`, webPropertiesCondition(q, project)]),
+    {},
+    facts,
+  )
+  const sessions = sessionsLevel(project.id, ['$start_timestamp', '$session_duration', '$is_bounce'], ranges)
+  const current = instantInRange(range, 'start_timestamp')
+  const previous = prev ? instantInRange(prev, 'start_timestamp') : null
+  const inner = `SELECT e.w_person AS session_person_id, e.w_session AS session_id, e.w_views AS filtered_pageview_count,
+    s.\`$start_timestamp\` AS start_timestamp, s.\`$session_duration\` AS session_duration, s.\`$is_bounce\` AS is_bounce
+  FROM (SELECT w_session, any(w_person) AS w_person, count() AS w_views FROM (${events.sql}) GROUP BY w_session) AS e
+  INNER JOIN (${sessions}) AS s ON e.w_session = s.session_id
+  WHERE (${current})${previous ? ` OR (${previous})` : ''}`
   const pair = (fn: string, column: string) => [
     prev ? `${fn}If(${column}, ${current})` : `${fn}(${column})`,
     previous ? `${fn}If(${column}, ${previous})` : 'NULL',
@@ -80,7 +73,7 @@ export function webOverviewHogQL(
     ...pair('avg', 'session_duration'),
     ...pair('avg', 'is_bounce'),
   ]
-  return `SELECT ${select.join(', ')} FROM (${inner})`
+  return { hogql: events.hogql, sql: `SELECT ${select.join(', ')} FROM (${inner})` }
 }
 
 // Python's round(): halves to the even neighbour (PostHog rounds the change with it).
@@ -129,30 +122,19 @@ export function overviewItems(row: unknown[] | undefined, compare: boolean): Web
   ]
 }
 
-/** The query's ranges: the current period (days, in the project's zone) and, to compare, the previous one. */
-export function overviewRanges(
-  q: WebOverviewQuery,
-  project: Pick<Project, 'timezone'>,
-  now?: number,
-): { range: ResolvedRange; prev: ResolvedRange | null } {
-  const range = resolveDateRange(q.dateRange, 'day', project.timezone, { now })
-  if (range.all) throw new ValidationError("dateRange.date_from 'all' is not supported here yet", 'dateRange')
-  const prev = q.compareFilter?.compare ? previousPeriod(range, q.compareFilter.compare_to) : null
-  return { range, prev }
-}
+const COLUMNS = ['visitors', 'views', 'sessions', 'session duration', 'bounce rate'].flatMap((k) => [
+  k,
+  `previous ${k}`,
+])
 
 registerQueryKind('WebOverviewQuery', {
-  async compile(raw, project, server) {
+  async compile(raw, project, _server, facts) {
     const q = WebOverviewQuerySchema.parse(raw)
-    const { range, prev } = overviewRanges(q, project)
-    return compileHogQLCached(webOverviewHogQL(q, range, prev), {
-      teamId: project.id,
-      timezone: project.timezone,
-      capabilities: server,
-    })
+    const { hogql, sql } = await webOverviewSQL(q, webRanges(q, project), project, facts)
+    return { hogql, clickhouse: sql, columns: COLUMNS, types: [] }
   },
   shape(rows, _compiled, raw) {
     const q = WebOverviewQuerySchema.parse(raw)
-    return overviewItems(rows[0], !!q.compareFilter?.compare)
+    return overviewItems(rows[0], compares(q))
   },
 })

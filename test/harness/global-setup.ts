@@ -1,6 +1,6 @@
 // Starts throw-away nats-server and ClickHouse processes on free ports, once per vitest project,
 // with their data in a temp dir, and applies the schema. Test files reach them through ./index.ts.
-// The ClickHouse flavor comes from the project (setup-clickhouse-18.ts / setup-clickhouse-26.ts).
+// The ClickHouse flavor comes from the project (setup-clickhouse-<flavor>.ts, see ./clickhouse.ts).
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -20,7 +20,7 @@ export async function setupStack(project: TestProject, flavor: ClickHouseFlavor)
   const dir = mkdtempSync(join(tmpdir(), `burrow-test-ch${flavor}-`))
   const started = await Promise.allSettled([
     startNatsServer({ bin: bins['nats-server'], dataDir: join(dir, 'nats'), port: await freePort() }),
-    startSharedClickHouse(dir),
+    startSharedClickHouse(dir, flavor),
   ])
   const [natsStart, chStart] = started
   if (natsStart.status === 'rejected' || chStart.status === 'rejected') {

@@ -3,7 +3,7 @@ import { mkdtempSync } from 'node:fs'
 import { join } from 'node:path'
 import { inject } from 'vitest'
 import { closers } from './closers.ts'
-import { type ClickHouseFlavor, type OwnClickHouse, ownClickHouse } from './clickhouse.ts'
+import { type ClickHouseFlavor, flavorLibrary, type OwnClickHouse, ownClickHouse } from './clickhouse.ts'
 import { loadConfig } from '../../src/config/env.ts'
 import { AccountStore } from '../../src/accounts/store.ts'
 import { connectNats, type NatsConnection } from '../../src/jetstream/connection.ts'
@@ -44,8 +44,11 @@ export const stack = (): TestStack => inject('stack')
  * stop()/kill() to bring the server back on the same URL and data.
  */
 export function privateClickHouse(dataDir: string): Promise<() => Promise<OwnClickHouse>> {
-  return ownClickHouse({ dataDir })
+  return ownClickHouse({ dataDir, flavor: stack().clickhouse.flavor })
 }
+
+/** The path of the libchdb this run's ClickHouse runs (its flavor's build), for tests that start servers themselves. */
+export const runLibrary = (): Promise<string> => flavorLibrary(stack().clickhouse.flavor)
 
 /** A new directory below this project's run dir, removed (with any server left in it) after the run. */
 export const tempDir = (prefix = 'burrow-') => mkdtempSync(join(stack().dir, prefix))

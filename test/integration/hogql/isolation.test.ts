@@ -183,6 +183,8 @@ const HOGQL_ATTACKS: Record<string, string> = {
   'join events to persons': `SELECT count() FROM events e JOIN persons p ON e.person_id = p.id WHERE intDiv(1, if(startsWith(p.properties.email, 'alice'), 0, 1)) = 1`,
   'left join, condition on the right table': `SELECT count() FROM events e LEFT JOIN persons p ON e.person_id = p.id WHERE intDiv(1, if(startsWith(p.properties.email, 'alice'), 0, 1)) = 1`,
   'left join, persons first': `SELECT count() FROM persons p LEFT JOIN person_distinct_ids d ON d.person_id = p.id WHERE ${FAILS_ON_A.distinctId.replace('distinct_id', 'd.distinct_id')}`,
+  'right join, condition on the right table': `SELECT count() FROM events e RIGHT JOIN persons p ON e.person_id = p.id WHERE intDiv(1, if(startsWith(p.properties.email, 'alice'), 0, 1)) = 1`,
+  'full join, condition on either side': `SELECT count() FROM persons p FULL OUTER JOIN person_distinct_ids d ON d.person_id = p.id WHERE ${FAILS_ON_A.distinctId.replace('distinct_id', 'd.distinct_id')} OR intDiv(1, if(startsWith(p.properties.email, 'alice'), 0, 1)) = 1`,
   union: `SELECT count() FROM (SELECT distinct_id AS d FROM events UNION ALL SELECT distinct_id AS d FROM person_distinct_ids) WHERE intDiv(1, if(startsWith(d, 'alice'), 0, 1)) = 1`,
   'persons table': `SELECT count() FROM persons WHERE intDiv(1, if(startsWith(properties.email, 'alice'), 0, 1)) = 1`,
   'person_distinct_ids table': `SELECT count() FROM person_distinct_ids WHERE ${FAILS_ON_A.distinctId}`,

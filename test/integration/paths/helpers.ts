@@ -99,7 +99,10 @@ export async function projectWith(name: string, events: Ev[], overrides: [string
     const names = new Map([...ids].map(([n, id]) => [id, n]))
     return (r.body.results as any[][]).map((row) => names.get(row[1])).sort()
   }
-  return { project, run, post, people }
+  const settings = api(burrowUrl, await createTestKey(['project:write'], [project.id]))
+  /** PATCHes the project's settings (path_cleaning_filters, say). */
+  const patch = (body: Record<string, unknown>) => settings('PATCH', `/api/projects/${project.id}/`, body)
+  return { project, run, post, people, patch }
 }
 
 /** Edges without their times, for the cases that assert only sources, targets and values. */

@@ -409,6 +409,51 @@ describe('PathsQuery path cleaning (ee/clickhouse/queries/test/test_paths.py)', 
   })
 })
 
+describe("PathsQuery with the project's cleaning rules (settings path_cleaning_filters)", () => {
+  const step2Events = [1, 2, 3].flatMap((i) => [
+    at(`user_${i}`, 'test.com/step1', '2021-05-01 00:00:00'),
+    at(`user_${i}`, 'test.com/step2/5', '2021-05-01 00:01:00'),
+    at(`user_${i}`, `test.com/step2/5?key=value${i}`, '2021-05-01 00:02:00'),
+  ])
+  const dateRange = { date_from: '2021-05-01 00:00:00', date_to: '2021-05-07 00:00:00' }
+  const correct = [
+    link('1_test.com/step1', '2_test.com/step2/<id>', 3, ONE_MINUTE),
+    link('2_test.com/step2/<id>', '3_test.com/step2/<id><param>', 3, ONE_MINUTE),
+  ]
+  const param = { alias: '?<param>', regex: '\\?(.*)' }
+  const id = { alias: '/<id>', regex: '/\\d+(/|\\?)?' }
+
+  it("the project's rules apply with pathReplacements, then the query's (test_path_by_grouping_replacement_multiple)", async () => {
+    const { run, patch } = await projectWith('team cleaning', step2Events)
+    const set = await patch({ path_cleaning_filters: [param, id] })
+    expect(set.status, set.text).toBe(200)
+    expect(set.body.path_cleaning_filters).toEqual([param, id])
+    const pathsFilter = { includeEventTypes: ['$pageview'], pathReplacements: true }
+    expect(await run({ dateRange, pathsFilter })).toEqual(correct)
+    // without pathReplacements the project's rules do not apply
+    expect(await run({ dateRange, pathsFilter: { includeEventTypes: ['$pageview'] } })).not.toEqual(correct)
+    // the project's first rule, then the query's own
+    expect((await patch({ path_cleaning_filters: [param] })).status).toBe(200)
+    expect(await run({ dateRange, pathsFilter: { ...pathsFilter, localPathCleaningFilters: [id] } })).toEqual(
+      correct,
+    )
+  })
+
+  it('refuses a rule RE2 cannot run, naming it; null clears the rules', async () => {
+    const { run, patch } = await projectWith('team cleaning bad', step2Events)
+    const bad = await patch({ path_cleaning_filters: [param, { alias: 'x', regex: '(unclosed' }] })
+    expect(bad.status, bad.text).toBe(400)
+    expect(bad.body.attr).toBe('path_cleaning_filters.1.regex')
+    const tooMany = await patch({ path_cleaning_filters: Array.from({ length: 51 }, () => param) })
+    expect(tooMany.status, tooMany.text).toBe(400)
+    const cleared = await patch({ path_cleaning_filters: null })
+    expect(cleared.body.path_cleaning_filters).toEqual([])
+    expect(
+      await run({ dateRange, pathsFilter: { includeEventTypes: ['$pageview'], pathReplacements: true } }),
+    ).not.toEqual(correct)
+  })
+})
+
 describe('PathsQuery (worked out by hand)', () => {
   it('edge weight bounds, then the edges left without a start are dropped', async () => {
     const { run } = await projectWith('weights', orphanEvents())
@@ -445,7 +490,7 @@ describe('PathsQuery (worked out by hand)', () => {
     expect(await run({ dateRange, pathsFilter: { localPathCleaningFilters } })).toEqual([
       link('1_/merchant/:id/board', '2_/home', 2, 3 * ONE_MINUTE),
     ])
-    // the project's rules apply with pathReplacements; Burrow projects have none
+    // the project has no cleaning rules of its own: pathReplacements changes nothing
     expect(await run({ dateRange, pathsFilter: { pathReplacements: true } })).toHaveLength(3)
   })
 

@@ -4,6 +4,7 @@ import { beforeAll, describe, expect, it } from 'vitest'
 import type { Project } from '../../../src/accounts/documents.ts'
 import { api, clickhouse, createTestKey, createTestProject, startTestBurrow } from '../../harness/index.ts'
 import { insertFunnelDataset, P } from './dataset.ts'
+import { insertDistinctIds, insertEvents, insertPersons } from '../hogql/fixtures.ts'
 
 let project: Project
 let other: Project
@@ -216,5 +217,53 @@ describe('/persons/funnel/correlation/', () => {
     ])
     expect(r.body.results.events[0].odds_ratio).toBeCloseTo(10 / 3, 10)
     expect(r.body.results.events[2].odds_ratio).toBeCloseTo(0.75, 10)
+  })
+})
+
+describe('page bounds (issue 40)', () => {
+  it('a limit over 10,000 gives pages of 10,000, and next goes on from there', async () => {
+    const big = await createTestProject('exports big')
+    const bigCall = api(
+      (await startTestBurrow({ API_RATE_LIMIT_PER_MINUTE: '100000' })).url,
+      await createTestKey(['person:read', 'query:read'], [big.id]),
+    )
+    const n = 10_001
+    const ids = Array.from({ length: n }, (_, i) => `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`)
+    const team = big.id
+    await insertPersons(
+      clickhouse(),
+      ids.map((id) => ({ team, id, createdAt: '2024-02-01 08:00:00', properties: {}, version: 1 })),
+    )
+    await insertDistinctIds(
+      clickhouse(),
+      ids.map((id, i) => ({ team, distinctId: `d${i}`, personId: id, version: 1 })),
+    )
+    await insertEvents(
+      clickhouse(),
+      ids.map((id, i) => ({
+        team,
+        uuid: crypto.randomUUID(),
+        event: 'bulk',
+        distinctId: `d${i}`,
+        personId: id,
+        timestamp: '2024-03-01 10:00:00',
+        properties: {},
+      })),
+    )
+    const first = await bigCall(
+      'GET',
+      url('/persons/trends/', { entity_id: 'bulk', date_from: '2024-03-01', limit: '50000' }, big.id),
+    )
+    expect(first.status, first.text).toBe(200)
+    expect(first.body.results[0].count).toBe(10_000)
+    const next = new URL(first.body.next)
+    expect(next.searchParams.get('limit')).toBe('10000')
+    expect(next.searchParams.get('offset')).toBe('10000')
+    const rest = await bigCall('GET', `${next.pathname}${next.search}`)
+    expect(rest.status, rest.text).toBe(200)
+    expect(rest.body.results[0].count).toBe(1)
+    expect(rest.body.next).toBeNull()
+    const all = [...first.body.results[0].people, ...rest.body.results[0].people].map((p) => p.id)
+    expect(new Set(all).size).toBe(n)
   })
 })

@@ -5,10 +5,9 @@ import { createServer } from 'node:net'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { afterAll, describe, expect, it } from 'vitest'
-import { clickhouseLibrary } from '../../../src/stack/clickhouse-library.ts'
 import { type ClickHouseServer, startClickHouseServer } from '../../../src/stack/clickhouse-server.ts'
 import { freePort } from '../../../src/stack/ports.ts'
-import { tempDir } from '../../harness/index.ts'
+import { runLibrary, tempDir } from '../../harness/index.ts'
 
 const started: ClickHouseServer[] = []
 afterAll(async () => {
@@ -17,7 +16,7 @@ afterAll(async () => {
 
 async function start(dataDir = tempDir('burrow-embedded-ch-')): Promise<ClickHouseServer> {
   const s = await startClickHouseServer({
-    library: await clickhouseLibrary(),
+    library: await runLibrary(),
     dataDir,
     httpPort: await freePort(),
     tcpPort: await freePort(),
@@ -73,7 +72,7 @@ describe('the embedded ClickHouse', () => {
     await new Promise<void>((r) => holder.listen(port, '127.0.0.1', r))
     try {
       const failed = startClickHouseServer({
-        library: await clickhouseLibrary(),
+        library: await runLibrary(),
         dataDir: tempDir('burrow-embedded-ch-'),
         httpPort: port,
         tcpPort: await freePort(),
@@ -94,6 +93,7 @@ describe('the embedded ClickHouse', () => {
         '--import',
         'tsx/esm',
         join(import.meta.dirname, 'start-server.ts'),
+        await runLibrary(),
         dir,
         String(await freePort()),
         String(await freePort()),

@@ -132,6 +132,7 @@ export async function actorIdsSQL(
         teamId: project.id,
         timezone: project.timezone,
         now,
+        cleaning: project.settings.path_cleaning_filters ?? [],
       })
     default:
       throw new ValidationError(`Actors of '${a.source.kind}' are not supported.`, 'source.kind')
