@@ -1,5 +1,5 @@
 // Capture throughput and latency against publishing the same events to JetStream directly.
-// Run: npx tsx bench/capture.ts   (env BATCHES, SINGLES to size it)
+// Run: npx tsx bench/capture.ts   (env BATCHES, SINGLES to size it; ROLE=capture: capture alone)
 import { jetstream } from '@nats-io/jetstream'
 import { EventPublisher } from '../src/capture/publisher.ts'
 import { type CapturedEvent, logMessage } from '../src/jetstream/messages.ts'
@@ -13,14 +13,17 @@ import {
   rate,
   runPool,
   sdkPageview,
+  untilIdle,
 } from './lib.ts'
 
 const BATCHES = Number(process.env.BATCHES ?? 200)
 const BATCH_SIZE = 1000
 const SINGLES = Number(process.env.SINGLES ?? 5000)
 
-// capture alone: in role `all` the projector shares the process and the CPU (see bench/ingest.ts for end to end)
-const burrow = await benchBurrow({ ROLE: 'capture', OVERFLOW_EVENTS_PER_SECOND: '1000000000' })
+// `burrow start` as users run it (role all: capture and the API in one process, the projectors in
+// another, projecting what capture writes meanwhile); ROLE=capture measures capture alone
+const burrow = await benchBurrow({ OVERFLOW_EVENTS_PER_SECOND: '1000000000' })
+console.log(`role ${process.env.ROLE ?? 'all'}`)
 const token = burrow.credentials.project_api_key
 const teamId = burrow.credentials.project_id
 
@@ -40,6 +43,11 @@ const batchLat = await runPool(BATCHES, 4, (i) =>
   }),
 )
 const batchMs = performance.now() - t0
+
+// Role all: the projector is still projecting the /batch/ events; the single events are measured
+// from a settled stack, with only their own projection beside them.
+if (process.env.ROLE !== 'capture')
+  await untilIdle(burrow.pid, { nodes: 2, cpuSeconds: 0.1, timeoutMs: 600_000 })
 
 const singleCpu0 = cpuSnapshot(burrow.pid)
 const benchCpu0 = process.cpuUsage()

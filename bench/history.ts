@@ -87,6 +87,8 @@ try {
   const c1 = cpuNow()
 
   const directMs = await directInsertMs(ch, team, chunks)
+  // the same without the sessions view of `events`: what the view costs a direct insert
+  const bareMs = await directInsertMs(ch, team, chunks, 10, false)
   await untilIdle(burrow.pid, { nodes: 2 })
 
   // Replay: the engine of `burrow replay`, with its default batch size from the environment.
@@ -152,6 +154,9 @@ try {
   )
   console.log(
     `direct ClickHouse insert (TSV, 10 chunks an INSERT): ${direct} events/s  (${(directMs / 1000).toFixed(2)} s)`,
+  )
+  console.log(
+    `  without the sessions view:                         ${rate(total, bareMs)} events/s  (${(bareMs / 1000).toFixed(2)} s)`,
   )
   console.log(line('live projector, log -> queryable:     ', liveMs))
   console.log(`  ${cpuLine(c0, c1, total)}`)

@@ -81,10 +81,12 @@ try {
   const e2eCpu = cpuSnapshot(burrow.pid)
   const total = BATCHES * BATCH_SIZE
 
-  // The same rows, inserted straight into a copy of the events table; 10 HTTP batches per INSERT:
-  // about what one projector batch writes under this load
+  // The same rows, inserted straight into a copy of the events table (its sessions view too); 10
+  // HTTP batches per INSERT: about what one projector batch writes under this load
   const directMs = await directInsertMs(ch, team, batches)
   const directCpu = cpuSnapshot(burrow.pid)
+  // and into a copy without the view: what the view costs a direct insert
+  const bareMs = await directInsertMs(ch, team, batches, 10, false)
 
   // The projector alone: chunks as capture writes them, for a team of its own.
   const nc = await connectNats(burrow.natsUrl)
@@ -121,6 +123,9 @@ try {
   console.log(`end to end (POST -> queryable):     ${e2e} events/s  (${(e2eMs / 1000).toFixed(2)} s)`)
   console.log(`direct ClickHouse insert (TSV, 10k): ${direct} events/s  (${(directMs / 1000).toFixed(2)} s)`)
   console.log(`end to end / direct:                ${(e2e / direct).toFixed(2)}`)
+  console.log(
+    `  direct without the sessions view:  ${rate(total, bareMs)} events/s  (${(bareMs / 1000).toFixed(2)} s)`,
+  )
   const p = (q: number) => percentile(lags, q).toFixed(0)
   console.log(`lag capture 200 -> queryable:       p50 ${p(50)} ms  p99 ${p(99)} ms`)
   // The first batches meet a just-started projector (its code not yet optimized) and bring most of

@@ -16,6 +16,7 @@ import { insertTsv } from '../src/projectors/clickhouse-io.ts'
 import { eventLine } from '../src/projectors/rows.ts'
 import { EVENT_COLUMNS } from '../src/projectors/tables.ts'
 import { createLogger } from '../src/observability/logger.ts'
+import { sessionsViewDDL } from '../src/sessions/replay.ts'
 import { ensureBinaries } from '../src/stack/install.ts'
 import { startNatsServer } from '../src/stack/nats-server.ts'
 import { freePort } from '../src/stack/ports.ts'
@@ -355,17 +356,28 @@ export function benchEventLine(team: number, e: BenchEvent, seq: number, offset:
 
 /**
  * The baseline of the ingestion benches: the same rows, serialized as the projector serializes them,
- * inserted straight into a fresh copy of `events`, `perInsert` chunks per INSERT. Returns the
- * wall time in ms; the copy is dropped.
+ * inserted straight into a fresh copy of `events`, `perInsert` chunks per INSERT. The copy carries
+ * what an INSERT into `events` runs: the sessions' materialized view, into a copy of raw_sessions
+ * (`views: false` leaves it out). Returns the wall time in ms; the copies are dropped.
  */
 export async function directInsertMs(
   ch: ClickHouseClient,
   team: number,
   chunks: BenchEvent[][],
   perInsert = 10,
+  views = true,
 ): Promise<number> {
-  await ch.command({ query: 'CREATE TABLE IF NOT EXISTS events_bench_direct AS events' })
-  await ch.command({ query: 'TRUNCATE TABLE events_bench_direct' })
+  const names = {
+    view: 'raw_sessions_mv_bench_direct',
+    events: 'events_bench_direct',
+    sessions: 'raw_sessions_bench_direct',
+  }
+  await dropDirect(ch, names)
+  await ch.command({ query: `CREATE TABLE ${names.events} AS events` })
+  if (views) {
+    await ch.command({ query: `CREATE TABLE ${names.sessions} AS raw_sessions` })
+    await ch.command({ query: sessionsViewDDL(names) })
+  }
   const t = performance.now()
   let seq = 0
   let pending: string[] = []
@@ -378,8 +390,14 @@ export async function directInsertMs(
     }
   }
   const ms = performance.now() - t
-  await ch.command({ query: 'DROP TABLE events_bench_direct' })
+  await dropDirect(ch, names)
   return ms
+}
+
+async function dropDirect(ch: ClickHouseClient, n: { view: string; events: string; sessions: string }) {
+  await ch.command({ query: `DROP VIEW IF EXISTS ${n.view}` })
+  await ch.command({ query: `DROP TABLE IF EXISTS ${n.events}` })
+  await ch.command({ query: `DROP TABLE IF EXISTS ${n.sessions}` })
 }
 
 /** CPU seconds used so far and peak RSS (MiB) of a process, from /proc (Linux); undefined when gone. */

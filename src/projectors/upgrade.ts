@@ -3,6 +3,7 @@ import { tableDdl } from '../clickhouse/migrate.ts'
 import type { TableAdmin } from '../clickhouse/table-admin.ts'
 import type { NatsConnection } from '../jetstream/connection.ts'
 import type { Logger } from '../observability/logger.ts'
+import { RAW_SESSIONS } from '../sessions/replay.ts'
 import { replay } from './replay.ts'
 import { LIVE_TABLES, TABLE_KINDS } from './tables.ts'
 
@@ -12,12 +13,15 @@ import { LIVE_TABLES, TABLE_KINDS } from './tables.ts'
 // replay `burrow replay` runs, which makes its fresh tables from the current statements
 // (TableAdmin.createLike) and swaps them in. A projector never writes into a table of another layout.
 
-/** The live projection tables whose stored columns differ from the schema files' statements. */
+/**
+ * The live projection tables whose stored columns differ from the schema files' statements, and
+ * raw_sessions (fed from events by its view: rebuilt with them by the replay, sessions/replay.ts).
+ */
 export async function outdatedProjectionTables(admin: TableAdmin): Promise<string[]> {
   const out: string[] = []
-  for (const k of TABLE_KINDS) {
-    const ddl = tableDdl(LIVE_TABLES[k])
-    if (ddl !== undefined && (await admin.outdated(LIVE_TABLES[k], ddl))) out.push(LIVE_TABLES[k])
+  for (const table of [...TABLE_KINDS.map((k) => LIVE_TABLES[k]), RAW_SESSIONS]) {
+    const ddl = tableDdl(table)
+    if (ddl !== undefined && (await admin.outdated(table, ddl))) out.push(table)
   }
   return out
 }

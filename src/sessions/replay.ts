@@ -1,6 +1,6 @@
 import type { ClickHouseClient } from '../clickhouse/client.ts'
 import { selectRows } from '../clickhouse/client.ts'
-import { loadMigrations } from '../clickhouse/migrate.ts'
+import { loadMigrations, tableDdl } from '../clickhouse/migrate.ts'
 import type { TableAdmin } from '../clickhouse/table-admin.ts'
 
 // What a replay (src/projectors/replay.ts) does for the sessions: raw_sessions is fed only by its
@@ -46,7 +46,8 @@ export function replaySessionNames(suffix: string): { sessions: string; view: st
  */
 export async function createReplaySessions(admin: TableAdmin, suffix: string, events: string): Promise<void> {
   const { sessions, view } = replaySessionNames(suffix)
-  await admin.createLike(sessions, RAW_SESSIONS)
+  // (made as the schema files say when the live table is in an earlier layout: projectors/upgrade.ts)
+  await admin.createLike(sessions, RAW_SESSIONS, tableDdl(RAW_SESSIONS))
   await admin.onEachHome(async (ch) => {
     await ch.command({ query: sessionsViewDDL({ view, events, sessions }) })
   })

@@ -1,5 +1,6 @@
 import { guardedTable } from '../hogql/guard.ts'
 import { quoteIdentifier } from '../hogql/escape.ts'
+import { sqlString } from '../clickhouse/sql.ts'
 import { channelTypeExpr, SQL_LOOKUPS } from './channel-type.ts'
 
 // The HogQL `sessions` table as SQL: one project's raw_sessions rows (schema/clickhouse/0120)
@@ -36,6 +37,11 @@ const UTM = ['source', 'campaign', 'medium', 'term', 'content'] as const
 
 const q = quoteIdentifier
 const first = (column: string) => `nullIf(nullIf(argMinMerge(${q(column)}), 'null'), '')`
+// The first event's fields are one argMin state of a named tuple (0120's `initial`): the state of 37
+// fields cost the view about as much as all of its other work (docs/performance.md, "Ingestion on
+// ClickHouse 26.7"). The same merge is written once per field and computed once.
+const initialValue = (field: string) => `tupleElement(argMinMerge(${q('initial')}), ${sqlString(field)})`
+const initial = (field: string) => `nullIf(nullIf(${initialValue(field)}, 'null'), '')`
 const last = (column: string) => `nullIf(nullIf(argMaxMerge(${q(column)}), 'null'), '')`
 
 /** Output column → aggregate over raw_sessions rows of one session (the merged level). */
@@ -47,22 +53,22 @@ const MERGED: [string, string][] = [
   ['$entry_current_url', first('entry_url')],
   ['$end_current_url', last('end_url')],
   ['$last_external_click_url', last('last_external_click_url')],
-  ['$entry_referring_domain', first('initial_referring_domain')],
-  ['$entry_referrer', first('initial_referrer')],
-  ...UTM.map((u): [string, string] => [`$entry_utm_${u}`, first(`initial_utm_${u}`)]),
-  ...AD_IDS.map((id): [string, string] => [`$entry_${id}`, first(`initial_${id}`)]),
-  ['$entry_browser', first('initial_browser')],
-  ['$entry_browser_version', first('initial_browser_version')],
-  ['$entry_os', first('initial_os')],
-  ['$entry_os_version', first('initial_os_version')],
-  ['$entry_device_type', first('initial_device_type')],
-  ['$entry_viewport_width', `argMinMerge(${q('initial_viewport_width')})`],
-  ['$entry_viewport_height', `argMinMerge(${q('initial_viewport_height')})`],
-  ['$entry_geoip_country_code', first('initial_geoip_country_code')],
-  ['$entry_geoip_subdivision_1_code', first('initial_geoip_subdivision_1_code')],
-  ['$entry_geoip_subdivision_1_name', first('initial_geoip_subdivision_1_name')],
-  ['$entry_geoip_city_name', first('initial_geoip_subdivision_city_name')],
-  ['$entry_geoip_time_zone', first('initial_geoip_time_zone')],
+  ['$entry_referring_domain', initial('referring_domain')],
+  ['$entry_referrer', initial('referrer')],
+  ...UTM.map((u): [string, string] => [`$entry_utm_${u}`, initial(`utm_${u}`)]),
+  ...AD_IDS.map((id): [string, string] => [`$entry_${id}`, initial(id)]),
+  ['$entry_browser', initial('browser')],
+  ['$entry_browser_version', initial('browser_version')],
+  ['$entry_os', initial('os')],
+  ['$entry_os_version', initial('os_version')],
+  ['$entry_device_type', initial('device_type')],
+  ['$entry_viewport_width', initialValue('viewport_width')],
+  ['$entry_viewport_height', initialValue('viewport_height')],
+  ['$entry_geoip_country_code', initial('geoip_country_code')],
+  ['$entry_geoip_subdivision_1_code', initial('geoip_subdivision_1_code')],
+  ['$entry_geoip_subdivision_1_name', initial('geoip_subdivision_1_name')],
+  ['$entry_geoip_city_name', initial('geoip_subdivision_city_name')],
+  ['$entry_geoip_time_zone', initial('geoip_time_zone')],
   ['$event_count', `uniqMerge(${q('event_uniq')})`],
   ['$pageview_count', `uniqMerge(${q('pageview_uniq')})`],
   ['$autocapture_count', `uniqMerge(${q('autocapture_uniq')})`],

@@ -169,7 +169,21 @@ beforeAll(async () => {
     .join('\n')
   for (const statement of previous.split(/;\s*$/m).filter((x) => x.trim()))
     await ch.command({ query: statement })
-  expect(await outdatedProjectionTables(TableAdmin.single(ch))).toEqual(['events', 'person', 'groups'])
+  // and raw_sessions as it was before its first-event fields became one state (d2c4bae)
+  await ch.command({ query: 'DROP TABLE raw_sessions' })
+  await ch.command({
+    query: readFileSync(join(FIXTURE_DIR, 'd2c4bae-raw-sessions.sql'), 'utf8')
+      .split('\n')
+      .filter((l) => !l.startsWith('--'))
+      .join('\n')
+      .replace(/;\s*$/, ''),
+  })
+  expect(await outdatedProjectionTables(TableAdmin.single(ch))).toEqual([
+    'events',
+    'person',
+    'groups',
+    'raw_sessions',
+  ])
 
   const r = await runBurrow(['replay'], {
     ...env,
