@@ -60,6 +60,19 @@ export default defineConfig({
           pool: 'forks' as const,
         },
       },
+      // The stall bounds of issue 40 on the second build too (the abuse rows whose cost falls on
+      // ClickHouse: answers, table functions, recordings reads). A vitest run of its own, so no
+      // other file's work shares the probes' timing.
+      {
+        test: {
+          name: 'abuse-26.7.0',
+          include: ['test/system/abuse/stalls.test.ts'],
+          globalSetup: ['test/harness/setup-clickhouse-26.7.0.ts'],
+          testTimeout: 150_000,
+          hookTimeout: 180_000,
+          pool: 'forks' as const,
+        },
+      },
       // Scale-out (NATS cluster, many processes, shards): real clusters of their own, one file at a
       // time.
       {

@@ -13,12 +13,12 @@ import { createInterface } from 'node:readline'
  * made one after another. The second build's part of the integration files (vitest.config.ts
  * SECOND_BUILD_FILES, ~5 min) runs after the system lane's projects, which evens the two lanes
  * (~14 min each in CI); in a process of its own, so it never runs beside the abuse files' timing
- * probes. A third CPU-bound lane on two cores would make the run ~1.5 times as long
+ * probes, and so does the stalls file on that build after it. A third CPU-bound lane on two cores would make the run ~1.5 times as long
  * (docs/performance.md, "The test suite").
  */
 export const LANES: Record<string, string[][]> = {
   '26.7': [['clickhouse-26.7']],
-  system: [['unit', 'system', 'scale'], ['clickhouse-26.7.0']],
+  system: [['unit', 'system', 'scale'], ['clickhouse-26.7.0'], ['abuse-26.7.0']],
 }
 
 const VITEST = new URL('../node_modules/vitest/vitest.mjs', import.meta.url).pathname

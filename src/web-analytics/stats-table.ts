@@ -1,3 +1,5 @@
+// Long because the table's three levels and its per-breakdown rules (PostHog's 20-odd breakdowns,
+// each with its own column, filter and ordering) read best in one place.
 // WebStatsTableQuery on POST /query/ (PostHog's posthog/hogql_queries/web_analytics/stats_table.py):
 // visitors and views (and the bounce rate) of the page views and screens in a date range, broken
 // down by one of PostHog's breakdowns (page, entry and exit page, channel, utm, device, location,
