@@ -11,8 +11,11 @@ export const OrganizationDoc = z.object({
 // The project settings that drive PostHog's SDKs (names and defaults of PostHog's Team model,
 // posthog/models/team/team.py). Documents written before they existed parse with the defaults.
 const jsonObject = z.record(z.string(), z.unknown())
-/** One of PostHog's path cleaning rules: every match of `regex` (RE2) becomes `alias`. */
-const PathCleaningRule = z
+/**
+ * One of PostHog's path cleaning rules (PathCleaningFilter): every match of `regex` (RE2) becomes
+ * `alias`. The project's rules (settings) and a query's own (PathsQuery localPathCleaningFilters).
+ */
+export const PathCleaningRule = z
   .object({
     alias: z.string().nullable().optional(),
     regex: z.string().nullable().optional(),
@@ -55,12 +58,13 @@ export const ProjectSettingsDoc = z.object({
   path_cleaning_filters: z.array(PathCleaningRule).default(() => []),
 })
 export type ProjectSettings = z.infer<typeof ProjectSettingsDoc>
+export type PathCleaningRule = z.infer<typeof PathCleaningRule>
 
 /**
  * The project's path cleaning rules in the order they apply: by `order`, then as listed (PostHog's
  * Team.path_cleaning_filter_models). Paths (pathReplacements) and web analytics (doPathCleaning).
  */
-export function pathCleaningRules(settings: ProjectSettings): z.infer<typeof PathCleaningRule>[] {
+export function pathCleaningRules(settings: ProjectSettings): PathCleaningRule[] {
   return (settings.path_cleaning_filters ?? [])
     .map((r, i) => ({ r, i, order: typeof r.order === 'number' ? r.order : i }))
     .sort((a, b) => a.order - b.order || a.i - b.i)

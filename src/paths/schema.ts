@@ -1,21 +1,16 @@
 // The parts of PostHog's PathsQuery that Burrow reads (posthog/schema.py: PathsQuery, PathsFilter,
 // PathCleaningFilter, FunnelPathsFilter); other fields pass through and are ignored.
 import { z } from 'zod'
+import { PathCleaningRule } from '../accounts/documents.ts'
 import { DateRangeSchema, PropertiesSchema } from '../queries/insights/common/index.ts'
 
 /** PostHog's PathType: which events become path items, and how each is named. */
 export const PATH_TYPES = ['$pageview', '$screen', 'custom_event', 'hogql'] as const
 export type PathType = (typeof PATH_TYPES)[number]
 
-/** A rewrite of path items: every match of `regex` (RE2) becomes `alias`. */
-export const PathCleaningFilter = z
-  .object({
-    alias: z.string().nullable().optional(),
-    regex: z.string().nullable().optional(),
-    order: z.number().nullable().optional(),
-  })
-  .passthrough()
-export type PathCleaningFilter = z.infer<typeof PathCleaningFilter>
+/** A rewrite of path items: every match of `regex` (RE2) becomes `alias` (the projects' rules' shape). */
+export const PathCleaningFilter = PathCleaningRule
+export type PathCleaningFilter = PathCleaningRule
 
 const count = z.number().int().min(0)
 

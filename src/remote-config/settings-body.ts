@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import type { ProjectSettings } from '../accounts/documents.ts'
+import { PathCleaningRule, type ProjectSettings } from '../accounts/documents.ts'
 
 // The body of PATCH /api/projects/{id}/: PostHog's TeamSerializer rules for the SDK settings
 // (posthog/api/team.py validate_*), with its error messages. Every field is optional; null resets
@@ -141,15 +141,7 @@ export const SettingsPatch = z.object({
     .optional()
     .transform((v) => (v ? v.filter((d): d is string => !!d) : v)),
   path_cleaning_filters: z
-    .array(
-      z
-        .object({
-          alias: z.string().max(1000).nullable().optional(),
-          regex: z.string().nullable().optional(),
-          order: z.number().nullable().optional(),
-        })
-        .passthrough(),
-    )
+    .array(PathCleaningRule.extend({ alias: z.string().max(1000).nullable().optional() }))
     .max(MAX_PATH_CLEANING_FILTERS)
     .nullable()
     .optional(),
