@@ -29,7 +29,7 @@ import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { createClient } from '@clickhouse/client'
 import { clickhouseClient, selectJson } from '../src/clickhouse/client.ts'
-import { guardSettings } from '../src/hogql/capabilities.ts'
+import { guardSettings } from '../src/hogql/server-settings.ts'
 import { readServerInfo } from '../src/queries/execute.ts'
 import { benchBurrow, percentile, procStats, processTree } from './lib.ts'
 

@@ -11,7 +11,7 @@
 // bench/insights.ts: `its SQL` is the statement Burrow sent, run from here; `fixed` is the rest of
 // the request (HTTP, auth, compile, shaping); `server CPU` the ClickHouse process's CPU per run.
 import { selectJson } from '../src/clickhouse/client.ts'
-import { guardSettings } from '../src/hogql/capabilities.ts'
+import { guardSettings } from '../src/hogql/server-settings.ts'
 import { readServerInfo } from '../src/queries/execute.ts'
 import { reachableEdges } from '../src/paths/results.ts'
 import { benchBurrow, benchClickHouse, percentile } from './lib.ts'

@@ -16,7 +16,7 @@
 // events grouped per session before the join to the merged sessions, no person-override join (the
 // generated persons are never merged), only the session fields the answer needs.
 import { selectJson } from '../src/clickhouse/client.ts'
-import { guardSettings } from '../src/hogql/capabilities.ts'
+import { guardSettings } from '../src/hogql/server-settings.ts'
 import { readServerInfo } from '../src/queries/execute.ts'
 import { channelTypeExpr, SQL_LOOKUPS } from '../src/sessions/channel-type.ts'
 import { overviewItems } from '../src/web-analytics/overview.ts'

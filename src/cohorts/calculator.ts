@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto'
 import type { Project } from '../accounts/documents.ts'
 import { AppError } from '../http/errors.ts'
-import { capabilitiesOf, type CompiledQuery } from '../hogql/index.ts'
+import type { CompiledQuery } from '../hogql/index.ts'
 import type { Logger } from '../observability/logger.ts'
 import type { Catalogs } from '../queries/catalog.ts'
 import { compileHogQLCached } from '../queries/compile-cache.ts'
-import { execute, readServerInfo } from '../queries/execute.ts'
+import { execute } from '../queries/execute.ts'
 import type { QueryRunner } from '../queries/runner.ts'
 import { runWrite } from '../queries/writes.ts'
 import type { Runtime } from '../runtime/types.ts'
@@ -298,7 +298,6 @@ export class CohortCalculator {
 
   /** The cohort's members query, compiled for the server the calculation runs on. */
   async compileMembers(project: Project, c: Cohort): Promise<CompiledQuery> {
-    const info = await readServerInfo(this.rt.queryCh)
     const hogql = membersHogQL(c, {
       cohort: (id) => this.docs.get(c.team_id, id),
       timezone: project.timezone,
@@ -307,7 +306,6 @@ export class CohortCalculator {
     return compileHogQLCached(hogql, {
       teamId: project.id,
       timezone: project.timezone,
-      capabilities: capabilitiesOf(info.version),
       defaultLimit: Number.MAX_SAFE_INTEGER,
       maxLimit: Number.MAX_SAFE_INTEGER,
       catalog: this.catalogs.get(project.id),

@@ -94,17 +94,16 @@ function prepared(raw: unknown): Prepared {
 
 export const experimentKind: QueryKind = {
   prepare,
-  async compile(raw, project, server, facts) {
+  async compile(raw, project, facts) {
     const q = prepared(raw)
     const hogql = metricHogQL(q._experiment, q.metric)
-    // printed for the server in use (DateTime64 bounds need 26.x), without the default row limit
+    // without the default row limit
     const compiled = await compileHogQLCached(hogql, {
       teamId: project.id,
       timezone: project.timezone,
       defaultLimit: MAX_ROWS,
       maxLimit: MAX_ROWS,
       personOverrides: facts?.personOverrides,
-      capabilities: server,
     })
     return { ...compiled, columns: metricColumns(q.metric) }
   },

@@ -1,4 +1,3 @@
-import type { Capabilities } from './capabilities.ts'
 import { escapeString } from './escape.ts'
 
 // The vocabulary of the function allow-list (functions.ts): what a function definition says and the
@@ -8,7 +7,6 @@ import { escapeString } from './escape.ts'
 export interface FnCtx {
   tz: string
   argTypes: string[]
-  capabilities: Capabilities
 }
 
 /** Prints a call from its printed arguments (and parameters, for parametric aggregates). */

@@ -16,7 +16,7 @@
 // cannot fail or differ by row content) go inside, after the team condition in the same PREWHERE:
 // for partition and index pruning, and so that the other columns are read only for matching rows.
 // test/integration/hogql/isolation.test.ts proves it on the real server, with the settings of
-// capabilities.ts GUARD_SETTINGS both on and off.
+// server-settings.ts GUARD_SETTINGS both on and off.
 
 /** The largest LIMIT: the barrier no filter push-down crosses. */
 export const LIMIT_BARRIER = 'LIMIT 18446744073709551615'

@@ -1,4 +1,3 @@
-import { type Capabilities, PORTABLE } from './capabilities.ts'
 import type { HogQLCatalog } from './catalog.ts'
 import { HogQLError } from './errors.ts'
 import { outputItems, type Query } from './ir.ts'
@@ -9,14 +8,13 @@ import { Resolver } from './resolver.ts'
 // The HogQL compiler: HogQL text → parser AST → resolved IR (resolver.ts) → ClickHouse SQL
 // (printer.ts), with the project's team guard on every table read.
 
-export type { Capabilities, ServerInfo } from './capabilities.ts'
+export type { ServerInfo } from './server-settings.ts'
 export type { CatalogAction, CatalogCohort, HogQLCatalog } from './catalog.ts'
-export { capabilitiesOf, PORTABLE } from './capabilities.ts'
 export type { HogQLErrorCode } from './errors.ts'
 export { HogQLError } from './errors.ts'
 export { TABLES } from './schema.ts'
 
-/** What one compilation needs: whose data, placeholder values, limits, time zone and server. */
+/** What one compilation needs: whose data, placeholder values, limits and time zone. */
 export interface CompileOptions {
   teamId: number
   // Values for `{name}` placeholders; printed as escaped literals.
@@ -30,8 +28,6 @@ export interface CompileOptions {
   maxLimit?: number
   // The project's time zone (IANA name); DateTime values are shown and truncated in it.
   timezone?: string
-  /** What the target server runs (capabilitiesOf(version)); absent: SQL every supported server runs. */
-  capabilities?: Capabilities
   /**
    * false promises the project has no person_overrides rows: `person_id` is then the id each event
    * was stamped with, printed without the override join. Absent or true: resolved through merges.
@@ -113,7 +109,6 @@ export function compileHogQLSync(query: string, opts: CompileOptions): CompiledQ
   if (!Number.isSafeInteger(opts.teamId)) throw new HogQLError('bad_argument', 'teamId must be an integer')
   const tz = checkTimezone(opts.timezone ?? 'UTC')
   const ast = parseSelect(readyParser, query)
-  const capabilities = opts.capabilities ?? PORTABLE
   const resolver = new Resolver(
     readyParser,
     {
@@ -121,7 +116,6 @@ export function compileHogQLSync(query: string, opts: CompileOptions): CompiledQ
       tz,
       values: opts.values ?? {},
       filters: opts.filters,
-      capabilities,
       personOverrides: opts.personOverrides,
       catalog: opts.catalog,
     },
@@ -129,7 +123,7 @@ export function compileHogQLSync(query: string, opts: CompileOptions): CompiledQ
   )
   const q = resolver.query(ast)
   const limit = applyLimit(q, opts)
-  const printer = new Printer({ teamId: opts.teamId, tz, capabilities })
+  const printer = new Printer({ teamId: opts.teamId, tz })
   const clickhouse = printer.query(q)
   const columns = outputItems(q)
     .filter((i) => !i.hidden)

@@ -1,15 +1,13 @@
-import type { Capabilities } from './capabilities.ts'
 import type { Expr, Query, Source } from './ir.ts'
 
 // The shared vocabulary of the printer's parts (printer.ts: statements and SELECT levels;
 // print-relations.ts: tables, subqueries, joins and the team guard; print-expr.ts: expressions).
 // They call each other through `PrintContext`, which printer.ts implements.
 
-/** Whose data a statement reads, how times are shown, and what the target server runs. */
+/** Whose data a statement reads and how times are shown. */
 export interface PrintOptions {
   teamId: number
   tz: string
-  capabilities: Capabilities
 }
 
 /** How one SELECT level names what it reads. */

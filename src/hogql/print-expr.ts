@@ -47,11 +47,7 @@ function printBare(p: PrintContext, e: Expr, level: Level): string {
         return `${print}${e.params ? `(${params.join(', ')})` : ''}(${args.join(', ')})`
       }
       try {
-        return print(args, params, {
-          tz: p.opts.tz,
-          argTypes: e.args.map((a) => a.type),
-          capabilities: p.opts.capabilities,
-        })
+        return print(args, params, { tz: p.opts.tz, argTypes: e.args.map((a) => a.type) })
       } catch (err) {
         throw new HogQLError('bad_argument', `${e.name}: ${(err as Error).message}`, e.span)
       }

@@ -1,6 +1,5 @@
 import type { HogQLParser } from '@posthog/hogql-parser'
 import type { CTENode, Node } from './ast.ts'
-import type { Capabilities } from './capabilities.ts'
 import type { HogQLCatalog } from './catalog.ts'
 import type { Span } from './errors.ts'
 import type { Expr, Query, Select, SelectItem } from './ir.ts'
@@ -10,7 +9,7 @@ import type { Expr, Query, Select, SelectItem } from './ir.ts'
 // resolve-joins.ts: FROM/JOIN and the join rules). They call each other through `Resolution`,
 // which resolver.ts implements, so no part imports another in a circle.
 
-/** How one query is resolved: the project, its time zone, placeholder values and the server. */
+/** How one query is resolved: the project, its time zone, and placeholder values. */
 export interface ResolveOptions {
   teamId: number
   tz: string
@@ -19,8 +18,6 @@ export interface ResolveOptions {
   filters?: string
   /** event property → materialized column of `events` */
   materialized?: ReadonlyMap<string, string>
-  /** What the target server runs; constructs it lacks are refused. */
-  capabilities: Capabilities
   /** false: the project has no person overrides, so fields print their `plain` form (no join). */
   personOverrides?: boolean
   /** The project's cohorts and actions (`IN COHORT`, `matchesAction`). */

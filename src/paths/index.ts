@@ -8,7 +8,7 @@ import { PathsQuery } from './schema.ts'
 import { edgesSQL, pathsStepsSQL } from './sql.ts'
 
 registerQueryKind('PathsQuery', {
-  async compile(raw, project, _server, facts) {
+  async compile(raw, project, facts) {
     const q = PathsQuery.parse(raw)
     const { plan, sql, hogql } = await pathsStepsSQL(q, {
       teamId: project.id,

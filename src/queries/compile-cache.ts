@@ -40,7 +40,6 @@ function keyOf(query: string, opts: CompileOptions): string {
     opts.timezone ?? 'UTC',
     opts.values ?? null,
     opts.filters ?? null,
-    opts.capabilities ?? null,
     opts.personOverrides ?? true,
     opts.defaultLimit ?? null,
     opts.maxLimit ?? null,

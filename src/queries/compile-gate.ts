@@ -1,4 +1,3 @@
-import type { Capabilities } from '../hogql/capabilities.ts'
 import type { HogQLCatalog } from '../hogql/index.ts'
 import type { Project } from '../accounts/documents.ts'
 import { CompilePool } from './compile-pool.ts'
@@ -32,14 +31,13 @@ export class CompileGate {
   async compile(
     raw: { kind: string },
     project: Project,
-    server: Capabilities,
     facts?: DataFacts,
     catalog?: HogQLCatalog,
   ): Promise<KindCompiled> {
     queryKind(raw.kind) // an unknown kind is a 400 before any work
     if (raw.kind === 'HogQLQuery') checkHogQLText(HogQLQuerySchema.parse(raw).query, this.bounds)
     else checkQueryStrings(raw, this.bounds)
-    return this.pool.compile(raw, project, server, facts, catalog)
+    return this.pool.compile(raw, project, facts, catalog)
   }
 
   close(): Promise<void> {

@@ -1,4 +1,3 @@
-import type { Capabilities } from '../hogql/capabilities.ts'
 import type { HogQLCatalog } from '../hogql/index.ts'
 import type { Project } from '../accounts/documents.ts'
 import { HogQLError } from '../hogql/errors.ts'
@@ -67,14 +66,12 @@ export class CompilePool {
   compile(
     query: { kind: string },
     project: Project,
-    server: Capabilities,
     facts?: DataFacts,
     catalog?: HogQLCatalog,
   ): Promise<KindCompiled> {
     const job: Omit<CompileJob, 'id'> = {
       query,
       project,
-      server,
       facts,
       materialized: [...materializedProperties()],
       catalog,

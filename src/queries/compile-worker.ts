@@ -1,6 +1,5 @@
 // Runs in a worker thread (compile-pool.ts): compiles a query of any kind away from the event
 // loop that answers every other request. Nothing is shared with the main thread but messages.
-import type { Capabilities } from '../hogql/capabilities.ts'
 import { parentPort } from 'node:worker_threads'
 import { ZodError } from 'zod'
 import type { Project } from '../accounts/documents.ts'
@@ -20,8 +19,6 @@ export interface CompileJob {
   id: number
   query: { kind: string }
   project: Project
-  /** what the ClickHouse server runs (plain data) */
-  server: Capabilities
   facts?: DataFacts
   materialized: [string, string][]
   /** the project's cohorts and actions (src/queries/catalog.ts) */
@@ -61,9 +58,7 @@ port.on('message', (job: CompileJob) => {
   Promise.resolve()
     .then(() =>
       withCatalog(job.catalog, () =>
-        withEventProperties(() =>
-          queryKind(job.query.kind).compile(job.query, job.project, job.server, job.facts),
-        ),
+        withEventProperties(() => queryKind(job.query.kind).compile(job.query, job.project, job.facts)),
       ),
     )
     .then(

@@ -3,7 +3,7 @@
 // round trip or two, so the compile starts beside the reads with the project's last facts as a
 // guess, and runs again only when the reads say otherwise.
 import type { Project } from '../accounts/documents.ts'
-import { capabilitiesOf, type HogQLCatalog } from '../hogql/index.ts'
+import type { HogQLCatalog } from '../hogql/index.ts'
 import type { CompileGate } from './compile-gate.ts'
 import type { BucketKind, BucketRun, DayCache } from './day-cache.ts'
 import type { KindCompiled } from './kinds.ts'
@@ -61,7 +61,6 @@ export class FactsCompiler {
     const preparing = bucketKind
       ? this.dayCache.prepare(bucketKind, project, query, version, useStored)?.catch(() => undefined)
       : undefined
-    const caps = capabilitiesOf(version)
     const reading = (preparing ?? Promise.resolve(undefined)).then(async (buckets) => {
       const facts: DataFacts = buckets
         ? { personOverrides: buckets.personOverrides, skipBuckets: buckets.skip }
@@ -78,7 +77,7 @@ export class FactsCompiler {
             ...(preparing && (seen?.dayCache ?? true) ? { skipBuckets: {} } : {}),
           }
         : undefined
-    const early = guess && timed(this.gate.compile(query, project, caps, guess, catalog))
+    const early = guess && timed(this.gate.compile(query, project, guess, catalog))
     early?.catch(() => undefined) // its failure is seen below, once the facts say it counts
     const { buckets, facts } = await reading
     this.seen.set(project.id, {
@@ -88,7 +87,7 @@ export class FactsCompiler {
     let done
     if (early && sameFacts(facts, guess!)) done = await early
     else {
-      done = await timed(this.gate.compile(query, project, caps, facts, catalog))
+      done = await timed(this.gate.compile(query, project, facts, catalog))
     }
     const { compiled, seconds: compileSeconds } = done
     return { compiled, compileSeconds, buckets }

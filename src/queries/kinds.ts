@@ -1,7 +1,7 @@
 import type { Project } from '../accounts/documents.ts'
 import type { Runtime } from '../runtime/types.ts'
 import { ValidationError } from '../http/errors.ts'
-import type { Capabilities, CompiledQuery } from '../hogql/index.ts'
+import type { CompiledQuery } from '../hogql/index.ts'
 import { compileHogQLCached } from './compile-cache.ts'
 import { filtersCondition } from './hogql-filters.ts'
 import type { BucketKind } from './day-cache.ts'
@@ -24,8 +24,8 @@ export interface QueryKind {
    * it inlined: the results cache key and the compile both see the returned query.
    */
   prepare?(query: unknown, project: Project, rt: Runtime): Promise<{ kind: string }>
-  /** `server`: what the ClickHouse in use runs (kinds that print portable SQL may ignore it). */
-  compile(query: unknown, project: Project, server?: Capabilities, facts?: DataFacts): Promise<KindCompiled>
+  /** `facts`: what the project's data is known to hold now (person-overrides.ts), for a cheaper plan. */
+  compile(query: unknown, project: Project, facts?: DataFacts): Promise<KindCompiled>
   /**
    * The shape is PostHog's whole response body for the kind (ExperimentQuery's baseline and
    * variant_results at the top level), not its `results`.
@@ -40,7 +40,7 @@ export interface QueryKind {
 }
 
 const hogql: QueryKind = {
-  async compile(raw, project, server, facts) {
+  async compile(raw, project, facts) {
     const q = HogQLQuerySchema.parse(raw)
     const filters = filtersCondition(q.filters, project.timezone)
     if (filters !== undefined && q.values && Object.hasOwn(q.values, 'filters')) {
@@ -54,7 +54,6 @@ const hogql: QueryKind = {
       values: q.values,
       filters,
       timezone: project.timezone,
-      capabilities: server,
       personOverrides: facts?.personOverrides,
     })
   },

@@ -128,7 +128,7 @@ const COLUMNS = ['visitors', 'views', 'sessions', 'session duration', 'bounce ra
 ])
 
 registerQueryKind('WebOverviewQuery', {
-  async compile(raw, project, _server, facts) {
+  async compile(raw, project, facts) {
     const q = WebOverviewQuerySchema.parse(raw)
     const { hogql, sql } = await webOverviewSQL(q, webRanges(q, project), project, facts)
     return { hogql, clickhouse: sql, columns: COLUMNS, types: [] }

@@ -479,7 +479,7 @@ export function statsRows(rows: unknown[][], plan: { language: boolean; limit: n
 }
 
 registerQueryKind('WebStatsTableQuery', {
-  async compile(raw, project, _server, facts) {
+  async compile(raw, project, facts) {
     const query = WebStatsTableQuerySchema.parse(raw) as WebStatsTableQuery
     const plan = await statsTableSQL(query, project, facts)
     const limit = query.limit ?? DEFAULT_STATS_LIMIT

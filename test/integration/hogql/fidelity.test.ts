@@ -2,8 +2,8 @@
 // joins...) compiled for the server under test and run on it. Expected values come from PostHog's
 // tests (posthog/hogql/test/test_query.py) or, for rows inserted here, from counting by hand.
 import { beforeAll, describe, expect, it } from 'vitest'
-import { capabilitiesOf, compileHogQL, HogQLError } from '../../../src/hogql/index.ts'
-import { clickhouse, stack, uniqueTeamId } from '../../harness/index.ts'
+import { compileHogQL, HogQLError } from '../../../src/hogql/index.ts'
+import { clickhouse, uniqueTeamId } from '../../harness/index.ts'
 import { insertEvents, insertOverrides, insertPersons } from './fixtures.ts'
 import {
   CASE_INSENSITIVE_AGGREGATES,
@@ -29,7 +29,6 @@ const P3 = '00000000-0000-4000-8000-000000000003'
 async function run(hogql: string, teamId = TEAM): Promise<unknown[][]> {
   const compiled = await compileHogQL(hogql, {
     teamId,
-    capabilities: capabilitiesOf(stack().clickhouse.version),
   })
   const result = await ch.query({ query: compiled.clickhouse, format: 'JSONCompact' })
   const json = (await result.json()) as { data: unknown[][] }

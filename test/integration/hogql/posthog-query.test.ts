@@ -2,8 +2,8 @@
 // rows PostHog's tests create: each answer must be PostHog's, each refusal a 400 naming the
 // construct (and, where 18.16 lacks it, the release that runs it).
 import { beforeAll, describe, expect, it } from 'vitest'
-import { capabilitiesOf, compileHogQL, HogQLError } from '../../../src/hogql/index.ts'
-import { clickhouse, stack, uniqueTeamId } from '../../harness/index.ts'
+import { compileHogQL, HogQLError } from '../../../src/hogql/index.ts'
+import { clickhouse, uniqueTeamId } from '../../harness/index.ts'
 import { insertDistinctIds, insertEvents, insertGroups, insertPersons } from './fixtures.ts'
 import {
   type Fixture,
@@ -285,7 +285,6 @@ async function run(c: PostHogCase): Promise<unknown[][]> {
   const compiled = await compileHogQL(c.hogql, {
     teamId: TEAMS[c.fixture],
     values: c.values,
-    capabilities: capabilitiesOf(stack().clickhouse.version),
   })
   const result = await ch.query({ query: compiled.clickhouse, format: 'JSONCompact' })
   return ((await result.json()) as { data: unknown[][] }).data

@@ -5,9 +5,9 @@
 import { v4 as uuidv4 } from 'uuid'
 import { beforeAll, describe, expect, it } from 'vitest'
 import type { ClickHouseClient } from '@clickhouse/client'
-import { capabilitiesOf, compileHogQL } from '../../../src/hogql/index.ts'
+import { compileHogQL } from '../../../src/hogql/index.ts'
 import { dayKeyBounds, timestampBoundsOfDay } from '../../../src/hogql/guard.ts'
-import { clickhouse, stack, uniqueTeamId } from '../../harness/index.ts'
+import { clickhouse, uniqueTeamId } from '../../harness/index.ts'
 import { insertEvents } from '../hogql/fixtures.ts'
 
 const TEAM = uniqueTeamId()
@@ -63,7 +63,6 @@ describe('timestamp bounds imply key bounds (dayKeyBounds), as the printer pushe
     const compiled = await compileHogQL(`select count() from events where timestamp ${op} '${b}'`, {
       teamId: TEAM,
       timezone: zone,
-      capabilities: capabilitiesOf(stack().clickhouse.version),
     })
     const sql = compiled.clickhouse
     const pushed = /PREWHERE team_id = \d+ AND (\(`timestamp`.*?\)) AND toDate/.exec(sql)

@@ -2,8 +2,7 @@
 // tests create (straight into `events`, whose view feeds raw_sessions as the projector's inserts do).
 import { v4 as uuidv4 } from 'uuid'
 import type { ClickHouseClient } from '../../../src/clickhouse/client.ts'
-import { capabilitiesOf, compileHogQL } from '../../../src/hogql/index.ts'
-import { stack } from '../../harness/index.ts'
+import { compileHogQL } from '../../../src/hogql/index.ts'
 import { insertEvents } from '../hogql/fixtures.ts'
 
 // 64-bit integers come back quoted or not depending on the server's settings: numbers as text.
@@ -20,7 +19,6 @@ export async function hogql(
   const compiled = await compileHogQL(query, {
     teamId: team,
     values,
-    capabilities: capabilitiesOf(stack().clickhouse.version),
   })
   const result = await ch.query({ query: compiled.clickhouse, format: 'JSONCompact' })
   return asText(((await result.json()) as { data: unknown[][] }).data) as unknown[][]

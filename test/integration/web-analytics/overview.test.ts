@@ -3,11 +3,10 @@
 // test_increase_in_users), compiled by the registered kind and shaped as the API answers it.
 import { describe, expect, it } from 'vitest'
 import type { Project } from '../../../src/accounts/documents.ts'
-import { capabilitiesOf } from '../../../src/hogql/index.ts'
 import { ValidationError } from '../../../src/http/errors.ts'
 import { queryKind } from '../../../src/queries/kinds.ts'
 import '../../../src/web-analytics/overview.ts'
-import { clickhouse, stack, uniqueTeamId } from '../../harness/index.ts'
+import { clickhouse, uniqueTeamId } from '../../harness/index.ts'
 import { insertSessionEvents } from '../sessions/helpers.ts'
 
 const ch = clickhouse()
@@ -21,7 +20,7 @@ async function overview(team: number, dateFrom: string, dateTo: string, compare 
     properties: [],
     compareFilter: { compare },
   }
-  const compiled = await kind.compile(raw, project, capabilitiesOf(stack().clickhouse.version))
+  const compiled = await kind.compile(raw, project)
   const result = await ch.query({ query: compiled.clickhouse, format: 'JSONCompact' })
   const rows = ((await result.json()) as { data: unknown[][] }).data
   return kind.shape!(rows, compiled, raw, project) as { key: string; value: unknown; previous: unknown }[]

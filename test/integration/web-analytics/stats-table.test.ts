@@ -6,10 +6,9 @@
 import { v4 as uuidv4 } from 'uuid'
 import { describe, expect, it } from 'vitest'
 import type { Project } from '../../../src/accounts/documents.ts'
-import { capabilitiesOf } from '../../../src/hogql/index.ts'
 import { queryKind } from '../../../src/queries/kinds.ts'
 import '../../../src/web-analytics/stats-table.ts'
-import { clickhouse, stack, uniqueTeamId } from '../../harness/index.ts'
+import { clickhouse, uniqueTeamId } from '../../harness/index.ts'
 import { insertEvents, insertPersons } from '../hogql/fixtures.ts'
 
 const ch = clickhouse()
@@ -53,7 +52,7 @@ async function stats(team: number, dateFrom: string, dateTo: string | null, o: O
     filterTestAccounts: !!o.filterTestAccounts,
     orderBy: o.orderBy,
   }
-  const compiled = await kind.compile(raw, project, capabilitiesOf(stack().clickhouse.version))
+  const compiled = await kind.compile(raw, project)
   const result = await ch.query({ query: compiled.clickhouse, format: 'JSONCompact' })
   const rows = ((await result.json()) as { data: unknown[][] }).data
   const results = kind.shape!(rows, compiled, raw, project) as unknown[][]

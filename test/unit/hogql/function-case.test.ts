@@ -4,7 +4,7 @@
 // spelled exactly. The values these print are checked on the servers in
 // test/integration/hogql/fidelity.test.ts.
 import { describe, expect, it } from 'vitest'
-import { capabilitiesOf, compileHogQL } from '../../../src/hogql/index.ts'
+import { compileHogQL } from '../../../src/hogql/index.ts'
 
 // PostHog's case-insensitive names (written from its function tables and tests), each with arguments.
 const CASE_INSENSITIVE: [string, string][] = [
@@ -65,9 +65,7 @@ const CASE_INSENSITIVE: [string, string][] = [
   ['repeat', "'a', 2"],
 ]
 
-const CURRENT = capabilitiesOf('26.1.1')
-const sql = async (hogql: string) =>
-  (await compileHogQL(hogql, { teamId: 1, capabilities: CURRENT })).clickhouse
+const sql = async (hogql: string) => (await compileHogQL(hogql, { teamId: 1 })).clickhouse
 const mixed = (name: string) => name[0]!.toUpperCase() + name.slice(1).toLowerCase()
 
 describe('function names PostHog reads in any case', () => {
@@ -95,8 +93,6 @@ describe('function names PostHog reads in any case', () => {
 })
 
 describe('string functions print as PostHog prints them (its clickhouse/strings.py)', () => {
-  const PORTABLE_SQL = async (hogql: string) => (await compileHogQL(hogql, { teamId: 1 })).clickhouse
-
   it.each([
     ["lower('ÀB')", "lower('ÀB')"],
     ["UPPER('àb')", "upper('àb')"],
@@ -108,7 +104,6 @@ describe('string functions print as PostHog prints them (its clickhouse/strings.
   ])('%s prints %s everywhere', async (hogql, printed) => {
     const want = `SELECT ${printed} AS \`_c0\` LIMIT 100`
     await expect(sql(`select ${hogql}`)).resolves.toBe(want)
-    await expect(PORTABLE_SQL(`select ${hogql}`)).resolves.toBe(want)
   })
 
   it.each(['position', 'POSITION', 'positionCaseInsensitive', 'positionUTF8', 'positionCaseInsensitiveUTF8'])(
@@ -124,8 +119,6 @@ describe('string functions print as PostHog prints them (its clickhouse/strings.
 })
 
 describe("arity and argument order as PostHog's clickhouse/strings.py gives them", () => {
-  const PORTABLE_SQL = async (hogql: string) => (await compileHogQL(hogql, { teamId: 1 })).clickhouse
-
   // PostHog: substring and substringUTF8 take exactly three arguments (min 3, max 3). substr and
   // mid (Burrow's names for substring; PostHog has neither) take what substring takes.
   it.each(['substring', 'SUBSTRING', 'substringUTF8', 'substr', 'mid'])(
@@ -149,7 +142,6 @@ describe("arity and argument order as PostHog's clickhouse/strings.py gives them
   it('prints locate(needle, haystack) as position(haystack, needle) everywhere', async () => {
     const want = "SELECT position('héllo', 'l') AS `_c0` LIMIT 100"
     await expect(sql("select locate('l', 'héllo')")).resolves.toBe(want)
-    await expect(PORTABLE_SQL("select locate('l', 'héllo')")).resolves.toBe(want)
     await expect(sql("select locate('l', 'hello', 4)")).resolves.toBe(
       "SELECT position('hello', 'l', 4) AS `_c0` LIMIT 100",
     )

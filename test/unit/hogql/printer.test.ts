@@ -1,7 +1,7 @@
 // HogQL → ClickHouse SQL, kept as one reviewed file of pairs. The same file's statements run against
 // the real server in test/integration/hogql/snapshots.test.ts, so every snapshot is known to run.
 import { describe, expect, it } from 'vitest'
-import { capabilitiesOf, compileHogQL } from '../../../src/hogql/index.ts'
+import { compileHogQL } from '../../../src/hogql/index.ts'
 import { PRINTER_CASES, type PrinterCase, SNAPSHOT_TEAM } from './printer-cases.ts'
 
 /** The snapshot entry of one case: a header naming the HogQL (and options), then the SQL. */
@@ -11,13 +11,11 @@ export async function snapshotEntry(c: PrinterCase, n: number): Promise<string> 
     timezone: c.timezone,
     values: c.values,
     filters: c.filters,
-    capabilities: c.server ? capabilitiesOf(c.server) : undefined,
   })
   const head = [`-- [${n}] ${c.hogql.replace(/\s+/g, ' ')}`]
   if (c.timezone) head.push(`-- timezone: ${c.timezone}`)
   if (c.values) head.push(`-- values: ${JSON.stringify(c.values)}`)
   if (c.filters) head.push(`-- filters: ${c.filters}`)
-  if (c.server) head.push(`-- server: ${c.server}`)
   return `${head.join('\n')}\n${clickhouse};\n`
 }
 

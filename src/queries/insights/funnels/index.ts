@@ -32,7 +32,7 @@ function timeStats(list: string): string {
 }
 
 registerQueryKind('FunnelsQuery', {
-  async compile(raw, project, _server, facts) {
+  async compile(raw, project, facts) {
     const q = FunnelsQuery.parse(raw)
     const opts = { teamId: project.id, timezone: project.timezone, facts }
     const { plan, sql, hogql } = await funnelPersonsSQL(q, opts)

@@ -249,7 +249,7 @@ export function shapeLifecycle(rows: unknown[][], plan: LifecyclePlan) {
 }
 
 export const lifecycleKind: QueryKind = {
-  compile: (raw, project, _server, facts) =>
+  compile: (raw, project, facts) =>
     compileLifecycle(LifecycleQuerySchema.parse(raw), project, undefined, facts),
   shape: (rows, compiled) => shapeLifecycle(rows, (compiled as LifecycleCompiled).lifecycle),
 }

@@ -192,7 +192,7 @@ export function formatRetention(p: RetentionPlan, rows: unknown[][], tz: string)
 }
 
 registerQueryKind('RetentionQuery', {
-  async compile(raw, project, _server, facts) {
+  async compile(raw, project, facts) {
     const plan = planRetention(RetentionQuery.parse(raw), project.timezone)
     return compile(retentionHogQL(plan), { teamId: project.id, timezone: project.timezone, facts })
   },

@@ -165,7 +165,7 @@ export function shapeStickiness(rows: unknown[][], plan: StickinessPlan) {
 }
 
 export const stickinessKind: QueryKind = {
-  compile: (raw, project, _server, facts) =>
+  compile: (raw, project, facts) =>
     compileStickiness(StickinessQuerySchema.parse(raw), project, undefined, facts),
   shape: (rows, compiled) => shapeStickiness(rows, (compiled as StickinessCompiled).stickiness),
 }

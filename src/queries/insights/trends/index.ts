@@ -16,8 +16,7 @@ export function trendsHasMore(rows: unknown[][]): boolean {
 }
 
 export const trendsKind: QueryKind = {
-  compile: (raw, project, _server, facts) =>
-    compileTrends(TrendsQuerySchema.parse(raw), project, undefined, facts),
+  compile: (raw, project, facts) => compileTrends(TrendsQuerySchema.parse(raw), project, undefined, facts),
   shape: (rows, compiled) => shapeTrends(rows, (compiled as TrendsCompiled).trends),
   hasMore: trendsHasMore,
   buckets: {

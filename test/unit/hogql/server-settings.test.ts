@@ -1,8 +1,8 @@
-// What Burrow sends its ClickHouse server beside every query (src/hogql/capabilities.ts).
+// What Burrow sends its ClickHouse server beside every query (src/hogql/server-settings.ts).
 import { describe, expect, it } from 'vitest'
-import { guardSettings } from '../../../src/hogql/capabilities.ts'
+import { guardSettings } from '../../../src/hogql/server-settings.ts'
 
-describe('capabilities', () => {
+describe('server settings', () => {
   it('sends only the guard settings the server knows', () => {
     expect(
       guardSettings({ version: '26.7.2.1', settings: ['enable_optimize_predicate_expression'] }),

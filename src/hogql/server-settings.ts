@@ -1,6 +1,7 @@
-// The server Burrow talks to: a current ClickHouse (26.x), the one dialect the printer prints. The
-// version read at start (`SELECT version()`) is kept for messages and the compile cache's key; the
-// settings that keep the printer's team guard first are sent where the server knows them.
+// The server Burrow talks to: a current ClickHouse (26.x), the one dialect the printer prints, so
+// nothing is compiled per server. What Burrow reads of it at start: its version (for messages and
+// the day-bucket cache's key) and which of the settings that keep the printer's team guard first it
+// knows, which are then sent with every query.
 
 /** What Burrow learns about its ClickHouse server at start. */
 export interface ServerInfo {
@@ -9,20 +10,6 @@ export interface ServerInfo {
   /** The guard-hardening settings (GUARD_SETTING_NAMES) this server knows, from system.settings. */
   settings: string[]
 }
-
-/** The server a query is compiled for. */
-export interface Capabilities {
-  /** The server release, e.g. '26.7.2.1'; 'current' when no server is named. */
-  version: string
-}
-
-/** The capabilities of the server that answered `version()` with `version`. */
-export function capabilitiesOf(version: string): Capabilities {
-  return { version }
-}
-
-/** A query compiled without naming a server (what insights print with). */
-export const PORTABLE: Capabilities = { version: 'current' }
 
 /**
  * Settings that keep a server from moving a user's predicate into, or ahead of, the guarded read of
