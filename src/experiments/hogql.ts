@@ -47,6 +47,11 @@ export interface ExperimentFrame {
   end_date: string | null
   group_type_index: number | null
   exposure_criteria: ExposureCriteria | null
+  /**
+   * HogQL: the project's test-account filters when exposure_criteria.filterTestAccounts is set
+   * (PostHog applies them to the exposures and to the metric's events alike)
+   */
+  testAccounts?: string
 }
 
 /**
@@ -87,6 +92,7 @@ export function exposurePredicate(f: ExperimentFrame): string {
     `${variantProperty(f)} IN (${f.variants.map(str).join(', ')})`,
     f.group_type_index === null ? undefined : `${entityKey(f)} != ''`,
     propertiesCondition(f.exposure_criteria?.exposure_config?.properties),
+    f.testAccounts,
   ])
 }
 
@@ -104,9 +110,10 @@ export function exposuresHogQL(f: ExperimentFrame): string {
   GROUP BY entity_id`
 }
 
-/** Metric events from the start date to the end date plus the conversion window. */
+/** Metric events from the start date to the end date plus the conversion window (test accounts left out). */
 function metricRange(f: ExperimentFrame, windowSeconds: number, inclusive = false): string {
-  return `timestamp >= ${dateFrom(f)} AND timestamp ${inclusive ? '<=' : '<'} ${dateTo(f)} + toIntervalSecond(${num(windowSeconds)})`
+  const range = `timestamp >= ${dateFrom(f)} AND timestamp ${inclusive ? '<=' : '<'} ${dateTo(f)} + toIntervalSecond(${num(windowSeconds)})`
+  return f.testAccounts ? `${range} AND (${f.testAccounts})` : range
 }
 
 /** An event counts for an entity after its first exposure, and within the window of its last one. */

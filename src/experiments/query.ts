@@ -9,6 +9,7 @@ import { ValidationError } from '../http/errors.ts'
 import type { NatsConnection } from '../jetstream/connection.ts'
 import { compileHogQLCached } from '../queries/compile-cache.ts'
 import { type QueryKind, registerQueryKind } from '../queries/kinds.ts'
+import { testAccountsCondition } from '../queries/test-accounts.ts'
 import type { Runtime } from '../runtime/types.ts'
 import { metricColumns, metricHogQL } from './hogql.ts'
 import { ExperimentMetric, ExposureCriteria } from './metrics.ts'
@@ -96,7 +97,8 @@ export const experimentKind: QueryKind = {
   prepare,
   async compile(raw, project, facts) {
     const q = prepared(raw)
-    const hogql = metricHogQL(q._experiment, q.metric)
+    const testAccounts = testAccountsCondition(q._experiment.exposure_criteria?.filterTestAccounts, project)
+    const hogql = metricHogQL({ ...q._experiment, testAccounts }, q.metric)
     // without the default row limit
     const compiled = await compileHogQLCached(hogql, {
       teamId: project.id,

@@ -4,12 +4,12 @@
 import { pathCleaningRules } from '../accounts/documents.ts'
 import { registerQueryKind } from '../queries/kinds.ts'
 import { formatPaths } from './results.ts'
-import { PathsQuery } from './schema.ts'
+import { PathsQuery, pathsWithTestAccounts } from './schema.ts'
 import { edgesSQL, pathsStepsSQL } from './sql.ts'
 
 registerQueryKind('PathsQuery', {
   async compile(raw, project, facts) {
-    const q = PathsQuery.parse(raw)
+    const q = pathsWithTestAccounts(PathsQuery.parse(raw), project)
     const { plan, sql, hogql } = await pathsStepsSQL(q, {
       teamId: project.id,
       timezone: project.timezone,

@@ -3,6 +3,7 @@
 import { z } from 'zod'
 import { PathCleaningRule } from '../accounts/documents.ts'
 import { DateRangeSchema, PropertiesSchema } from '../queries/insights/common/index.ts'
+import { type WithSettings, withTestAccounts } from '../queries/test-accounts.ts'
 
 /** PostHog's PathType: which events become path items, and how each is named. */
 export const PATH_TYPES = ['$pageview', '$screen', 'custom_event', 'hogql'] as const
@@ -64,3 +65,17 @@ export const PathsQuery = z
   })
   .passthrough()
 export type PathsQuery = z.infer<typeof PathsQuery>
+
+/**
+ * The query with the project's test-account filters folded in where it asks for them: its own
+ * events, and a funnel source's (which sets filterTestAccounts for itself, as PostHog's does).
+ */
+export function pathsWithTestAccounts(q: PathsQuery, project: WithSettings): PathsQuery {
+  const own = withTestAccounts(q, project)
+  const f = own.funnelPathsFilter
+  if (!f) return own
+  const funnelSource = withTestAccounts(f.funnelSource, project)
+  return funnelSource === f.funnelSource
+    ? own
+    : { ...own, funnelPathsFilter: { ...f, funnelSource } as FunnelPathsFilter }
+}

@@ -41,7 +41,7 @@ export interface FunnelScope {
 /** HogQL, one row per event read: actor_id (the person), ts (ms since the epoch), path_item. */
 export function eventsHogQL(q: PathsQuery, plan: PathsPlan, tz: string, now = Date.now()): string {
   const range = resolveDateRange(q.dateRange, 'day', tz, { now })
-  // filterTestAccounts: Burrow projects define no test-account filters, so it adds nothing.
+  // filterTestAccounts: folded into q.properties by the kind (pathsWithTestAccounts).
   // `ts` is as precise as the compiler's toUnixTimestamp64Milli(timestamp) is: while events keep
   // whole seconds in `timestamp`, same-second events sort by item and conversion times are whole
   // seconds.

@@ -25,6 +25,7 @@ import {
 } from '../queries/insights/common/index.ts'
 import { correlationActorsSQL } from '../queries/insights/funnels/correlation.ts'
 import { FunnelsQuery } from '../queries/insights/funnels/schema.ts'
+import { withTestAccounts } from '../queries/test-accounts.ts'
 import { type ApiContext, type ProjectAccess, projectRoute } from '../http/routes.ts'
 import { personCsvLine, CSV_COLUMNS, csvLine } from './csv.ts'
 import { withProjectCatalog } from '../queries/catalog.ts'
@@ -64,6 +65,9 @@ const int = (v: unknown, attr: string, fallback: number): number => {
 
 const text = (v: unknown): string | undefined =>
   v === undefined || v === null || v === '' ? undefined : String(v)
+
+/** PostHog's legacy filter_test_accounts (a query string's 'true', or a JSON body's true). */
+const testAccounts = (p: Params): boolean => String(p.filter_test_accounts ?? '').toLowerCase() === 'true'
 
 function need(p: Params, key: string): string {
   const v = text(p[key])
@@ -133,6 +137,7 @@ function trendsPoint(p: Params): InsightActorsQuery {
     interval: iv,
     dateRange: { date_from: wallString(start), date_to: wallString(last), explicitDate: true },
     properties: json(p.properties, 'properties'),
+    filterTestAccounts: testAccounts(p),
     breakdownFilter: p.breakdown
       ? { breakdown: text(p.breakdown), breakdown_type: text(p.breakdown_type) ?? 'event' }
       : null,
@@ -151,6 +156,7 @@ function lifecyclePoint(p: Params): InsightActorsQuery {
     interval: iv,
     dateRange: { date_from: text(p.date_from) ?? target, date_to: text(p.date_to) ?? target },
     properties: json(p.properties, 'properties'),
+    filterTestAccounts: testAccounts(p),
   }
   return { source, day: target, status: need(p, 'lifecycle_type'), series: 0 }
 }
@@ -161,6 +167,7 @@ function stickinessPoint(p: Params): InsightActorsQuery {
     series: series(p),
     interval: interval(p),
     properties: json(p.properties, 'properties'),
+    filterTestAccounts: testAccounts(p),
     dateRange: { date_from: text(p.date_from) ?? '-7d', date_to: text(p.date_to) ?? null },
   }
   return { source, day: need(p, 'stickiness_days'), series: 0 }
@@ -183,6 +190,7 @@ export function legacyFunnel(p: Params): FunnelsQuery {
     })),
     dateRange: { date_from: text(p.date_from) ?? '-7d', date_to: text(p.date_to) ?? null },
     properties: json(p.properties, 'properties'),
+    filterTestAccounts: testAccounts(p),
     funnelsFilter: {
       funnelOrderType: text(p.funnel_order_type) ?? 'ordered',
       funnelWindowInterval: p.funnel_window_interval ? Number(p.funnel_window_interval) : undefined,
@@ -297,7 +305,7 @@ export function registerPersonExportRoutes(app: FastifyInstance, ctx: ApiContext
     { project }: ProjectAccess,
   ) => {
     const p: Params = { ...req.query, ...req.body }
-    const funnel = legacyFunnel(p)
+    const funnel = withTestAccounts(legacyFunnel(p), project)
     const entity = json<LegacyEntity>(p.funnel_correlation_person_entity, 'funnel_correlation_person_entity')
     if (!entity?.id) {
       throw new ValidationError(

@@ -2,8 +2,8 @@
 // query's `{filters}` placeholder, as posthog/hogql/filters.py builds it: the property filters
 // (event scope), `timestamp < date_to`, `timestamp >= date_from` (dates in the project's zone,
 // absolute or relative like '-7d', never truncated; 'all' is no lower bound) and the project's
-// test-account filters when filterTestAccounts is set (Burrow projects define none, so it adds
-// nothing).
+// test-account filters when filterTestAccounts is set (test-accounts.ts), each AND'ed as PostHog's
+// ReplaceFilters appends them.
 import { z } from 'zod'
 import { ValidationError } from '../http/errors.ts'
 import {
@@ -16,6 +16,7 @@ import {
   str,
   wallOf,
 } from './insights/common/index.ts'
+import { testAccountsCondition, type WithSettings } from './test-accounts.ts'
 
 /** PostHog's HogQLFilters; other fields are accepted and ignored. */
 export const HogQLFiltersSchema = z
@@ -30,7 +31,12 @@ export const HogQLFiltersSchema = z
  * The HogQL condition `{filters}` stands for, or undefined when no filters are given (then the
  * compiler reads `{filters}` as true). `now` is the instant relative dates count back from.
  */
-export function filtersCondition(raw: unknown, tz: string, now = Date.now()): string | undefined {
+export function filtersCondition(
+  raw: unknown,
+  project: WithSettings & { timezone: string },
+  now = Date.now(),
+): string | undefined {
+  const tz = project.timezone
   if (raw === null || raw === undefined) return undefined
   const parsed = HogQLFiltersSchema.safeParse(raw)
   if (!parsed.success) {
@@ -48,5 +54,6 @@ export function filtersCondition(raw: unknown, tz: string, now = Date.now()): st
     dateFrom && dateFrom !== 'all'
       ? `timestamp >= ${at(dateFrom, 'filters.dateRange.date_from')}`
       : undefined,
+    testAccountsCondition(f.filterTestAccounts, project),
   ])
 }

@@ -42,7 +42,7 @@ export interface QueryKind {
 const hogql: QueryKind = {
   async compile(raw, project, facts) {
     const q = HogQLQuerySchema.parse(raw)
-    const filters = filtersCondition(q.filters, project.timezone)
+    const filters = filtersCondition(q.filters, project)
     if (filters !== undefined && q.values && Object.hasOwn(q.values, 'filters')) {
       throw new ValidationError(
         "The query gives 'filters' both as a placeholder value and as filters; give one of them",

@@ -29,6 +29,7 @@ import { FactsCompiler } from './facts-compile.ts'
 import { hotProperties } from './hot-properties.ts'
 import { PersonOverrides } from './person-overrides.ts'
 import { newStatus, QueryStatusStore } from './status.ts'
+import { asksForTestAccounts } from './test-accounts.ts'
 import { type Catalogs, catalogsFor } from './catalog.ts'
 
 export interface QueryLimits {
@@ -125,6 +126,10 @@ export class QueryRunner {
       // the project's cleaning rules rewrite paths and pages (pathReplacements, doPathCleaning)
       ...(project.settings.path_cleaning_filters?.length
         ? { path_cleaning: project.settings.path_cleaning_filters }
+        : {}),
+      // filterTestAccounts (anywhere in the query) AND's the project's test-account filters
+      ...(project.settings.test_account_filters?.length && asksForTestAccounts(req.query)
+        ? { test_accounts: project.settings.test_account_filters }
         : {}),
     })
     const useCacheWithin: number | null =

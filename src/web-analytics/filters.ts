@@ -14,12 +14,12 @@ import {
   propertiesCondition,
   rangeCondition,
   resolveDateRange,
-  type Properties,
   type ResolvedRange,
 } from '../queries/insights/common/index.ts'
 import { DateRangeSchema, PropertiesSchema } from '../queries/insights/common/schema.ts'
 import { sqlStr } from '../queries/insights/common/hogql.ts'
 import { quoteIdentifier } from '../hogql/escape.ts'
+import { testAccountsCondition } from '../queries/test-accounts.ts'
 
 /** The fields of PostHog's WebAnalyticsQueryBase that Burrow reads. */
 export const WebQueryBaseSchema = z.object({
@@ -77,20 +77,6 @@ export function periodsCondition(r: WebRanges, field = 'timestamp'): string {
   return [r.range, ...(r.prev ? [r.prev] : [])].map((x) => `(${rangeCondition(x, field)})`).join(' OR ')
 }
 
-/** The project's test-account filters (PostHog's team.test_account_filters), when the query asks for them. */
-export function testAccountFilters(q: WebQueryBase, project: Project): Properties {
-  if (!q.filterTestAccounts) return []
-  const stored = project.settings?.test_account_filters ?? []
-  const parsed = PropertiesSchema.safeParse(stored)
-  if (!parsed.success) {
-    throw new ValidationError(
-      "The project's test_account_filters are not valid property filters",
-      'filterTestAccounts',
-    )
-  }
-  return parsed.data ?? []
-}
-
 /** The query's property filters and, with filterTestAccounts, the project's test-account filters, as one HogQL condition. */
 export function webPropertiesCondition(
   q: WebQueryBase,
@@ -107,7 +93,7 @@ export function webPropertiesCondition(
   const parts = [
     propertiesCondition(rest),
     ...sessions.map((f) => operatorCondition(`session.${quoteIdentifier(f.key)}`, f)),
-    propertiesCondition(testAccountFilters(q, project)),
+    testAccountsCondition(q.filterTestAccounts, project),
   ]
   const present = parts.filter((x): x is string => !!x)
   return present.length ? and(present) : undefined

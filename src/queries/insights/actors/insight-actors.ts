@@ -15,7 +15,7 @@
 import { z } from 'zod'
 import { pathCleaningRules, type Project } from '../../../accounts/documents.ts'
 import { ValidationError } from '../../../http/errors.ts'
-import { PathsQuery } from '../../../paths/schema.ts'
+import { PathsQuery, pathsWithTestAccounts } from '../../../paths/schema.ts'
 import { pathsActorsSQL } from '../../../paths/sql.ts'
 import { alignToInterval, compileInner, parseWall, sqlStr } from '../common/index.ts'
 import { FunnelsQuery } from '../funnels/schema.ts'
@@ -30,6 +30,7 @@ import {
 } from '../stickiness/index.ts'
 import { trendsActorsSql } from '../trends/actors.ts'
 import { TrendsQuerySchema } from '../trends/schema.ts'
+import { withTestAccounts } from '../../test-accounts.ts'
 
 export const InsightActorsQuery = z
   .object({
@@ -114,6 +115,8 @@ export async function actorIdsSQL(
   project: Project,
   now = Date.now(),
 ): Promise<string> {
+  // the persons of a point are those its insight counts: with the insight's test-account filters
+  a = { ...a, source: withTestAccounts(a.source, project) }
   switch (a.source.kind) {
     case 'TrendsQuery': {
       const q = TrendsQuerySchema.parse(a.source)
@@ -128,7 +131,7 @@ export async function actorIdsSQL(
     case 'RetentionQuery':
       return retentionActors(a, project)
     case 'PathsQuery':
-      return pathsActorsSQL(PathsQuery.parse(a.source), {
+      return pathsActorsSQL(pathsWithTestAccounts(PathsQuery.parse(a.source), project), {
         teamId: project.id,
         timezone: project.timezone,
         now,

@@ -3,6 +3,7 @@ import { registerQueryKind } from '../../kinds.ts'
 import { correlationEventsSQL, rankCorrelations } from './correlation.ts'
 import { formatFunnel } from './results.ts'
 import { FunnelsQuery } from './schema.ts'
+import { withTestAccounts } from '../../test-accounts.ts'
 import { type FunnelPlan, funnelPersonsSQL, planFunnel } from './sql.ts'
 
 /** The aggregate over persons: per breakdown value, persons ending at each step and conversion times. */
@@ -33,7 +34,7 @@ function timeStats(list: string): string {
 
 registerQueryKind('FunnelsQuery', {
   async compile(raw, project, facts) {
-    const q = FunnelsQuery.parse(raw)
+    const q = withTestAccounts(FunnelsQuery.parse(raw), project)
     const opts = { teamId: project.id, timezone: project.timezone, facts }
     const { plan, sql, hogql } = await funnelPersonsSQL(q, opts)
     const n = plan.steps.length
@@ -65,7 +66,8 @@ registerQueryKind('FunnelCorrelationQuery', {
   async compile(raw, project) {
     const q = FunnelCorrelationQuery.parse(raw)
     const opts = { teamId: project.id, timezone: project.timezone }
-    const sql = await correlationEventsSQL(q.source.source, opts, q.funnelCorrelationExcludeEventNames ?? [])
+    const funnel = withTestAccounts(q.source.source, project)
+    const sql = await correlationEventsSQL(funnel, opts, q.funnelCorrelationExcludeEventNames ?? [])
     const columns = ['event', 'success_count', 'failure_count', 'success_total', 'failure_total']
     return { hogql: '', clickhouse: sql, columns, types: [], limit: 10000 }
   },

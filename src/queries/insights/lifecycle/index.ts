@@ -6,6 +6,7 @@
 //   dormant      active in the interval before, not in this one (counted negative)
 // Only events from one interval before the range to one after are read, whatever the history.
 // Events sent with `$process_person_profile: false` are left out.
+import { withTestAccounts } from '../../test-accounts.ts'
 import { z } from 'zod'
 import type { Project } from '../../../accounts/documents.ts'
 import type { CompiledQuery } from '../../../hogql/index.ts'
@@ -250,6 +251,6 @@ export function shapeLifecycle(rows: unknown[][], plan: LifecyclePlan) {
 
 export const lifecycleKind: QueryKind = {
   compile: (raw, project, facts) =>
-    compileLifecycle(LifecycleQuerySchema.parse(raw), project, undefined, facts),
+    compileLifecycle(withTestAccounts(LifecycleQuerySchema.parse(raw), project), project, undefined, facts),
   shape: (rows, compiled) => shapeLifecycle(rows, (compiled as LifecycleCompiled).lifecycle),
 }

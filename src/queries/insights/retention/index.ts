@@ -2,6 +2,7 @@
 // `retention_first_time`, every one for `retention_recurring`), and for each later period how many of
 // the cohort did the returning event. The range ends at date_to (default now) and spans totalIntervals
 // periods back; only first-time retention reads older events (to find each person's first time).
+import { withTestAccounts } from '../../test-accounts.ts'
 import { z } from 'zod'
 import { ValidationError } from '../../../http/errors.ts'
 import { registerQueryKind } from '../../kinds.ts'
@@ -193,7 +194,7 @@ export function formatRetention(p: RetentionPlan, rows: unknown[][], tz: string)
 
 registerQueryKind('RetentionQuery', {
   async compile(raw, project, facts) {
-    const plan = planRetention(RetentionQuery.parse(raw), project.timezone)
+    const plan = planRetention(withTestAccounts(RetentionQuery.parse(raw), project), project.timezone)
     return compile(retentionHogQL(plan), { teamId: project.id, timezone: project.timezone, facts })
   },
   shape(rows, _c, raw, project) {

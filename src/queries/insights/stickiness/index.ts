@@ -2,6 +2,7 @@
 // many persons (or groups, with math unique_group) were active in exactly 1, 2, ... N intervals of
 // the range, N being the number of intervals in the range. computedAs 'cumulative' counts
 // "N or more" instead.
+import { withTestAccounts } from '../../test-accounts.ts'
 import { z } from 'zod'
 import type { Project } from '../../../accounts/documents.ts'
 import type { CompiledQuery } from '../../../hogql/index.ts'
@@ -166,6 +167,6 @@ export function shapeStickiness(rows: unknown[][], plan: StickinessPlan) {
 
 export const stickinessKind: QueryKind = {
   compile: (raw, project, facts) =>
-    compileStickiness(StickinessQuerySchema.parse(raw), project, undefined, facts),
+    compileStickiness(withTestAccounts(StickinessQuerySchema.parse(raw), project), project, undefined, facts),
   shape: (rows, compiled) => shapeStickiness(rows, (compiled as StickinessCompiled).stickiness),
 }

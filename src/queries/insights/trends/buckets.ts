@@ -10,6 +10,7 @@
 //   only part of its events) and closed: ended before now, in the project's time zone;
 // - no change of UTC offset within three hours of the bucket (DST): its bounds are then
 //   unambiguous wall times, so the statement can ask for the buckets around it on their own.
+import { withTestAccounts } from '../../test-accounts.ts'
 import { createHash } from 'node:crypto'
 import type { Project } from '../../../accounts/documents.ts'
 import { canonical } from '../../cache.ts'
@@ -101,7 +102,8 @@ export function trendsBucketCells(
 ): BucketCell[] | undefined {
   const parsed = TrendsQuerySchema.safeParse(raw)
   if (!parsed.success) return undefined
-  const q = parsed.data
+  // the filters are part of the series' definition (seriesKey reads them in `properties`)
+  const q = withTestAccounts(parsed.data, project)
   if (breakdownEnabled(q.breakdownFilter) || !eventFieldsOnly(q.properties)) return undefined
   let plan
   try {

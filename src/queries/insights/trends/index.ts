@@ -4,6 +4,7 @@ import { compileTrends, type TrendsCompiled } from './query.ts'
 import { shapeTrends } from './results.ts'
 import { trendsBucketCells, trendsBucketValues, trendsRowsOf } from './buckets.ts'
 import { TrendsQuerySchema } from './schema.ts'
+import { withTestAccounts } from '../../test-accounts.ts'
 
 /**
  * PostHog's TrendsQueryResponse.hasMore (trends_query_runner.py calculate): true when a breakdown
@@ -16,7 +17,8 @@ export function trendsHasMore(rows: unknown[][]): boolean {
 }
 
 export const trendsKind: QueryKind = {
-  compile: (raw, project, facts) => compileTrends(TrendsQuerySchema.parse(raw), project, undefined, facts),
+  compile: (raw, project, facts) =>
+    compileTrends(withTestAccounts(TrendsQuerySchema.parse(raw), project), project, undefined, facts),
   shape: (rows, compiled) => shapeTrends(rows, (compiled as TrendsCompiled).trends),
   hasMore: trendsHasMore,
   buckets: {
