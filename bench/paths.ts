@@ -5,9 +5,10 @@
 // Run: npx tsx bench/paths.ts   (env EVENTS, PERSONS, RUNS; ONLY=<part of a case name>)
 //
 // The hand-written query does what PostHog's paths do, as directly as ClickHouse allows: one pass
-// over the day range of the sort key, the URL by array lookup, no person-override join (the
-// generated persons are never merged), one sort per person, sessions by arraySplit, the edges by
-// one arrayJoin per session (no second ARRAY JOIN level). Burrow's request is split as in
+// over the day range of the sort key, the URL read from the JSON text (events keep properties as
+// JSON only, as PostHog does), no person-override join (the generated persons are never merged),
+// one sort per person, sessions by arraySplit, the edges by one arrayJoin per session (no second
+// ARRAY JOIN level). Burrow's request is split as in
 // bench/insights.ts: `its SQL` is the statement Burrow sent, run from here; `fixed` is the rest of
 // the request (HTTP, auth, compile, shaping); `server CPU` the ClickHouse process's CPU per run.
 import { selectJson } from '../src/clickhouse/client.ts'
@@ -60,8 +61,6 @@ async function generate() {
     ['person_id', `toUUID(concat('00000000-0000-4000-8000-', leftPad(toString(p), 12, '0')))`],
     ['timestamp', 'ts'],
     ['properties', `concat('{"$current_url":"', url, '"}')`],
-    ['prop_keys', `['$current_url']`],
-    ['prop_values', '[url]'],
   ]
   if (cols.has('timestamp_ms')) named.push(['timestamp_ms', 'toInt64(toUnixTimestamp(ts)) * 1000'])
   await ch.command({
@@ -106,7 +105,7 @@ FROM (
       SELECT arrayFilter((x, keep) -> keep, s, arrayMap((a, b) -> a.2 != b.2, s, arrayPushBack(arrayPopFront(s), (toInt64(0), '')))) AS d
       FROM (
         SELECT arraySort(groupArray((toInt64(toUnixTimestamp(timestamp)) * 1000,
-          replaceRegexpAll(prop_values[indexOf(prop_keys, '$current_url')], '(.)/$', '\\\\1')))) AS evs
+          replaceRegexpAll(JSONExtractString(properties, '$current_url'), '(.)/$', '\\\\1')))) AS evs
         FROM events
         WHERE team_id = ${team} AND event = '$pageview' AND toDate(timestamp) >= '${dateRange.date_from}' AND toDate(timestamp) <= '${dateRange.date_to}'
         GROUP BY person_id

@@ -4,6 +4,7 @@
 // edge limits. Pure: no I/O, so the rules are unit-tested on their own.
 import { ValidationError } from '../http/errors.ts'
 import { or, propertyField, str } from '../queries/insights/common/index.ts'
+import { cleanedPath, type CleaningStep, cleaningSteps } from '../queries/path-cleaning.ts'
 import type { PathCleaningFilter, PathsFilter, PathsQuery, PathType } from './schema.ts'
 
 /** PostHog's EVENT_IN_SESSION_LIMIT_DEFAULT: path items per session. */
@@ -74,19 +75,8 @@ export function rawPathItem(f: PathsFilter): string {
 }
 
 /** The cleaning rules in the order they apply: the project's (when asked for), then the query's. */
-export function cleaningRules(
-  f: PathsFilter,
-  projectRules: PathCleaningFilter[] = [],
-): { regex: string; alias: string }[] {
-  const rules = [...(f.pathReplacements ? projectRules : []), ...(f.localPathCleaningFilters ?? [])]
-  const out: { regex: string; alias: string }[] = []
-  for (const r of rules) if (r.regex) out.push({ regex: r.regex, alias: r.alias ?? '' })
-  return out
-}
-
-/** HogQL applying each cleaning rule in turn (every match of the regex becomes the alias). */
-export function cleanedPathItem(item: string, rules: { regex: string; alias: string }[]): string {
-  return rules.reduce((acc, r) => `replaceRegexpAll(${acc}, ${str(r.regex)}, ${str(r.alias)})`, item)
+export function cleaningRules(f: PathsFilter, projectRules: PathCleaningFilter[] = []): CleaningStep[] {
+  return cleaningSteps([...(f.pathReplacements ? projectRules : []), ...(f.localPathCleaningFilters ?? [])])
 }
 
 /**
@@ -129,7 +119,7 @@ export function planPaths(q: PathsQuery, projectRules: PathCleaningFilter[] = []
     )
   }
   const rules = cleaningRules(f, projectRules)
-  const pathItem = groupedPathItem(cleanedPathItem(rawPathItem(f), rules), f.pathGroupings ?? [])
+  const pathItem = groupedPathItem(cleanedPath(rawPathItem(f), rules), f.pathGroupings ?? [])
   return {
     pathItem,
     eventTypes: eventTypesCondition(f),

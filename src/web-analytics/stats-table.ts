@@ -19,6 +19,7 @@ import { pathCleaningRules, type Project } from '../accounts/documents.ts'
 import { ValidationError } from '../http/errors.ts'
 import { sqlStr } from '../queries/insights/common/hogql.ts'
 import { registerQueryKind } from '../queries/kinds.ts'
+import { cleanedPath, cleaningSteps } from '../queries/path-cleaning.ts'
 import type { DataFacts } from '../queries/person-overrides.ts'
 import { quoteIdentifier } from '../hogql/escape.ts'
 import {
@@ -220,20 +221,9 @@ const pathCleaningOn = (q: { doPathCleaning?: boolean | null }, project: Project
 /** The project's path cleaning rules as one SQL function of a path (identity without doPathCleaning). */
 export function pathCleaner(q: { doPathCleaning?: boolean | null }, project: Project): (x: string) => string {
   if (!q.doPathCleaning) return (x) => x
-  const rules = pathCleaningRules(project.settings)
-  for (const r of rules) {
-    if (typeof r.regex !== 'string' || typeof r.alias !== 'string') {
-      throw new ValidationError(
-        "The project's path_cleaning_filters need a regex and an alias",
-        'doPathCleaning',
-      )
-    }
-  }
-  return (x) =>
-    rules.reduce(
-      (acc, r) => `replaceRegexpAll(${acc}, ${sqlStr(r.regex as string)}, ${sqlStr(r.alias as string)})`,
-      x,
-    )
+  // past the compiler: ClickHouse string literals
+  const steps = cleaningSteps(pathCleaningRules(project.settings))
+  return (x) => cleanedPath(x, steps, sqlStr)
 }
 
 // ---- levels --------------------------------------------------------------------------------------

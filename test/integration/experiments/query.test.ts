@@ -244,6 +244,43 @@ describe('ExperimentQuery: exposure attribution and conversion windows', () => {
     expect(first.variant_results[0]).toMatchObject({ number_of_samples: 2, sum: 1 })
   })
 
+  it("exposure_criteria.filterTestAccounts leaves the project's test accounts out of exposures and metric events", async () => {
+    // PostHog's _get_test_accounts_filter: the same filters on the exposure query and the metric
+    // events. Internal traffic here is $host localhost:8000 (is_not: a missing $host is kept).
+    const patch = await call('PATCH', `/api/projects/${project.id}/`, {
+      test_account_filters: [{ key: '$host', value: 'localhost:8000', operator: 'is_not', type: 'event' }],
+    })
+    expect(patch.status, patch.text).toBe(200)
+    const key = 'test-accounts'
+    const e = await experiment(key)
+    const internal = { $host: 'localhost:8000' }
+    const buy = (properties: Record<string, unknown> = {}) => ({
+      event: 'purchase',
+      at: '2020-01-02 12:10:00',
+      properties,
+    })
+    const rows = [
+      // P1 control: counts either way
+      ...person([exposure(key, 'control'), buy()]),
+      // P2 control, exposed on internal traffic: not exposed with the filters
+      ...person([exposure(key, 'control', '2020-01-02 12:00:00', internal), buy()]),
+      // P3 test: exposed, its purchase internal (left out with the filters)
+      ...person([exposure(key, 'test'), buy(internal)]),
+      // P4 test: counts either way
+      ...person([exposure(key, 'test'), buy()]),
+    ]
+    await insertEvents(clickhouse(), rows)
+    const off = await query(e.id, mean('purchase'))
+    expect(off.baseline).toMatchObject({ number_of_samples: 2, sum: 2 })
+    expect(off.variant_results[0]).toMatchObject({ number_of_samples: 2, sum: 2 })
+    await call('PATCH', `/api/projects/${project.id}/experiments/${e.id}/`, {
+      exposure_criteria: { filterTestAccounts: true },
+    })
+    const on = await query(e.id, mean('purchase'))
+    expect(on.baseline).toMatchObject({ number_of_samples: 1, sum: 1 })
+    expect(on.variant_results[0]).toMatchObject({ number_of_samples: 2, sum: 1 })
+  })
+
   it('a custom exposure event carries the variant in $feature/<key>, filtered by its properties', async () => {
     const key = 'custom-exposure'
     const e = await experiment(key, {

@@ -21,7 +21,7 @@ interface Options {
   compareFilter?: { compare: boolean }
   filterTestAccounts?: boolean
   orderBy?: [string, string]
-  pathCleaning?: { regex: string; alias: string; order?: number }[]
+  pathCleaning?: { regex?: string; alias?: string; order?: number }[]
   testAccountFilters?: unknown[]
 }
 
@@ -326,6 +326,20 @@ describe("PostHog's test_web_stats_table cases", () => {
       ['/cleaned/:id/path/:id', [1, null], [1, null], 1 / 5, ''],
       ['/not-cleaned', [1, null], [1, null], 1 / 5, ''],
       ['/thing_c', [1, null], [1, null], 1 / 5, ''],
+    ])
+  })
+
+  it('a rule without an alias strips its match, one without a regex is skipped (as paths do)', async () => {
+    const team = uniqueTeamId()
+    await createEvents(team, [
+      ['p1', [['2023-12-02', 's1', '/item/123']]],
+      ['p2', [['2023-12-10', 's2', '/item/456']]],
+      ['p3', [['2023-12-11', 's3', '/other']]],
+    ])
+    const rules = [{ regex: '\\/\\d+$' }, { alias: '/everything' }]
+    expect((await stats(team, 'all', '2023-12-15', { pathCleaning: rules })).results).toEqual([
+      ['/item', [2, null], [2, null], 2 / 3, ''],
+      ['/other', [1, null], [1, null], 1 / 3, ''],
     ])
   })
 
