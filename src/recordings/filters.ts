@@ -58,6 +58,8 @@ export interface RecordingsFilter {
   /** console levels of which the session must hold at least one line, per console filter */
   consoleLevels: ('info' | 'warn' | 'error')[][]
   operand: 'AND' | 'OR'
+  /** filter_test_accounts: the session's events must pass the project's test-account filters */
+  testAccounts: boolean
   predicates: Predicate[]
   order: (typeof RECORDING_ORDERS)[number]
   direction: 'ASC' | 'DESC'
@@ -110,6 +112,7 @@ const Input = z
     console_log_filters: z.array(ConsoleFilterInput).max(10).nullable().optional(),
     having_predicates: z.array(PredicateInput).max(20).nullable().optional(),
     operand: z.enum(['AND', 'OR']).default('AND'),
+    filter_test_accounts: z.boolean().nullable().optional(),
     order: z.enum(RECORDING_ORDERS).default('start_time'),
     order_direction: z.enum(['ASC', 'DESC']).default('DESC'),
     limit: z.coerce.number().int().min(1).max(1000).default(50),
@@ -199,6 +202,7 @@ export function parseRecordingsFilter(
     events: (q.events ?? []).map((e) => e.id ?? e.name ?? null),
     consoleLevels,
     operand: q.operand,
+    testAccounts: q.filter_test_accounts === true,
     predicates,
     order: q.order,
     direction: q.order_direction,

@@ -10,7 +10,14 @@ import { encodeMessage } from './message.ts'
 import { deletedRow } from './projection.ts'
 import type { RecordingsReader } from './reader.ts'
 import { RecordingBody } from './serialize.ts'
-import { isDeleted, listSummaries, sessionBlocks, snapshotLines, summariesById } from './store.ts'
+import {
+  isDeleted,
+  listSummaries,
+  sessionBlocks,
+  snapshotLines,
+  summariesById,
+  testAccountSessionsSQL,
+} from './store.ts'
 import { recordingsSubject } from './stream.ts'
 import { LIVE_RECORDING_TABLES } from './tables.ts'
 import type { ViewedStore } from './viewed.ts'
@@ -109,7 +116,8 @@ export function registerRecordingRoutes(app: FastifyInstance, ctx: ApiContext, d
           const ofPerson = await d.reader.distinctIdsOf(project.id, f.personUuid)
           distinctIds = distinctIds ? distinctIds.filter((x) => ofPerson.includes(x)) : ofPerson
         }
-        const page = await listSummaries(ch, project.id, f, { sessionIds, distinctIds })
+        const testAccountSessions = await testAccountSessionsSQL(project, f)
+        const page = await listSummaries(ch, project.id, f, { sessionIds, distinctIds, testAccountSessions })
         return {
           results: await d.reader.bodies(project.id, principal.user.id, page.results),
           has_next: page.hasNext,

@@ -3,6 +3,9 @@ import { type ClickHouseClient, selectRows } from '../clickhouse/client.ts'
 import { sqlNumber, sqlString } from '../clickhouse/sql.ts'
 import type { Predicate, RecordingsFilter } from './filters.ts'
 import { LIVE_RECORDING_TABLES, type RecordingTables } from './tables.ts'
+import type { Project } from '../accounts/documents.ts'
+import { compileInner, str } from '../queries/insights/common/hogql.ts'
+import { testAccountsCondition } from '../queries/test-accounts.ts'
 
 // Reads of the recordings projection: session summaries (merged from session_replay_events) with
 // the list's filters, a session's chunk layout, and its snapshot data.
@@ -122,6 +125,12 @@ const DAY_MS = 86_400_000
 export interface ResolvedScope {
   sessionIds: string[] | null
   distinctIds: string[] | null
+  /**
+   * With filter_test_accounts, ClickHouse SQL of the session ids whose events pass the project's
+   * test-account filters: one per entry of `events` (that event and the filters), or one (any
+   * event) when the filter names no events. Compiled by the caller (the filters are HogQL).
+   */
+  testAccountSessions?: string[]
 }
 
 /** The SQL of the list query (exported for tests of its portability). */
@@ -158,10 +167,13 @@ export function listSql(
   const matches: string[] = []
   const since =
     f.fromMs === null ? '' : ` AND timestamp >= toDateTime(${sqlString(utcTime(f.fromMs - DAY_MS))}, 'UTC')`
-  for (const name of f.events) {
+  const tested = scope.testAccountSessions
+  f.events.forEach((name, i) => {
     const cond = name === null ? '1' : `event = ${sqlString(name)}`
-    matches.push(`session_id IN (SELECT session_id FROM events WHERE team_id = ${team} AND ${cond}${since})`)
-  }
+    const own = `SELECT session_id FROM events WHERE team_id = ${team} AND ${cond}${since}`
+    matches.push(`session_id IN (${tested?.[i] ?? own})`)
+  })
+  if (tested?.length && !f.events.length) where.push(`session_id IN (${tested[0]})`)
   const levelField = { info: 'r_log', warn: 'r_warn', error: 'r_error' } as const
   const consoleConds = f.consoleLevels.map(
     (levels) => `(${levels.map((l) => `${levelField[l]} > 0`).join(' OR ')})`,
@@ -177,6 +189,29 @@ GROUP BY session_id
 ${having.length ? `HAVING ${having.join(' AND ')}` : ''}
 ORDER BY ${ORDER[f.order]} ${dir}, session_id ${dir}
 LIMIT ${sqlNumber(f.limit + 1)} OFFSET ${sqlNumber(f.offset)}`
+}
+
+/**
+ * ResolvedScope.testAccountSessions: as PostHog's listing adds the test-account filters to the
+ * events it matches sessions by, a session must have an event that passes them (and is the named
+ * event, per `events` entry). Undefined without filter_test_accounts or with no filters.
+ */
+export async function testAccountSessionsSQL(
+  project: Project,
+  f: RecordingsFilter,
+): Promise<string[] | undefined> {
+  const cond = testAccountsCondition(f.testAccounts, project)
+  if (!cond) return undefined
+  const since =
+    f.fromMs === null ? '' : ` AND timestamp >= toDateTime(${str(utcTime(f.fromMs - DAY_MS))}, 'UTC')`
+  const names = f.events.length ? f.events : [null]
+  return Promise.all(
+    names.map(async (name) => {
+      const event = name === null ? '' : ` AND event = ${str(name)}`
+      const hogql = `SELECT $session_id FROM events WHERE (${cond})${event}${since}`
+      return (await compileInner(hogql, project.id, project.timezone)).clickhouse
+    }),
+  )
 }
 
 /** A page of sessions matching the filter, and whether more follow. */

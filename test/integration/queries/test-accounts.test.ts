@@ -90,6 +90,15 @@ const trends = (extra: Record<string, unknown> = {}) => ({
   dateRange: { date_from: '2020-01-01', date_to: '2020-01-04' },
   ...extra,
 })
+/** A daily insight of one series over the days given, with or without the filters. */
+const daily =
+  (kind: string, series: unknown, date_from: string, date_to: string) => (filterTestAccounts: boolean) => ({
+    kind,
+    series: [series],
+    interval: 'day',
+    dateRange: { date_from, date_to },
+    filterTestAccounts,
+  })
 const trendsData = async (q: Record<string, unknown>) =>
   (await query(q)).results.map((s: any) => [s.breakdown_value ?? null, s.data])
 
@@ -189,13 +198,7 @@ describe('filterTestAccounts: the other insights', () => {
 
   it('LifecycleQuery', async () => {
     await useFilters(EMAIL)
-    const lifecycle = (filterTestAccounts: boolean) => ({
-      kind: 'LifecycleQuery',
-      series: [signups],
-      interval: 'day',
-      dateRange: { date_from: '2020-01-02', date_to: '2020-01-04' },
-      filterTestAccounts,
-    })
+    const lifecycle = daily('LifecycleQuery', signups, '2020-01-02', '2020-01-04')
     const rows = async (q: unknown) => (await query(q as any)).results.map((s: any) => [s.status, s.data])
     // alice and tess are new on 01-02 (created then), dormant on 01-03; bob, created 01-02 and
     // first active 01-03, is resurrecting then and dormant on 01-04
@@ -214,13 +217,7 @@ describe('filterTestAccounts: the other insights', () => {
   })
 
   it('StickinessQuery', async () => {
-    const stickiness = (filterTestAccounts: boolean) => ({
-      kind: 'StickinessQuery',
-      series: [pageviews],
-      interval: 'day',
-      dateRange: { date_from: '2020-01-01', date_to: '2020-01-05' },
-      filterTestAccounts,
-    })
+    const stickiness = daily('StickinessQuery', pageviews, '2020-01-01', '2020-01-05')
     const data = async (q: unknown) => (await query(q as any)).results[0].data
     // pageview days: alice 2 (01-03, 01-04), tess 1, bob 1
     await useFilters(EMAIL)

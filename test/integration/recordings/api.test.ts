@@ -6,6 +6,7 @@ import { beforeAll, describe, expect, it } from 'vitest'
 import type { Project } from '../../../src/accounts/documents.ts'
 import type { RunningBurrow } from '../../../src/runtime/start.ts'
 import { api, clickhouse, createTestKey, createTestProject, startTestBurrow } from '../../harness/index.ts'
+import { insertEvents } from '../hogql/fixtures.ts'
 import { eventCount, jsonl, postSnapshots, rr, until } from './helpers.ts'
 
 let burrow: RunningBurrow
@@ -55,7 +56,12 @@ beforeAll(async () => {
   call = api(
     burrow.url,
     await createTestKey(
-      ['session_recording:read', 'session_recording:write', 'session_recording_playlist:write'],
+      [
+        'session_recording:read',
+        'session_recording:write',
+        'session_recording_playlist:write',
+        'project:write',
+      ],
       [project.id],
     ),
   )
@@ -174,6 +180,38 @@ describe('the recordings list', () => {
       A,
     ])
     expect(await ids({ order: 'duration', order_direction: 'ASC' })).toEqual([A, B])
+  })
+
+  it("filter_test_accounts: sessions with an event passing the project's filters (PostHog test_top_level_event_property_test_account_filter)", async () => {
+    const patch = await call('PATCH', `/api/projects/${project.id}/`, {
+      test_account_filters: [{ key: 'is_internal_user', value: ['false'], operator: 'exact', type: 'event' }],
+    })
+    expect(patch.status, patch.text).toBe(200)
+    const at = new Date(t0 + 5_000).toISOString().replace('T', ' ').slice(0, 23)
+    const heartbeat = (session: string, distinctId: string, internal: boolean) => ({
+      team: project.id,
+      uuid: crypto.randomUUID(),
+      event: 'heartbeat',
+      distinctId,
+      personId: crypto.randomUUID(),
+      timestamp: at,
+      properties: { $session_id: session, is_internal_user: internal },
+      sessionId: session,
+    })
+    await insertEvents(ch, [heartbeat(A, 'user-a', false), heartbeat(B, 'user-b', true)])
+    try {
+      expect(await ids({ filter_test_accounts: true })).toEqual([A])
+      expect(await ids({ filter_test_accounts: false })).toEqual([B, A])
+      const beats = [{ id: 'heartbeat', type: 'events' }]
+      expect(await ids({ events: beats, filter_test_accounts: true })).toEqual([A])
+      expect(await ids({ events: beats })).toEqual([B, A])
+      // A's $pageview does not carry is_internal_user: with the filters it matches no event
+      expect(
+        await ids({ events: [{ id: '$pageview', type: 'events' }], filter_test_accounts: true }),
+      ).toEqual([])
+    } finally {
+      await call('PATCH', `/api/projects/${project.id}/`, { test_account_filters: [] })
+    }
   })
 
   it('refuses what it cannot filter by, with a 400', async () => {
