@@ -20,6 +20,7 @@ import {
   wallOf,
   parseWall,
 } from '../insights/common/index.ts'
+import { testAccountsCondition } from '../test-accounts.ts'
 
 export const EventsQuerySchema = z
   .object({
@@ -29,6 +30,7 @@ export const EventsQuerySchema = z
     orderBy: z.array(z.string().min(1)).nullable().optional(),
     properties: PropertiesSchema,
     fixedProperties: PropertiesSchema,
+    filterTestAccounts: z.boolean().nullable().optional(),
     event: z.string().nullable().optional(),
     personId: z.string().uuid().nullable().optional(),
     after: z.string().nullable().optional(),
@@ -112,7 +114,11 @@ export async function compileEvents(
     const e = await expression(w, 'where')
     ;(e.aggregate ? having : where).push(e.text)
   }
-  const props = [propertiesCondition(q.properties), propertiesCondition(q.fixedProperties)]
+  const props = [
+    propertiesCondition(q.properties),
+    propertiesCondition(q.fixedProperties),
+    testAccountsCondition(q.filterTestAccounts, project),
+  ]
   for (const p of props) if (p) where.push(p)
   if (q.event) where.push(`event = ${str(q.event)}`)
   if (q.personId) where.push(`person_id = toUUID(${str(q.personId)})`)

@@ -268,7 +268,7 @@ describe('filterTestAccounts: the other insights', () => {
   })
 })
 
-describe('filterTestAccounts: HogQLQuery filters and the legacy person list', () => {
+describe('filterTestAccounts: HogQLQuery filters, EventsQuery and the legacy person list', () => {
   it('HogQL {filters} takes them (posthog/hogql/filters.py)', async () => {
     const count = async (filters: unknown) =>
       (await query({ kind: 'HogQLQuery', query: 'SELECT count() FROM events WHERE {filters}', filters }))
@@ -278,6 +278,22 @@ describe('filterTestAccounts: HogQLQuery filters and the legacy person list', ()
     expect(await count({ filterTestAccounts: false })).toBe(9)
     await useFilters(HOST)
     expect(await count({ filterTestAccounts: true })).toBe(7)
+  })
+
+  it('EventsQuery takes them (events_query_runner)', async () => {
+    const count = async (filterTestAccounts: boolean) =>
+      (
+        await query({
+          kind: 'EventsQuery',
+          select: ['count()'],
+          after: '2020-01-01',
+          before: '2020-01-05',
+          filterTestAccounts,
+        })
+      ).results[0][0]
+    await useFilters(EMAIL)
+    expect(await count(true)).toBe(6)
+    expect(await count(false)).toBe(9)
   })
 
   it('GET /persons/trends/ with filter_test_accounts=true', async () => {
