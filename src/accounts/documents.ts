@@ -52,8 +52,9 @@ export const ProjectSettingsDoc = z.object({
   logs_settings: jsonObject.nullable().default(null),
   // What PostHog gives every new team (TeamManager.create_with_data): the current recorder.
   extra_settings: jsonObject.nullable().default(() => ({ recorder_script: 'posthog-recorder' })),
-  // Web analytics (src/web-analytics): the property filters filterTestAccounts applies, and the
-  // path cleaning rules doPathCleaning applies in order ({regex, alias, order?}), as PostHog's Team.
+  // The property filters every query's filterTestAccounts applies (src/queries/test-accounts.ts),
+  // and the path cleaning rules ({regex, alias, order?}) paths' pathReplacements and web
+  // analytics' doPathCleaning apply in order, as PostHog's Team.
   test_account_filters: z.array(jsonObject).default(() => []),
   path_cleaning_filters: z.array(PathCleaningRule).default(() => []),
 })

@@ -150,7 +150,7 @@ export const SettingsPatch = z.object({
   survey_config: dict.nullable().optional(),
   logs_settings: dict.nullable().optional(),
   extra_settings: dict.nullable().optional(),
-  // web analytics: property filters (checked when a query applies them)
+  // filterTestAccounts' property filters (checked when a query applies them)
   test_account_filters: z.array(dict).nullable().optional(),
 })
 export type SettingsPatch = z.output<typeof SettingsPatch>
