@@ -170,7 +170,6 @@ export function joinClause(
 export interface NestedJoins {
   from: string
   where?: Expr
-  columnNames: Set<string>
   filters: string[]
 }
 
@@ -226,10 +225,7 @@ export function nestJoins(p: PrintContext, s: Select, outer: Level, split: Guard
     from += ` ${join.sql}`
     if (k === srcs.length - 1) {
       outer.ref = level.ref
-      const columnNames = new Set<string>()
-      for (const m of exposed.values()) for (const n of m.values()) columnNames.add(n)
-      for (const c of srcs[k]!.used) columnNames.add(colName(srcs[k]!, c))
-      return { from: ` ${from}`, where: andOf(kept), columnNames, filters: join.filter ? [join.filter] : [] }
+      return { from: ` ${from}`, where: andOf(kept), filters: join.filter ? [join.filter] : [] }
     }
     const cols: string[] = []
     for (let i = 0; i <= k; i++) {

@@ -265,8 +265,6 @@ function call(r: Resolution, node: Node, scope: Scope): Expr {
   let args = argNodes.map((a) => r.expr(a, scope))
   if (name.toLowerCase() === 'concat') {
     args = args.map(concatArg)
-    // 18.16's concat takes two arguments at least.
-    if (args.length === 1) args.push({ k: 'const', value: '', type: 'String' })
   }
   let fnName = functionKey(name)
   if (node.distinct) {

@@ -511,6 +511,12 @@ describe('isolation', () => {
     expect(await run("select event as timestamp from events where timestamp = 'signup'")).toEqual([
       ['signup'],
     ])
+    // an alias named like the column it is computed from: WHERE reads the alias, `events.event` the column
+    expect(
+      await run(
+        "select concat(event, '!') as event, events.event as real from events where event = 'signup!'",
+      ),
+    ).toEqual([['signup!', 'signup']])
     expect(await run('select count() from events as person_overrides')).toEqual([[5]])
     expect(
       await run("select count() from events as events_person where events_person.event = 'signup'"),
