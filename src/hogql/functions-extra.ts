@@ -58,9 +58,8 @@ export const EXTRA_FUNCTIONS: Record<string, FnDef> = {
   reverseUTF8: n('reverseUTF8', 1, 1, 'String'),
   positionUTF8: searchFrom('positionUTF8'),
   positionCaseInsensitiveUTF8: searchFrom('positionCaseInsensitiveUTF8'),
-  // PostHog prints locate, which its servers (ClickHouse 24.3 and later) read in MySQL's order,
-  // needle first; 18.16's locate is position under another name, haystack first. position with
-  // the two swapped answers PostHog's way on both.
+  // PostHog prints locate, which ClickHouse (24.3 and later) reads in MySQL's order, needle first,
+  // unless a setting says otherwise: position with the two swapped, which no setting changes.
   locate: { ...searchFrom('position', true), ci: true },
   appendTrailingCharIfAbsent: n('appendTrailingCharIfAbsent', 2, 2, 'String'),
   alphaTokens: n('alphaTokens', 1, 1, 'Array(String)'),

@@ -150,7 +150,7 @@ export function resolveExpr(r: Resolution, node: Node, scope: Scope): Expr {
   }
 }
 
-/** GROUP BY 1 / ORDER BY 2 name select items (18.16 would read them as constants). */
+/** GROUP BY 1 / ORDER BY 2 name select items (printed as the item's alias, not as a position). */
 export function positional(r: Resolution, node: Node, scope: Scope): Expr {
   if (node.node === 'Constant' && typeof node.value === 'number' && Number.isInteger(node.value)) {
     const item = scope.select.items[node.value - 1]

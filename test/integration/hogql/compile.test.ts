@@ -1,4 +1,4 @@
-// Runs printed HogQL against the real ClickHouse (18.16 on dev machines) and checks the results
+// Runs printed HogQL against the real ClickHouse and checks the results
 // against rows inserted here by hand. Two teams hold look-alike data to prove isolation.
 import { beforeAll, describe, expect, it } from 'vitest'
 import { type CompileOptions, compileHogQL, HogQLError } from '../../../src/hogql/index.ts'
@@ -445,7 +445,7 @@ describe('subqueries, joins, CTEs, unions', () => {
     ])
   })
 
-  it('inner joins that match nothing return nothing (and do not upset 18.16)', async () => {
+  it('inner joins that match nothing return nothing', async () => {
     const sql = `
       select person.properties.email, e.properties.$browser, g.key
       from events e join groups g on e.distinct_id = g.key`

@@ -131,7 +131,8 @@ function periodIndex(p: RetentionPlan, ts: string): string {
 /**
  * HogQL grouping the events by person: person_id, cohorts (the periods the person is in a cohort
  * of) and returned (the periods of the range with a returning event), each event's condition read
- * inside the aggregates rather than a level below (18.16 analyses every level below a query again).
+ * inside the aggregates rather than a level below: one level less to run (on 18.16, which analysed
+ * every level below a query again, it was measured as the faster form).
  */
 function perPersonHogQL(p: RetentionPlan): string {
   const inRange = `timestamp >= ${str(bound(p.start))} AND timestamp < ${str(bound(p.end))}`
