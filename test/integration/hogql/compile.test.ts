@@ -467,6 +467,21 @@ describe('subqueries, joins, CTEs, unions', () => {
     expect(await run("with 'signup' as name select count() from events where event = name")).toEqual([[1]])
   })
 
+  it('runs Nullable constants inside the guarded read', async () => {
+    // toDateTime of text is parseDateTimeBestEffortOrNull (Nullable): the bound goes inside, where the
+    // index analysis runs over every project's granules (team B's rows are in the same table)
+    const future = "select count() from events where timestamp < toDateTime('2100-01-01 00:00:00')"
+    expect((await compileHogQL(future, { teamId: A })).clickhouse).toMatch(
+      /PREWHERE team_id = \d+ AND \(`timestamp` < parseDateTimeBestEffortOrNull/,
+    )
+    expect(await run(future)).toEqual([[5]])
+    expect(await run("select count() from events where timestamp < toDateTime('not a time')")).toEqual([[0]])
+    // ordering with NULL is 0, so its negation keeps every row (docs/hogql.md, null-safe comparisons)
+    expect(await run("select count() from events where not (timestamp >= toDateTime('not a time'))")).toEqual(
+      [[5]],
+    )
+  })
+
   it('unions stay inside the team', async () => {
     expect(
       await run(
