@@ -37,7 +37,8 @@ function splitTopLevel(list: string): string[] {
 
 /**
  * `cityHash64(toString(c1), toString(c2), …)` over the ORDER BY key of a CREATE TABLE statement:
- * the sharding key of its table (18.16's cityHash64 takes no UUID, hence toString).
+ * the sharding key of its table (toString: the key the shards were filled by, written when 18.16's
+ * cityHash64 took no UUID; another key would move rows between shards).
  */
 export function shardingKey(createTable: string): string {
   const m =
@@ -97,7 +98,7 @@ export async function migrateClickHouseCluster(o: {
       await ch.command({ query: `CREATE DATABASE IF NOT EXISTS ${o.database}` })
       const tables = await (
         await ch.query({
-          // 18.16 has no query parameters; `local` is a plain identifier (CLICKHOUSE_DATABASE's rule)
+          // no query parameters (sql.ts); `local` is a plain identifier (CLICKHOUSE_DATABASE's rule)
           query: `SELECT name, engine FROM system.tables WHERE database = '${local}' ORDER BY name`,
           format: 'JSONEachRow',
         })

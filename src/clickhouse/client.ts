@@ -32,7 +32,7 @@ export function clickhouseClient(
     url,
     database,
     request_timeout: REQUEST_TIMEOUT_MS,
-    // 18.16 predates most client-side settings; send none unless asked.
+    // No settings unless the caller asks: statements run on the server's defaults.
     clickhouse_settings: settings,
     compression: { request: false, response: false },
     // Failures surface as errors to the caller (and its log line); the client's own retry noise is not useful.

@@ -6,8 +6,9 @@ import type { TableAdmin } from './table-admin.ts'
 
 // Disks must not grow without bound. Two knobs: how much of the log JetStream keeps (max age / bytes
 // of the EVENTS stream, applied by migrateJetStream), and how many days of rows ClickHouse keeps.
-// ClickHouse 18.16 has no TTL, so whole month partitions are dropped once all of the month is past
-// the retention age; a month is kept while any of its rows is still young enough.
+// Whole month partitions are dropped once all of the month is past the retention age (a month is
+// kept while any of its rows is still young enough): a drop is immediate and rewrites nothing,
+// where a TTL deletes rows in merges, at times the server chooses.
 
 const DAY_MS = 24 * 3600 * 1000
 

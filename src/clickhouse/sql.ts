@@ -1,5 +1,5 @@
 // The one place literals and identifiers become ClickHouse SQL text. Burrow sends no server-side
-// parameters (18.16 has none), so everything a user supplies passes through here: this module is
+// parameters, so everything a user supplies passes through here: this module is
 // the injection boundary for every query Burrow prints.
 
 const SIMPLE_IDENT = /^[A-Za-z_][A-Za-z0-9_]*$/

@@ -9,8 +9,8 @@ import { sqlString } from './sql.ts'
 // the schema's cluster mode (schema/cluster.ts, docs/scaling.md) the tables Burrow reads and writes
 // are Distributed tables, which hold no rows and
 // refuse mutations and partition drops; the rows are in each shard's local table (`<db>_shard`),
-// so these statements must run there, on every shard. 18.16 runs `ON CLUSTER` only with ZooKeeper,
-// which Burrow does not require, so each shard is reached over its own HTTP URL
+// so these statements must run there, on every shard. `ON CLUSTER` needs ZooKeeper or ClickHouse
+// Keeper (its distributed DDL queue), which Burrow does not require, so each shard is reached over its own HTTP URL
 // (CLICKHOUSE_SHARD_URLS).
 
 /** Where rows of a table live: a client and the database to name (none: the client's own). */

@@ -88,7 +88,7 @@ function parseProperties(text: string): Properties {
 
 /**
  * Reads a project's persons whole; undefined when it has more than `max` distinct ids. Two plain
- * GROUP BY queries (ClickHouse 18.16 and 26.x), joined here.
+ * GROUP BY queries, joined here.
  */
 export async function loadTeamPersons(
   ch: ClickHouseClient,

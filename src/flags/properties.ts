@@ -4,7 +4,7 @@ import { sqlString } from '../clickhouse/sql.ts'
 
 // Stored person and group properties for flag evaluation, read from the tables the identity
 // projector maintains. Rows are versioned (ReplacingMergeTree), so every read takes the latest
-// version with argMax instead of relying on merges or FINAL. Plain SQL for ClickHouse 18.16.
+// version with argMax instead of relying on merges or FINAL.
 
 type Properties = Record<string, unknown>
 

@@ -86,7 +86,7 @@ const bool = (b: boolean): Expr => ({ k: 'const', value: b ? 1 : 0, type: 'UInt8
 export function coerceCompare(op: string, leftIn: Expr, rightIn: Expr, tz: string): Expr {
   const kind = NULL_KIND[op]
   if (kind && (isNullConst(leftIn) || isNullConst(rightIn))) {
-    // A NULL literal: decided here (18.16 refuses NULL in LIKE, match and IN lists).
+    // A NULL literal: the answer is known here (a constant, or whether the other side is NULL).
     if (kind === 'order') return bool(false)
     if (isNullConst(leftIn) && isNullConst(rightIn)) return bool(kind === 'eq')
     const x = isNullConst(rightIn) ? leftIn : rightIn
@@ -101,8 +101,11 @@ export function coerceCompare(op: string, leftIn: Expr, rightIn: Expr, tz: strin
 }
 
 // `x IN (...)` answers 0/1: NULL is in a list that holds NULL, and in nothing else. PostHog runs
-// with `transform_null_in = 1`, where the same holds for subqueries (`NULL IN (SELECT NULL)` is 1);
-// 18.16 has no such setting, so the printer compares NULL-ness and value as a pair (`nullIn`).
+// with `transform_null_in = 1`, where the same holds for subqueries (`NULL IN (SELECT NULL)` is 1).
+// The printer compares NULL-ness and value as a pair (`nullIn`) instead: the statement then means
+// the same without a setting, and a side that is always NULL compares by NULL-ness alone, where
+// the setting fails on 26.7 (`x IN (SELECT NULL)` for a Nullable x: "Conversion from Int64 to
+// Nothing is not supported").
 function nullSafeIn(op: string, left: Expr, right: Expr): Expr {
   if (right.k === 'subquery') {
     const parts = left.k === 'tuple' ? left.items : [left]
@@ -139,8 +142,8 @@ function tupleRows(left: Expr, right: Expr): Expr[][] | undefined {
   return nulls ? rows : undefined
 }
 
-// A tuple list holding NULLs as the null-safe equalities it means (18.16 refuses NULL inside tuple
-// lists, and ClickHouse's sets skip rows with a NULL): NULL matches NULL, as in PostHog.
+// A tuple list holding NULLs as the null-safe equalities it means (without transform_null_in,
+// ClickHouse's sets skip rows with a NULL): NULL matches NULL, as in PostHog.
 function tupleIn(op: string, left: Expr[], rows: Expr[][], tz: string): Expr {
   const any: Expr = {
     k: 'or',

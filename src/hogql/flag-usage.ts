@@ -13,8 +13,8 @@ const ZERO_UUID = "toUUID('00000000-0000-0000-0000-000000000000')"
  * `unique_persons` the persons behind them after merges. Ends with the guard's LIMIT barrier.
  * `pushed` (the query's conditions on `day` and `source`) are placed beside the team condition of
  * each source's read, with `day` as the event's UTC day and `source` as that branch's name: a query
- * of the called events of the last days reads only those (on 18.16 a false constant there leaves the
- * other branch's granules unread).
+ * of the called events of the last days reads only those (a false constant there leaves the other
+ * branch's granules unread).
  */
 export function flagUsageSQL(
   teamId: number,

@@ -1,4 +1,4 @@
-import { agg, type FnDef, first, INF } from './function-defs.ts'
+import { agg, aggs, type FnDef, first, INF } from './function-defs.ts'
 
 // Allow-listed aggregate functions (lookupFunction adds the -If combinator).
 
@@ -39,4 +39,68 @@ export const AGGREGATE_FUNCTIONS: Record<string, FnDef> = {
   retention: agg('retention', 1, 32, 'Array(UInt8)'),
   sequenceMatch: agg('sequenceMatch', 2, INF, 'UInt8', [1, 1]),
   sequenceCount: agg('sequenceCount', 2, INF, 'UInt64', [1, 1]),
+  // more of PostHog's list (posthog/hogql/functions/aggregations.py)
+  anyHeavy: agg('anyHeavy', 1, 1, first),
+  groupBitAnd: agg('groupBitAnd', 1, 1, first),
+  groupBitOr: agg('groupBitOr', 1, 1, first),
+  groupBitXor: agg('groupBitXor', 1, 1, first),
+  groupArrayInsertAt: agg('groupArrayInsertAt', 2, 2, (t) => `Array(${t[0] ?? 'Unknown'})`, [0, 2]),
+  histogram: agg('histogram', 1, 1, 'Array(Tuple(Float64, Float64, Float64))', [1, 1]),
+  maxIntersections: agg('maxIntersections', 2, 2, 'UInt64'),
+  maxIntersectionsPosition: agg('maxIntersectionsPosition', 2, 2, first),
+  ...aggs(['medianExact', 'medianTDigest', 'medianTiming', 'medianDeterministic'], 1, 2, 'Float64'),
+  ...aggs(['medianExactWeighted', 'medianTDigestWeighted', 'medianTimingWeighted'], 2, 2, 'Float64'),
+  ...aggs(
+    ['quantileDeterministic', 'quantileExactWeighted', 'quantileTDigestWeighted', 'quantileTimingWeighted'],
+    2,
+    2,
+    'Float64',
+    [1, 1],
+  ),
+  ...aggs(['quantilesExact', 'quantilesTDigest', 'quantilesTiming'], 1, 1, 'Array(Float64)', [1, INF]),
+  ...aggs(
+    [
+      'quantilesExactWeighted',
+      'quantilesTDigestWeighted',
+      'quantilesTimingWeighted',
+      'quantilesDeterministic',
+    ],
+    2,
+    2,
+    'Array(Float64)',
+    [1, INF],
+  ),
+  sumKahan: agg('sumKahan', 1, 1, 'Float64'),
+  // PostHog's aggregations.py: SQL-style names for ClickHouse aggregates
+  countDistinct: agg('uniqExact', 1, 1, 'UInt64'),
+  countDistinctIf: agg('uniqExactIf', 2, 2, 'UInt64'),
+  array_agg: agg('groupArray', 1, 1, (t) => `Array(${t[0] ?? 'Unknown'})`),
+  string_agg: { ...agg('', 2, 2, 'String'), print: (a) => `arrayStringConcat(groupArray(${a[0]}), ${a[1]})` },
+  groupUniqArrayArray: agg('groupUniqArrayArray', 1, 1, first, [0, 1]),
+  sumWithOverflow: agg('sumWithOverflow', 1, 1, first),
+  uniqUpTo: agg('uniqUpTo', 1, INF, 'UInt64', [1, 1]),
+  sumMap: agg('sumMap', 1, 2, 'Tuple(Array(Unknown), Array(Unknown))'),
+  groupArraySample: agg('groupArraySample', 1, 1, (t) => `Array(${t[0] ?? 'Unknown'})`, [1, 2]),
+  groupArrayMovingAvg: agg('groupArrayMovingAvg', 1, 1, 'Array(Float64)', [0, 1]),
+  groupArrayMovingSum: agg('groupArrayMovingSum', 1, 1, 'Unknown', [0, 1]),
+  deltaSum: agg('deltaSum', 1, 1, first),
+  skewPop: agg('skewPop', 1, 1, 'Float64'),
+  skewSamp: agg('skewSamp', 1, 1, 'Float64'),
+  kurtPop: agg('kurtPop', 1, 1, 'Float64'),
+  kurtSamp: agg('kurtSamp', 1, 1, 'Float64'),
+  entropy: agg('entropy', 1, 1, 'Float64'),
+  minMap: agg('minMap', 1, 2, 'Tuple(Array(Unknown), Array(Unknown))'),
+  maxMap: agg('maxMap', 1, 2, 'Tuple(Array(Unknown), Array(Unknown))'),
+  simpleLinearRegression: agg('simpleLinearRegression', 2, 2, 'Tuple(Float64, Float64)'),
+  // PostHog's aggregations.py
+  avgWeighted: agg('avgWeighted', 2, 2, 'Float64'),
+  // The -OrNull combinator: NULL over no rows, as PostHog prints them
+  avgArray: agg('avgArrayOrNull', 1, 1, 'Nullable(Float64)'),
+  medianArray: agg('medianArrayOrNull', 1, 1, 'Nullable(Float64)'),
+  ...aggs(['groupBitmap', 'groupBitmapAnd', 'groupBitmapOr', 'groupBitmapXor'], 1, 1, 'UInt64'),
+  deltaSumTimestamp: agg('deltaSumTimestamp', 2, 2, first),
+  ...aggs(['medianExactLow', 'medianExactHigh', 'medianBFloat16'], 1, 1, 'Float64'),
+  ...aggs(['contingency', 'cramersV', 'cramersVBiasCorrected', 'theilsU'], 2, 2, 'Float64'),
+  json_agg: { ...agg('', 1, 1, 'String'), print: (a) => `toJSONString(groupArray(${a[0]}))` },
+  every: { ...agg('', 1, 1, 'Bool'), print: (a) => `toBool(min(${a[0]}))` },
 }

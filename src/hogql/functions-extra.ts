@@ -1,29 +1,14 @@
-import { escapeString } from './escape.ts'
-import { agg, aggs, each, type FnDef, fixed, first, INF, zoned } from './function-defs.ts'
+import { each, type FnDef, first, fixed, INF } from './function-defs.ts'
 import { searchFrom } from './functions-scalar.ts'
 
-// More of PostHog's function list (posthog/hogql/functions/clickhouse/*.py, aggregations.py), as
-// ClickHouse names them: functions both 18.16 and current releases run (checked against
-// system.functions of both). Those 18.16 lacks are in functions-newer.ts.
+// More of PostHog's function list (posthog/hogql/functions/clickhouse/*.py, mapping.py), as
+// ClickHouse names them: arrays, maths, strings, JSON, URLs, hashes, encodings. Conversions and
+// time functions are in functions-time.ts, aggregates in functions-aggregate.ts.
 
 const n = fixed
 
-// date_part's units and the function that reads each (PostHog's list); every branch of multiIf is
-// type-checked, and 18.16 reads the time of day of a DateTime only.
-const DATE_PARTS: [string, string, boolean?][] = [
-  ['year', 'toYear'],
-  ['month', 'toMonth'],
-  ['day', 'toDayOfMonth'],
-  ['hour', 'toHour', true],
-  ['minute', 'toMinute', true],
-  ['second', 'toSecond', true],
-  ['dow', 'toDayOfWeek'],
-  ['doy', 'toDayOfYear'],
-  ['quarter', 'toQuarter'],
-]
-
-/** Functions every supported server runs. */
-export const EVERYWHERE_FUNCTIONS: Record<string, FnDef> = {
+/** More of PostHog's scalar functions (with those of functions-scalar and -time). */
+export const EXTRA_FUNCTIONS: Record<string, FnDef> = {
   // arrays
   arrayEnumerateUniq: n('arrayEnumerateUniq', 1, INF, 'Array(UInt32)'),
   arrayEnumerateDense: n('arrayEnumerateDense', 1, 1, 'Array(UInt32)'),
@@ -73,9 +58,8 @@ export const EVERYWHERE_FUNCTIONS: Record<string, FnDef> = {
   reverseUTF8: n('reverseUTF8', 1, 1, 'String'),
   positionUTF8: searchFrom('positionUTF8'),
   positionCaseInsensitiveUTF8: searchFrom('positionCaseInsensitiveUTF8'),
-  // PostHog prints locate, which its servers (ClickHouse 24.3 and later) read in MySQL's order,
-  // needle first; 18.16's locate is position under another name, haystack first. position with
-  // the two swapped answers PostHog's way on both.
+  // PostHog prints locate, which ClickHouse (24.3 and later) reads in MySQL's order, needle first,
+  // unless a setting says otherwise: position with the two swapped, which no setting changes.
   locate: { ...searchFrom('position', true), ci: true },
   appendTrailingCharIfAbsent: n('appendTrailingCharIfAbsent', 2, 2, 'String'),
   alphaTokens: n('alphaTokens', 1, 1, 'Array(String)'),
@@ -102,7 +86,6 @@ export const EVERYWHERE_FUNCTIONS: Record<string, FnDef> = {
     [
       'cutFragment',
       'cutQueryString',
-      'cutQueryStringAndFragment',
       'cutToFirstSignificantSubdomain',
       'cutWWW',
       'decodeURLComponent',
@@ -133,29 +116,6 @@ export const EVERYWHERE_FUNCTIONS: Record<string, FnDef> = {
   ...each(['IPv4StringToNum', 'MACStringToNum', 'MACStringToOUI'], 1, 1, 'UInt64'),
   ...each(['IPv4ToIPv6', 'IPv6StringToNum', 'UUIDStringToNum'], 1, 1, 'String'),
   generateUUIDv4: n('generateUUIDv4', 0, 0, 'UUID'),
-  // conversions (PostHog's clickhouse/conversions.py; `_toInt64` and the like are its internal names)
-  toIntOrZero: n('toInt64OrZero', 1, 1, 'Int64'),
-  toFloatOrZero: n('toFloat64OrZero', 1, 1, 'Float64'),
-  ...Object.fromEntries(
-    ['Int8', 'Int16', 'Int32', 'Int64', 'UInt64'].map((t) => [`_to${t}`, n(`to${t}`, 1, 1, t)]),
-  ),
-  _toDate: n('toDate', 1, 1, 'Date'),
-  // toString never fails, so its nullable form is PostHog's accurateCastOrNull(x, 'Nullable(String)')
-  toNullableString: {
-    min: 1,
-    max: 1,
-    print: (a) => `toNullable(toString(${a[0]}))`,
-    ret: 'Nullable(String)',
-  },
-  ...each(
-    ['UInt8', 'UInt16', 'UInt32', 'UInt64', 'Int8', 'Int16', 'Int32', 'Int64'].map(
-      (t) => `reinterpretAs${t}`,
-    ),
-    1,
-    1,
-    'UInt64',
-  ),
-  ...each(['reinterpretAsFloat32', 'reinterpretAsFloat64'], 1, 1, 'Float64'),
   convertCharset: n('convertCharset', 3, 3, 'String'),
   // PostgreSQL's split_part: the idx-th piece (from 1; negative from the end), '' past the last
   split_part: {
@@ -166,107 +126,175 @@ export const EVERYWHERE_FUNCTIONS: Record<string, FnDef> = {
     ret: 'String',
   },
   md5: { min: 1, max: 1, print: (a) => `hex(MD5(${a[0]}))`, ret: 'String' },
-  ...Object.fromEntries(
-    ['Int8', 'Int16', 'Int32', 'Int64', 'UInt8', 'UInt16', 'UInt32', 'UInt64'].flatMap((t) => [
-      [`to${t}`, n(`to${t}`, 1, 1, t)],
-      [`to${t}OrNull`, n(`to${t}OrNull`, 1, 1, `Nullable(${t})`)],
-      [`to${t}OrZero`, n(`to${t}OrZero`, 1, 1, t)],
-    ]),
-  ),
-  ...each(['toFloat32', 'toFloat64'], 1, 1, 'Float64'),
-  ...each(['toFloat32OrNull', 'toFloat64OrNull'], 1, 1, 'Nullable(Float64)'),
-  ...each(['toFloat32OrZero', 'toFloat64OrZero'], 1, 1, 'Float64'),
-  ...each(['toDecimal32', 'toDecimal64', 'toDecimal128'], 2, 2, 'Decimal'),
-  toDateOrNull: n('toDateOrNull', 1, 1, 'Nullable(Date)'),
-  toDateOrZero: n('toDateOrZero', 1, 1, 'Date'),
-  toDateTimeOrNull: n('toDateTimeOrNull', 1, 1, 'Nullable(DateTime)'),
-  toDateTimeOrZero: n('toDateTimeOrZero', 1, 1, 'DateTime'),
-  parseDateTimeBestEffort: n('parseDateTimeBestEffort', 1, 2, 'DateTime'),
-  parseDateTimeBestEffortOrNull: n('parseDateTimeBestEffortOrNull', 1, 2, 'Nullable(DateTime)'),
-  parseDateTimeBestEffortOrZero: n('parseDateTimeBestEffortOrZero', 1, 2, 'DateTime'),
-  toFixedString: n('toFixedString', 2, 2, 'String'),
-  ...each(
-    [
-      'toRelativeYearNum',
-      'toRelativeQuarterNum',
-      'toRelativeMonthNum',
-      'toRelativeWeekNum',
-      'toRelativeDayNum',
-      'toRelativeHourNum',
-      'toRelativeMinuteNum',
-      'toRelativeSecondNum',
-    ],
-    1,
-    2,
-    'UInt32',
-  ),
-  toYYYYMMDDhhmmss: n('toYYYYMMDDhhmmss', 1, 2, 'UInt64'),
-  timeSlot: n('timeSlot', 1, 1, 'DateTime'),
-  timeSlots: n('timeSlots', 2, 3, 'Array(DateTime)'),
-  // PostHog's clickhouse/datetime.py
+  // row numbers (PostHog's clickhouse/datetime.py lists them)
   ...each(['rowNumberInBlock', 'rowNumberInAllBlocks'], 0, 0, 'UInt64'),
-  // PostgreSQL's names: date_part('unit', t) (NULL for another unit), to_timestamp, to_char, timezone
-  date_part: {
-    min: 2,
-    max: 2,
-    print: (a) =>
-      `multiIf(${DATE_PARTS.map(([part, fn, time]) => `${a[0]} = '${part}', ${fn}(${time ? `toDateTime(${a[1]})` : a[1]})`).join(', ')}, NULL)`,
-    ret: 'Nullable(UInt16)',
-  },
-  to_timestamp: {
-    min: 1,
-    max: 2,
-    print: (a, _p, c) => `toDateTime(${a[0]}, ${a[1] ?? escapeString(c.tz)})`,
-    ret: 'DateTime',
-  },
-  to_char: { min: 2, max: 3, print: zoned('formatDateTime', 2), ret: 'String' },
-  timezone: { min: 2, max: 2, print: (a) => `toTimeZone(${a[1]}, ${a[0]})`, ret: 'DateTime' },
   // rows and geometry
   runningDifference: n('runningDifference', 1, 1, first),
   runningDifferenceStartingWithFirstValue: n('runningDifferenceStartingWithFirstValue', 1, 1, first),
   greatCircleDistance: n('greatCircleDistance', 4, 4, 'Float64'),
   rand64: n('rand64', 0, 1, 'UInt64'),
-  // aggregates
-  anyHeavy: agg('anyHeavy', 1, 1, first),
-  groupBitAnd: agg('groupBitAnd', 1, 1, first),
-  groupBitOr: agg('groupBitOr', 1, 1, first),
-  groupBitXor: agg('groupBitXor', 1, 1, first),
-  groupArrayInsertAt: agg('groupArrayInsertAt', 2, 2, (t) => `Array(${t[0] ?? 'Unknown'})`, [0, 2]),
-  histogram: agg('histogram', 1, 1, 'Array(Tuple(Float64, Float64, Float64))', [1, 1]),
-  maxIntersections: agg('maxIntersections', 2, 2, 'UInt64'),
-  maxIntersectionsPosition: agg('maxIntersectionsPosition', 2, 2, first),
-  ...aggs(['medianExact', 'medianTDigest', 'medianTiming', 'medianDeterministic'], 1, 2, 'Float64'),
-  ...aggs(['medianExactWeighted', 'medianTDigestWeighted', 'medianTimingWeighted'], 2, 2, 'Float64'),
-  ...aggs(
-    ['quantileDeterministic', 'quantileExactWeighted', 'quantileTDigestWeighted', 'quantileTimingWeighted'],
-    2,
-    2,
-    'Float64',
-    [1, 1],
-  ),
-  ...aggs(['quantilesExact', 'quantilesTDigest', 'quantilesTiming'], 1, 1, 'Array(Float64)', [1, INF]),
-  ...aggs(
+  isValidJSON: n('isValidJSON', 1, 1, 'UInt8'),
+  JSONHas: n('JSONHas', 1, INF, 'UInt8'),
+  JSONLength: n('JSONLength', 1, INF, 'UInt64'),
+  JSONArrayLength: n('JSONArrayLength', 1, INF, 'Nullable(UInt64)'),
+  JSONType: n('JSONType', 1, INF, 'String'),
+  JSONExtract: n('JSONExtract', 2, INF, 'Unknown'),
+  JSONExtractUInt: n('JSONExtractUInt', 1, INF, 'UInt64'),
+  JSONExtractInt: n('JSONExtractInt', 1, INF, 'Int64'),
+  JSONExtractFloat: n('JSONExtractFloat', 1, INF, 'Float64'),
+  JSONExtractBool: n('JSONExtractBool', 1, INF, 'UInt8'),
+  JSONExtractString: n('JSONExtractString', 1, INF, 'String'),
+  JSONExtractKey: n('JSONExtractKey', 1, INF, 'String'),
+  JSONExtractKeys: n('JSONExtractKeys', 1, INF, 'Array(String)'),
+  JSONExtractRaw: n('JSONExtractRaw', 1, INF, 'String'),
+  JSONExtractArrayRaw: n('JSONExtractArrayRaw', 1, INF, 'Array(String)'),
+  JSONExtractKeysAndValues: n('JSONExtractKeysAndValues', 1, 3, 'Unknown'),
+  JSONExtractKeysAndValuesRaw: n('JSONExtractKeysAndValuesRaw', 1, INF, 'Array(Tuple(String, String))'),
+  JSON_VALUE: n('JSON_VALUE', 2, INF, 'String'),
+  arrayZip: n('arrayZip', 2, INF, 'Unknown'),
+  arrayAUC: n('arrayAUC', 2, 2, 'Float64'),
+  arrayFill: n('arrayFill', 2, INF, 'Unknown'),
+  arrayReverseFill: n('arrayReverseFill', 2, INF, 'Unknown'),
+  arraySplit: n('arraySplit', 2, INF, 'Unknown'),
+  arrayReverseSplit: n('arrayReverseSplit', 2, INF, 'Unknown'),
+  arrayRotateLeft: n('arrayRotateLeft', 2, 2, first),
+  arrayRotateRight: n('arrayRotateRight', 2, 2, first),
+  arrayWithConstant: n('arrayWithConstant', 2, 2, 'Unknown'),
+  arrayProduct: n('arrayProduct', 1, 1, 'Float64'),
+  arrayFold: n('arrayFold', 3, INF, 'Unknown'),
+  // PostHog's clickhouse/arrays.py
+  hasSubstr: n('hasSubstr', 2, 2, 'UInt8'),
+  arrayFlatten: n('arrayFlatten', 1, 1, 'Unknown'),
+  arrayCompact: n('arrayCompact', 1, 1, first),
+  arrayLast: n('arrayLast', 2, INF, 'Unknown'),
+  arrayLastIndex: n('arrayLastIndex', 2, INF, 'UInt32'),
+  ...each(['arrayMin', 'arrayMax'], 1, 2, 'Unknown'),
+  arrayAvg: n('arrayAvg', 1, 2, 'Float64'),
+  // PostHog's clickhouse/arithmetic.py
+  ...each(['moduloOrZero', 'positiveModulo'], 2, 2, first),
+  ...each(['multiplyDecimal', 'divideDecimal'], 2, 3, 'Decimal'),
+  // PostHog's clickhouse/mathematical.py
+  ...each(['cosh', 'acosh', 'sinh', 'asinh', 'atanh', 'log1p'], 1, 1, 'Float64'),
+  ...each(['atan2', 'hypot'], 2, 2, 'Float64'),
+  sign: { ...n('sign', 1, 1, 'Int8'), ci: true },
+  degrees: { ...n('degrees', 1, 1, 'Float64'), ci: true },
+  radians: { ...n('radians', 1, 1, 'Float64'), ci: true },
+  factorial: { ...n('factorial', 1, 1, 'UInt64'), ci: true },
+  width_bucket: n('width_bucket', 4, 4, 'UInt64'),
+  roundBankers: n('roundBankers', 1, 2, first),
+  roundDown: n('roundDown', 2, 2, first),
+  max2: { ...n('max2', 2, 2, 'Float64'), ci: true },
+  min2: { ...n('min2', 2, 2, 'Float64'), ci: true },
+  base64Encode: n('base64Encode', 1, 1, 'String'),
+  base64Decode: n('base64Decode', 1, 1, 'String'),
+  tryBase64Decode: n('tryBase64Decode', 1, 1, 'String'),
+  encodeURLComponent: n('encodeURLComponent', 1, 1, 'String'),
+  leftPad: n('leftPad', 2, 3, 'String'),
+  rightPad: n('rightPad', 2, 3, 'String'),
+  // characters, not bytes, as PostHog maps them
+  left: n('leftUTF8', 2, 2, 'String'),
+  right: n('rightUTF8', 2, 2, 'String'),
+  // PostHog's clickhouse/strings.py
+  ...each(['leftPadUTF8', 'rightPadUTF8'], 2, 3, 'String'),
+  ...each(['lpad', 'rpad'], 3, 3, 'String'),
+  // case-insensitive in PostHog's single-file mapping.py
+  repeat: { ...n('repeat', 2, 2, 'String'), ci: true },
+  isValidUTF8: n('isValidUTF8', 1, 1, 'UInt8'),
+  ascii: { ...n('ascii', 1, 1, 'Int32'), ci: true },
+  ...each(
     [
-      'quantilesExactWeighted',
-      'quantilesTDigestWeighted',
-      'quantilesTimingWeighted',
-      'quantilesDeterministic',
+      'toValidUTF8',
+      'base58Encode',
+      'base58Decode',
+      'tryBase58Decode',
+      'encodeXMLComponent',
+      'decodeXMLComponent',
+      'extractTextFromHTML',
+      'regexpQuoteMeta',
+    ],
+    1,
+    1,
+    'String',
+  ),
+  ...each(['format', 'concatWithSeparator'], 2, INF, 'String'),
+  ...each(
+    [
+      'multiSearchAny',
+      'multiSearchAnyUTF8',
+      'multiSearchAnyCaseInsensitive',
+      'multiSearchAnyCaseInsensitiveUTF8',
+      'multiSearchFirstIndex',
+      'multiSearchFirstIndexUTF8',
+      'multiSearchFirstIndexCaseInsensitive',
+      'multiSearchFirstIndexCaseInsensitiveUTF8',
+      'multiSearchFirstPosition',
+      'multiSearchFirstPositionUTF8',
+      'multiSearchFirstPositionCaseInsensitive',
+      'multiSearchFirstPositionCaseInsensitiveUTF8',
+      'multiMatchAny',
+      'multiMatchAnyIndex',
+      'countMatches',
+      'countMatchesCaseInsensitive',
+      'hasSubsequence',
+      'hasSubsequenceCaseInsensitive',
+      'hasSubsequenceUTF8',
+      'hasSubsequenceCaseInsensitiveUTF8',
+      'hasToken',
+      'hasTokenCaseInsensitive',
+      'hasTokenOrNull',
+      'hasTokenCaseInsensitiveOrNull',
+      'hasAllTokens',
+      'hasAnyTokens',
     ],
     2,
     2,
-    'Array(Float64)',
-    [1, INF],
+    'UInt64',
   ),
-  sumKahan: agg('sumKahan', 1, 1, 'Float64'),
-  // PostHog's aggregations.py: SQL-style names for ClickHouse aggregates
-  countDistinct: agg('uniqExact', 1, 1, 'UInt64'),
-  countDistinctIf: agg('uniqExactIf', 2, 2, 'UInt64'),
-  array_agg: agg('groupArray', 1, 1, (t) => `Array(${t[0] ?? 'Unknown'})`),
-  string_agg: { ...agg('', 2, 2, 'String'), print: (a) => `arrayStringConcat(groupArray(${a[0]}), ${a[1]})` },
-  groupUniqArrayArray: agg('groupUniqArrayArray', 1, 1, first, [0, 1]),
-  sumWithOverflow: agg('sumWithOverflow', 1, 1, first),
-  uniqUpTo: agg('uniqUpTo', 1, INF, 'UInt64', [1, 1]),
-  sumMap: agg('sumMap', 1, 2, 'Tuple(Array(Unknown), Array(Unknown))'),
+  ...each(
+    [
+      'multiSearchAllPositions',
+      'multiSearchAllPositionsUTF8',
+      'multiSearchAllPositionsCaseInsensitive',
+      'multiSearchAllPositionsCaseInsensitiveUTF8',
+      'multiMatchAllIndices',
+    ],
+    2,
+    2,
+    'Array(UInt64)',
+  ),
+  ...each(['multiFuzzyMatchAny', 'multiFuzzyMatchAnyIndex'], 3, 3, 'UInt64'),
+  multiFuzzyMatchAllIndices: n('multiFuzzyMatchAllIndices', 3, 3, 'Array(UInt64)'),
+  ...each(
+    [
+      'ngramDistance',
+      'ngramDistanceCaseInsensitive',
+      'ngramDistanceUTF8',
+      'ngramDistanceCaseInsensitiveUTF8',
+      'ngramSearch',
+      'ngramSearchCaseInsensitive',
+      'ngramSearchUTF8',
+      'ngramSearchCaseInsensitiveUTF8',
+    ],
+    2,
+    2,
+    'Float32',
+  ),
+  ...each(['countSubstringsCaseInsensitive', 'countSubstringsCaseInsensitiveUTF8'], 2, 3, 'UInt64'),
+  ...each(
+    ['extractAllGroups', 'extractAllGroupsHorizontal', 'extractAllGroupsVertical'],
+    2,
+    2,
+    'Array(Array(String))',
+  ),
+  extractGroups: n('extractGroups', 2, 2, 'Array(String)'),
+  regexpExtract: n('regexpExtract', 2, 3, 'String'),
+  ...each(['translate', 'translateUTF8'], 3, 3, 'String'),
+  splitByRegexp: n('splitByRegexp', 2, 3, 'Array(String)'),
+  ...each(['splitByWhitespace', 'splitByNonAlpha'], 1, 2, 'Array(String)'),
+  ngrams: n('ngrams', 2, 2, 'Array(String)'),
+  tokens: n('tokens', 1, 1, 'Array(String)'),
+  initcap: n('initcap', 1, 1, 'String'),
+  countSubstrings: n('countSubstrings', 2, 3, 'UInt64'),
   // PostHog's own (posthog/hogql/functions/...): version text as an array of numbers that sorts
   // as versions do; the first run of dot-separated digits counts, anything after it is ignored.
   sortableSemVer: {

@@ -4,7 +4,7 @@ import { type FnDef, type FnPrinter, first, fixed, INF, isStringType } from './f
 // Allow-listed scalar functions: logic, conditionals, maths, strings, arrays and tuples.
 
 // trim(LEADING 'x' FROM s) arrives as trimLeft(s, 'x'): the characters become a regex character
-// class (18.16 has neither the LEADING syntax nor regexpQuoteMeta), so they must be a constant.
+// class, so they must be a constant.
 const trimP =
   (re: string): FnPrinter =>
   (a) => {
@@ -26,8 +26,7 @@ const caseWithExpression: FnPrinter = (a) => {
 
 /**
  * position and its variants, with PostHog's arity (clickhouse/strings.py): haystack, needle and
- * an optional 1-based start. 18.16 knows no start argument: a 400 naming the release there, not
- * the server's error. With `needleFirst` the call reads (needle, haystack[, start]) and prints them
+ * an optional 1-based start. With `needleFirst` the call reads (needle, haystack[, start]) and prints them
  * in position's order.
  */
 export function searchFrom(name: string, needleFirst = false): FnDef {
@@ -141,7 +140,8 @@ export const SCALAR_FUNCTIONS: Record<string, FnDef> = {
   },
   extract: { ...fixed('extract', 2, 2, 'String'), ci: true },
   extractAll: fixed('extractAll', 2, 2, 'Array(String)'),
-  // 18.16 has no trim functions; a regexp replacement does the same.
+  // A regexp replacement: it strips all whitespace, as Burrow always has (ClickHouse's trimBoth and
+  // the others strip spaces only), and serves with and without the characters to strip.
   trim: { min: 1, max: 2, print: trimP('^\\s+|\\s+$'), ret: 'String', ci: true },
   trimLeft: { min: 1, max: 2, print: trimP('^\\s+'), ret: 'String' },
   trimRight: { min: 1, max: 2, print: trimP('\\s+$'), ret: 'String' },

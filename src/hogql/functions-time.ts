@@ -1,5 +1,6 @@
 import { escapeString } from './escape.ts'
 import {
+  each,
   type FnDef,
   type FnPrinter,
   first,
@@ -8,10 +9,11 @@ import {
   isDateTimeType,
   isDateType,
   isNumericType,
+  zoned,
 } from './function-defs.ts'
 
-// Allow-listed conversions and date/time functions, printed in forms 18.16 runs (it has no
-// toStartOfInterval, toStartOfWeek or toIntervalQuarter).
+// Allow-listed conversions and date/time functions, with PostHog's (posthog/hogql/functions/
+// clickhouse/conversions.py, datetime.py) beyond the common ones.
 
 const INTERVALS: Record<string, string> = {
   second: 'Second',
@@ -20,13 +22,12 @@ const INTERVALS: Record<string, string> = {
   day: 'Day',
   week: 'Week',
   month: 'Month',
+  quarter: 'Quarter',
   year: 'Year',
 }
 
-// 18.16 has no toIntervalQuarter; a quarter is three months everywhere ClickHouse adds intervals.
 function intervalOf(unit: string, n: string): string {
   const u = unit.toLowerCase().replace(/s$/, '')
-  if (u === 'quarter') return `toIntervalMonth(3 * (${n}))`
   const name = INTERVALS[u]
   if (!name) throw new Error(`unknown interval unit ${unit}`)
   return `toInterval${name}(${n})`
@@ -48,13 +49,12 @@ const dateAdd =
     return `(${a[0]} ${sign} ${a[1]})`
   }
 
-// toStartOfWeek(x, mode): 18.16 only has toMonday. Mode 0 (the default) starts weeks on Sunday:
-// shift by a day, take the Monday, shift back.
+// toStartOfWeek(x, mode): the modes that only choose the first day (0 and 2 Sunday, 1 and 3
+// Monday); the others number weeks by a rule the start of a week does not need.
 const startOfWeek: FnPrinter = (a) => {
   const mode = a[1] ?? '0'
-  if (mode === '1' || mode === '3') return `toMonday(${a[0]})`
-  if (mode === '0' || mode === '2') return `toDate(toMonday(toDate(${a[0]}) + 1) - 1)`
-  throw new Error('toStartOfWeek supports modes 0-3')
+  if (!['0', '1', '2', '3'].includes(mode)) throw new Error('toStartOfWeek supports modes 0-3')
+  return `toStartOfWeek(${a[0]}, ${mode})`
 }
 
 // Conversions follow PostHog's mapping (posthog/hogql/functions/mapping.py): a value that does not
@@ -85,6 +85,29 @@ const toDateTimeP: FnPrinter = (a, _p, ctx) => {
   if (isNumericType(t) || isDateType(t)) return `toDateTime(${a[0]}, ${tz})`
   return `parseDateTimeBestEffortOrNull(toString(${a[0]}), ${tz})`
 }
+
+// date_part's units and the function that reads each (PostHog's list); every branch of multiIf is
+// type-checked, so the time-of-day ones read toDateTime(t), which a Date argument also passes.
+const DATE_PARTS: [string, string, boolean?][] = [
+  ['year', 'toYear'],
+  ['month', 'toMonth'],
+  ['day', 'toDayOfMonth'],
+  ['hour', 'toHour', true],
+  ['minute', 'toMinute', true],
+  ['second', 'toSecond', true],
+  ['dow', 'toDayOfWeek'],
+  ['doy', 'toDayOfYear'],
+  ['quarter', 'toQuarter'],
+]
+
+// toDecimal's scale is part of the type name: a whole-number literal, 0-18 for Decimal64.
+function scale(printed: string): string {
+  if (!/^\d+$/.test(printed) || Number(printed) > 18)
+    throw new Error('the scale must be a number from 0 to 18')
+  return printed
+}
+
+const n = fixed
 
 const dateTimeRet = (): string => 'DateTime'
 /** Conversion and date/time functions by HogQL name. */
@@ -193,6 +216,169 @@ export const TIME_FUNCTIONS: Record<string, FnDef> = {
   toIntervalDay: fixed('toIntervalDay', 1, 1, 'IntervalDay'),
   toIntervalWeek: fixed('toIntervalWeek', 1, 1, 'IntervalWeek'),
   toIntervalMonth: fixed('toIntervalMonth', 1, 1, 'IntervalMonth'),
-  toIntervalQuarter: { min: 1, max: 1, print: (a) => intervalOf('quarter', a[0]!), ret: 'IntervalMonth' },
+  toIntervalQuarter: fixed('toIntervalQuarter', 1, 1, 'IntervalQuarter'),
   toIntervalYear: fixed('toIntervalYear', 1, 1, 'IntervalYear'),
+  // conversions (PostHog's clickhouse/conversions.py; `_toInt64` and the like are its internal names)
+  toIntOrZero: n('toInt64OrZero', 1, 1, 'Int64'),
+  toFloatOrZero: n('toFloat64OrZero', 1, 1, 'Float64'),
+  ...Object.fromEntries(
+    ['Int8', 'Int16', 'Int32', 'Int64', 'UInt64'].map((t) => [`_to${t}`, n(`to${t}`, 1, 1, t)]),
+  ),
+  _toDate: n('toDate', 1, 1, 'Date'),
+  // toString never fails, so its nullable form is PostHog's accurateCastOrNull(x, 'Nullable(String)')
+  toNullableString: {
+    min: 1,
+    max: 1,
+    print: (a) => `toNullable(toString(${a[0]}))`,
+    ret: 'Nullable(String)',
+  },
+  ...each(
+    ['UInt8', 'UInt16', 'UInt32', 'UInt64', 'Int8', 'Int16', 'Int32', 'Int64'].map(
+      (t) => `reinterpretAs${t}`,
+    ),
+    1,
+    1,
+    'UInt64',
+  ),
+  ...each(['reinterpretAsFloat32', 'reinterpretAsFloat64'], 1, 1, 'Float64'),
+  ...Object.fromEntries(
+    ['Int8', 'Int16', 'Int32', 'Int64', 'UInt8', 'UInt16', 'UInt32', 'UInt64'].flatMap((t) => [
+      [`to${t}`, n(`to${t}`, 1, 1, t)],
+      [`to${t}OrNull`, n(`to${t}OrNull`, 1, 1, `Nullable(${t})`)],
+      [`to${t}OrZero`, n(`to${t}OrZero`, 1, 1, t)],
+    ]),
+  ),
+  ...each(['toFloat32', 'toFloat64'], 1, 1, 'Float64'),
+  ...each(['toFloat32OrNull', 'toFloat64OrNull'], 1, 1, 'Nullable(Float64)'),
+  ...each(['toFloat32OrZero', 'toFloat64OrZero'], 1, 1, 'Float64'),
+  ...each(['toDecimal32', 'toDecimal64', 'toDecimal128'], 2, 2, 'Decimal'),
+  toDateOrNull: n('toDateOrNull', 1, 1, 'Nullable(Date)'),
+  toDateOrZero: n('toDateOrZero', 1, 1, 'Date'),
+  toDateTimeOrNull: n('toDateTimeOrNull', 1, 1, 'Nullable(DateTime)'),
+  toDateTimeOrZero: n('toDateTimeOrZero', 1, 1, 'DateTime'),
+  parseDateTimeBestEffort: n('parseDateTimeBestEffort', 1, 2, 'DateTime'),
+  parseDateTimeBestEffortOrNull: n('parseDateTimeBestEffortOrNull', 1, 2, 'Nullable(DateTime)'),
+  parseDateTimeBestEffortOrZero: n('parseDateTimeBestEffortOrZero', 1, 2, 'DateTime'),
+  toFixedString: n('toFixedString', 2, 2, 'String'),
+  toDecimal32OrNull: n('toDecimal32OrNull', 2, 2, 'Nullable(Decimal)'),
+  toDecimal64OrNull: n('toDecimal64OrNull', 2, 2, 'Nullable(Decimal)'),
+  toDecimal128OrNull: n('toDecimal128OrNull', 2, 2, 'Nullable(Decimal)'),
+  // PostHog's clickhouse/conversions.py: NULL where the value does not convert
+  toDecimal: {
+    min: 2,
+    max: 2,
+    print: (a) => `accurateCastOrNull(${a[0]}, 'Decimal64(${scale(a[1]!)})')`,
+    ret: 'Nullable(Decimal64)',
+  },
+  toFloatOrDefault: n('toFloat64OrDefault', 1, 2, 'Float64'),
+  toUUIDOrDefault: n('toUUIDOrDefault', 2, 2, 'UUID'),
+  toBool: n('toBool', 1, 1, 'Bool'),
+  toJSONString: n('toJSONString', 1, 1, 'String'),
+  _toUInt128: n('toUInt128', 1, 1, 'UInt128'),
+  ...each(
+    ['reinterpretAsUInt128', 'reinterpretAsUInt256', 'reinterpretAsInt128', 'reinterpretAsInt256'],
+    1,
+    1,
+    'Unknown',
+  ),
+  reinterpretAsUUID: n('reinterpretAsUUID', 1, 1, 'UUID'),
+  // parseDateTime(text, format[, zone]) and the other zone-aware ones read in the project's zone
+  parseDateTime: { min: 2, max: 3, print: zoned('parseDateTimeOrNull', 2), ret: 'Nullable(DateTime)' },
+  toDateTimeUS: {
+    min: 1,
+    max: 2,
+    print: zoned('parseDateTime64BestEffortUSOrNull', 2),
+    ret: 'Nullable(DateTime64)',
+  },
+  toDateTime64: { min: 1, max: 3, print: zoned('toDateTime64', 2), ret: 'DateTime64' },
+  UUIDv7ToDateTime: { min: 1, max: 1, print: zoned('UUIDv7ToDateTime', 1), ret: 'DateTime64' },
+  ...each(
+    [
+      'toRelativeYearNum',
+      'toRelativeQuarterNum',
+      'toRelativeMonthNum',
+      'toRelativeWeekNum',
+      'toRelativeDayNum',
+      'toRelativeHourNum',
+      'toRelativeMinuteNum',
+      'toRelativeSecondNum',
+    ],
+    1,
+    2,
+    'UInt32',
+  ),
+  toYYYYMMDDhhmmss: n('toYYYYMMDDhhmmss', 1, 2, 'UInt64'),
+  timeSlot: n('timeSlot', 1, 1, 'DateTime'),
+  timeSlots: n('timeSlots', 2, 3, 'Array(DateTime)'),
+  // PostgreSQL's names: date_part('unit', t) (NULL for another unit), to_timestamp, to_char, timezone
+  date_part: {
+    min: 2,
+    max: 2,
+    print: (a) =>
+      `multiIf(${DATE_PARTS.map(([part, fn, time]) => `${a[0]} = '${part}', ${fn}(${time ? `toDateTime(${a[1]})` : a[1]})`).join(', ')}, NULL)`,
+    ret: 'Nullable(UInt16)',
+  },
+  to_timestamp: {
+    min: 1,
+    max: 2,
+    print: (a, _p, c) => `toDateTime(${a[0]}, ${a[1] ?? escapeString(c.tz)})`,
+    ret: 'DateTime',
+  },
+  to_char: { min: 2, max: 3, print: zoned('formatDateTime', 2), ret: 'String' },
+  timezone: { min: 2, max: 2, print: (a) => `toTimeZone(${a[1]}, ${a[0]})`, ret: 'DateTime' },
+  tumble: n('tumble', 2, 3, 'Unknown'),
+  tumbleStart: n('tumbleStart', 2, 3, 'DateTime'),
+  tumbleEnd: n('tumbleEnd', 2, 3, 'DateTime'),
+  hop: n('hop', 3, 4, 'Unknown'),
+  hopStart: n('hopStart', 3, 4, 'DateTime'),
+  hopEnd: n('hopEnd', 3, 4, 'DateTime'),
+  toStartOfInterval: n('toStartOfInterval', 2, 3, first),
+  // PostHog's clickhouse/datetime.py
+  timeZoneOf: n('timeZoneOf', 1, 1, 'String'),
+  timeZoneOffset: n('timeZoneOffset', 1, 1, 'Int32'),
+  // Burrow's timestamps are DateTime (seconds): these take a DateTime64, as PostHog's columns are
+  toUnixTimestamp64Milli: {
+    min: 1,
+    max: 1,
+    print: (a) => `toUnixTimestamp64Milli(toDateTime64(${a[0]}, 3))`,
+    ret: 'Int64',
+  },
+  toStartOfSecond: {
+    min: 1,
+    max: 1,
+    print: (a) => `toStartOfSecond(toDateTime64(${a[0]}, 3))`,
+    ret: 'DateTime64',
+  },
+  fromUnixTimestamp64Milli: n('fromUnixTimestamp64Milli', 1, 1, 'DateTime64'),
+  toLastDayOfMonth: n('toLastDayOfMonth', 1, 1, 'Date'),
+  toLastDayOfWeek: n('toLastDayOfWeek', 1, 2, 'Date'),
+  toStartOfTenMinutes: n('toStartOfTenMinutes', 1, 1, 'DateTime'),
+  toTime: n('toTime', 1, 1, 'Time'),
+  ...each(['toWeek', 'toYearWeek'], 1, 3, 'UInt32'),
+  age: n('age', 3, 3, 'Int64'),
+  ...each(['timeStampAdd', 'timeStampSub'], 2, 2, first),
+  ...each(['addQuarters', 'subtractQuarters'], 2, 2, first),
+  dateName: n('dateName', 2, 2, 'String'),
+  monthName: n('monthName', 1, 1, 'String'),
+  toModifiedJulianDay: n('toModifiedJulianDayOrNull', 1, 1, 'Nullable(Int32)'),
+  fromModifiedJulianDay: n('fromModifiedJulianDayOrNull', 1, 1, 'Nullable(Date)'),
+  dateTrunc: n('dateTrunc', 2, 3, 'DateTime'),
+  date_trunc: n('dateTrunc', 2, 3, 'DateTime'),
+  make_date: n('makeDate', 3, 3, 'Date'),
+  make_timestamp: { min: 6, max: 7, print: zoned('makeDateTime', 6), ret: 'DateTime' },
+  make_interval: {
+    min: 6,
+    max: 6,
+    // parenthesised: `t - make_interval(...)` subtracts the whole sum
+    print: (a) =>
+      `(${['Year', 'Month', 'Day', 'Hour', 'Minute', 'Second'].map((u, i) => `toInterval${u}(${a[i]})`).join(' + ')})`,
+    ret: 'Unknown',
+  },
+  // date_bin(interval, t, origin): toStartOfInterval with an origin, in the project's zone
+  date_bin: {
+    min: 3,
+    max: 3,
+    print: (a, _p, c) => `toStartOfInterval(${a[1]}, ${a[0]}, ${a[2]}, ${escapeString(c.tz)})`,
+    ret: 'DateTime',
+  },
 }

@@ -1,6 +1,5 @@
 import { AGGREGATE_FUNCTIONS } from './functions-aggregate.ts'
-import { EVERYWHERE_FUNCTIONS } from './functions-extra.ts'
-import { NEWER_FUNCTIONS } from './functions-newer.ts'
+import { EXTRA_FUNCTIONS } from './functions-extra.ts'
 import { SCALAR_FUNCTIONS } from './functions-scalar.ts'
 import { TIME_FUNCTIONS } from './functions-time.ts'
 import type { FnDef } from './function-defs.ts'
@@ -9,7 +8,7 @@ import { CHANNEL_FUNCTIONS } from '../sessions/channel-type.ts'
 // The allow-list: every HogQL function a user may call, what it prints as on ClickHouse, its arity
 // and (best effort) its result type. A name missing here is refused, which is what keeps table
 // functions, dictionaries, settings readers and the like out of user queries. The definitions live
-// in functions-scalar.ts, functions-time.ts and functions-aggregate.ts.
+// in functions-scalar.ts, functions-extra.ts, functions-time.ts and functions-aggregate.ts.
 
 export {
   type FnCtx,
@@ -23,8 +22,7 @@ export {
 
 /** Every allow-listed function by its HogQL name. */
 export const FUNCTIONS: Record<string, FnDef> = {
-  ...NEWER_FUNCTIONS,
-  ...EVERYWHERE_FUNCTIONS,
+  ...EXTRA_FUNCTIONS,
   ...SCALAR_FUNCTIONS,
   ...TIME_FUNCTIONS,
   ...AGGREGATE_FUNCTIONS,

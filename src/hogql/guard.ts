@@ -50,13 +50,13 @@ export function guardedTable(
 // ---- bounds on the sort key, derived from bounds on time ----------------------------------------
 //
 // `events` is partitioned by toYYYYMM(timestamp) and sorted by (team_id, toDate(timestamp), …).
-// 18.16 prunes partitions from a `timestamp` bound but cannot turn it into a range of the
-// `toDate(timestamp)` key (current releases can), so a 10-day `timestamp` range reads its whole
-// months. And a bound written on the day (`toDate(timestamp) <= …`, `toStartOfDay(timestamp) …`)
-// is not a comparison of a bare column, so it stays outside the guarded read and prunes nothing.
-// Both are fixed by adding, inside the guarded read, the bound the condition implies on the other
-// form. An added bound is always implied by the condition it comes from (that condition is still
-// applied as written), so it can only skip rows the query would drop anyway: the answer is the
+// A bound written on the day (`toDate(timestamp) <= …`, `toStartOfDay(timestamp) …`) is not a
+// comparison of a bare column, so it stays outside the guarded read and prunes nothing. That is
+// fixed by adding, inside the guarded read, the bound the condition implies on `timestamp`. A
+// `timestamp` bound also gets the `toDate(timestamp)` bound it implies (dayKeyBounds): written when
+// 18.16 could not derive the key range from a `timestamp` bound (current releases can), and kept
+// with the guard's shape, which changes only with a test. An added bound is always implied by the
+// condition it comes from (that condition is still applied as written), so it can only skip rows the query would drop anyway: the answer is the
 // same, with fewer granules read. Every function below works on the SQL the printer wrote and
 // only recognises literal forms (calls of literals), so it never moves a column other than the
 // table's own time column, nor anything that could fail, into the guard.

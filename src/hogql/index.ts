@@ -41,8 +41,8 @@ export interface CompileOptions {
 export interface CompiledQuery {
   hogql: string
   clickhouse: string
-  // Output names as HogQL sees them. The ClickHouse column names may differ (an alias gets a
-  // suffix when it would shadow a column on 18.16): read results by position.
+  // Output names as HogQL sees them. The ClickHouse column names may differ (`_c0` for an
+  // expression, a suffix on a repeated name or one of the guard's): read results by position.
   columns: string[]
   types: string[]
   /** the LIMIT applied to the outermost SELECT (default or capped); none for a UNION and the like */

@@ -99,10 +99,10 @@ function printBare(p: PrintContext, e: Expr, level: Level): string {
   }
 }
 
-// `x IN (SELECT c ...)` where NULL matches NULL (PostHog's `transform_null_in = 1`, which 18.16 lacks):
-// each side as (isNull(v), assumeNotNull(v)) pairs, so no key is NULL and the set keeps every row.
-// A side that is always NULL (a NULL literal, a column of NULLs) has the type Nothing, which neither
-// server compares: that position compares NULL-ness alone.
+// `x IN (SELECT c ...)` where NULL matches NULL (PostHog's `transform_null_in = 1`, without the
+// setting: coerce.ts): each side as (isNull(v), assumeNotNull(v)) pairs, so no key is NULL and the
+// set keeps every row. A side that is always NULL (a NULL literal, a column of NULLs) has the type
+// Nothing, which ClickHouse does not compare with others: that position compares NULL-ness alone.
 function nullInSubquery(p: PrintContext, e: Extract<Expr, { k: 'op' }>, q: Query, level: Level): string {
   const sub = p.query(q)
   const cols = outputItems(q).filter((i) => !i.hidden)

@@ -7,19 +7,15 @@ import type { Level, PrintContext } from './print-context.ts'
 import { propertyValue } from './print-expr.ts'
 import { andOf, canPushBelowJoins, conjunctsOf, type GuardSplit, pushable } from './print-pushdown.ts'
 
-// What a SELECT level reads: tables (each with the team guard), subqueries and joins, printed so
-// that 18.16 and current releases run them the same way:
+// What a SELECT level reads: tables (each with the team guard), subqueries and joins:
 // - a SELECT level holds at most one JOIN: longer chains nest, and WHERE conditions on the first
 //   table move into the innermost level so partition pruning still applies;
-// - 18.16 mishandles INNER joins that match nothing when the left side is itself a join (it returns
-//   unmatched rows, or crashes when the select list holds a NULL), so inner joins print as left
-//   joins that keep only rows where the right side's marker column is set;
-// - 18.16 crashes (the server process aborts) when a query reads a right-side join key column both
-//   in ON and elsewhere while the left key is also read (`SELECT e1.event, e2.event FROM events e1
-//   JOIN events e2 ON e1.event = e2.event`): there the right relation carries a copy of each key
-//   column (`_key_<column>`) and ON compares the copy, so the column the query reads is not a key.
+// - inner joins print as left joins that keep only rows where the right side's marker column is
+//   set: an INNER join lets ClickHouse filter the right side before joining, which would put the
+//   WHERE's conditions on the right table into that table's guarded read (guard.ts), where only
+//   guardable() conditions may go.
 
-/** Names every source's alias may not reuse in a level's select list besides its columns. */
+/** The inner-join marker column (a select alias of the level never takes its name). */
 export const MATCHED = '_matched'
 
 const SIMPLE_NAME = /^[A-Za-z_$][A-Za-z0-9_$]*$/
@@ -170,7 +166,6 @@ export function joinClause(
 export interface NestedJoins {
   from: string
   where?: Expr
-  columnNames: Set<string>
   filters: string[]
 }
 
@@ -226,10 +221,7 @@ export function nestJoins(p: PrintContext, s: Select, outer: Level, split: Guard
     from += ` ${join.sql}`
     if (k === srcs.length - 1) {
       outer.ref = level.ref
-      const columnNames = new Set<string>()
-      for (const m of exposed.values()) for (const n of m.values()) columnNames.add(n)
-      for (const c of srcs[k]!.used) columnNames.add(colName(srcs[k]!, c))
-      return { from: ` ${from}`, where: andOf(kept), columnNames, filters: join.filter ? [join.filter] : [] }
+      return { from: ` ${from}`, where: andOf(kept), filters: join.filter ? [join.filter] : [] }
     }
     const cols: string[] = []
     for (let i = 0; i <= k; i++) {

@@ -14,10 +14,9 @@ import {
 } from './print-relations.ts'
 import { splitForGuard } from './print-pushdown.ts'
 
-// Prints the resolved IR as ClickHouse SQL that runs on 18.16 and on current releases. This file
-// holds statements and SELECT levels; tables, joins and the team guard are in print-relations.ts,
-// expressions in print-expr.ts. Select aliases never reuse a column name of their level (18.16 lets
-// an alias shadow even a qualified `t.column` anywhere in the query).
+// Prints the resolved IR as ClickHouse SQL. This file holds statements and SELECT levels; tables,
+// joins and the team guard are in print-relations.ts, expressions in print-expr.ts. Columns are
+// printed qualified (`t`.`column`), so a select alias may keep a column's name.
 
 export type { PrintOptions } from './print-context.ts'
 
@@ -59,7 +58,6 @@ export class Printer implements PrintContext {
     const split = splitForGuard(s)
     let where = split.where
     const joinFilters: string[] = []
-    let columnNames: Set<string>
 
     if (srcs.length <= 2) {
       const [s0, s1] = srcs
@@ -71,23 +69,18 @@ export class Printer implements PrintContext {
         from += ` ${join.sql}`
         if (join.filter) joinFilters.push(join.filter)
       }
-      columnNames = new Set(srcs.flatMap((src) => [...src.used].map((c) => colName(src, c))))
     } else {
       const nested = nestJoins(this, s, level, split)
       from = nested.from
       where = nested.where
       joinFilters.push(...nested.filters)
-      columnNames = nested.columnNames
     }
 
-    // Names an alias must not take at this level.
-    const unsafe = new Set<string>([
-      'team_id',
-      MATCHED,
-      ...columnNames,
-      ...srcs.map((x) => x.printAlias!),
-      ...boundNames(s),
-    ])
+    // Names an alias must not take at this level: the names this level reads bare (a source's alias
+    // before its `.column`, a lambda parameter, an ARRAY JOIN alias), where ClickHouse would read
+    // the select alias instead, and the guard's and the join marker's columns. The level's columns
+    // are read qualified (`t`.`c`), which ClickHouse resolves to the column whatever the aliases.
+    const unsafe = new Set<string>(['team_id', MATCHED, ...srcs.map((x) => x.printAlias!), ...boundNames(s)])
     const taken = new Set<string>()
     const items: string[] = []
     for (const [i, item] of s.items.entries()) {
@@ -108,10 +101,7 @@ export class Printer implements PrintContext {
       items.push(`${value} AS ${quoteIdentifier(alias)}`)
     }
 
-    // 18.16 does not deduplicate SELECT DISTINCT across parts when the level has a JOIN (rows come
-    // back twice); grouping by every item does the same job correctly.
-    const distinctAsGroupBy = s.distinct && srcs.length > 1 && !s.aggregating
-    let sql = `SELECT ${s.distinct && !distinctAsGroupBy ? 'DISTINCT ' : ''}${items.join(', ') || '1'}${from}`
+    let sql = `SELECT ${s.distinct ? 'DISTINCT ' : ''}${items.join(', ') || '1'}${from}`
     if (s.arrayJoin) {
       const list = s.arrayJoin.items.map((a) => `${this.expr(a.expr, level)} AS ${escapeIdentifier(a.alias)}`)
       sql += ` ${s.arrayJoin.left ? 'LEFT ' : ''}ARRAY JOIN ${list.join(', ')}`
@@ -119,8 +109,6 @@ export class Printer implements PrintContext {
     const conds = [...joinFilters, where && this.expr(where, level)].filter((c): c is string => !!c)
     if (conds.length) sql += ` WHERE ${conds.join(' AND ')}`
     if (s.groupBy) sql += ` GROUP BY ${s.groupBy.map((g) => this.expr(g, level)).join(', ')}`
-    else if (distinctAsGroupBy)
-      sql += ` GROUP BY ${s.items.map((i) => quoteIdentifier(i.printAlias!)).join(', ')}`
     if (s.having) sql += ` HAVING ${this.expr(s.having, level)}`
     if (s.windows) {
       const defs = Object.entries(s.windows).map(

@@ -150,7 +150,7 @@ export function resolveExpr(r: Resolution, node: Node, scope: Scope): Expr {
   }
 }
 
-/** GROUP BY 1 / ORDER BY 2 name select items (18.16 would read them as constants). */
+/** GROUP BY 1 / ORDER BY 2 name select items (printed as the item's alias, not as a position). */
 export function positional(r: Resolution, node: Node, scope: Scope): Expr {
   if (node.node === 'Constant' && typeof node.value === 'number' && Number.isInteger(node.value)) {
     const item = scope.select.items[node.value - 1]
@@ -265,8 +265,6 @@ function call(r: Resolution, node: Node, scope: Scope): Expr {
   let args = argNodes.map((a) => r.expr(a, scope))
   if (name.toLowerCase() === 'concat') {
     args = args.map(concatArg)
-    // 18.16's concat takes two arguments at least.
-    if (args.length === 1) args.push({ k: 'const', value: '', type: 'String' })
   }
   let fnName = functionKey(name)
   if (node.distinct) {

@@ -7,9 +7,8 @@ import { using } from './resolve-fields.ts'
 import { sampleRange } from './resolve-sample.ts'
 import { type TableDef, userTable } from './schema.ts'
 
-// FROM and JOIN: the sources of a SELECT level, and the join rules every supported server can run
-// (18.16's hash joins take only `left = right` keys and cannot return the right key of RIGHT/FULL
-// joins; the printer nests longer chains to one JOIN per level).
+// FROM and JOIN: the sources of a SELECT level and the joins HogQL allows (the printer nests longer
+// chains to one JOIN per level, print-relations.ts).
 
 const JOIN_TYPES: Record<string, string> = {
   JOIN: 'INNER JOIN',
@@ -149,7 +148,8 @@ function numbersSource(r: Resolution, join: JoinExprNode, scope: Scope, s: Span)
     }
     sql = () => `SELECT number FROM system.numbers LIMIT ${count} OFFSET ${offset}`
   } else {
-    // 18.16 takes only an unsigned count in numbers(); a negative one becomes huge and is refused.
+    // numbers() takes an unsigned count: toUInt64 makes a negative one huge, which the throwIf
+    // refuses like any count past the maximum (ClickHouse's own error would quote the value).
     sql = (_team, printed) => {
       const [offset, count] =
         printed.length === 2 ? printed.map((p) => `toUInt64(${p})`) : ['0', `toUInt64(${printed[0]})`]

@@ -6,9 +6,9 @@ import type { Resolution, Scope } from './resolve-context.ts'
 
 // LIMIT and OFFSET values. PostHog accepts any constant expression there, scalar subqueries
 // included (`LIMIT (SELECT 100000000)`), and caps the LIMIT at its maximum. Whole-number
-// arithmetic of literals (`LIMIT 1 + 1`) is computed here, so it runs on every server; other
-// expressions are printed for the server to compute, on releases that take them (a 400 naming the
-// release elsewhere).
+// arithmetic of literals (`LIMIT 1 + 1`) is computed here, so the cap and the check of the value
+// (a negative one is a 400) need no server; other expressions are printed for the server to
+// compute, capped with least().
 
 /** A LIMIT/OFFSET value: a whole number, or an expression the server computes. */
 export type LimitValue = number | Expr

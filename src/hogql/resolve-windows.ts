@@ -4,9 +4,7 @@ import { lookupFunction, withTimeZone } from './functions.ts'
 import type { Expr, FrameBound, OrderItem, WindowSpec } from './ir.ts'
 import type { Resolution, Scope } from './resolve-context.ts'
 
-// Window functions (`f(x) OVER (...)`, `WINDOW w AS (...)`): printed as written on servers that have
-// them (21.9 and later), refused with the release that runs them elsewhere. 18.16 has no portable
-// equivalent worth printing: the array rewrite would change results on ties and frames.
+// Window functions (`f(x) OVER (...)`, `WINDOW w AS (...)`): printed as written.
 
 // Functions that exist only over a window; allow-listed aggregates work over one as well.
 const WINDOW_ONLY: Record<string, { min: number; max: number; ret: (t: string[]) => string }> = {

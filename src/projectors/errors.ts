@@ -48,14 +48,14 @@ const TOO_MANY_PARTITIONS = /too many partitions for single insert block/i
 
 /**
  * The ClickHouse error code of a server error: `code` of @clickhouse/client's ClickHouseError, else
- * the `Code: N` that starts the server's text (18.16 writes `Code: N, e.displayText() = ...`, which the
- * client does not parse). Undefined for anything that is not a server error (network, timeouts).
+ * the `Code: N. ` that starts the server's text (the client parses only texts that end with the code's
+ * name, `(TOO_LARGE_STRING_SIZE)`). Undefined for anything that is not a server error (network, timeouts).
  */
 export function clickhouseErrorCode(err: unknown): number | undefined {
   if (!(err instanceof Error)) return undefined
   const code = (err as { code?: unknown }).code
   if (typeof code === 'string' && /^\d+$/.test(code)) return Number(code)
-  const m = /^\s*Code: (\d+)[.,]/.exec(err.message)
+  const m = /^\s*Code: (\d+)\./.exec(err.message)
   return m ? Number(m[1]) : undefined
 }
 
@@ -73,13 +73,12 @@ export function contentRefusal(err: unknown): string | undefined {
   return undefined
 }
 
-// The server's own words, without the framing of either release ("Code: N, e.displayText() = " and
-// ", e.what() = DB::Exception" on 18.16, "Code: N. " on current ones).
+// The server's own words, without the `Code: N. DB::Exception: ` frame of a text the client did not parse.
 function serverMessage(text: string): string {
   const start = text.indexOf('DB::Exception: ')
   const body =
-    start >= 0 ? text.slice(start + 'DB::Exception: '.length) : text.replace(/^\s*Code: \d+[.,]\s*/, '')
-  return body.replace(/, e\.what\(\) = DB::Exception\s*$/, '').trim()
+    start >= 0 ? text.slice(start + 'DB::Exception: '.length) : text.replace(/^\s*Code: \d+\.\s*/, '')
+  return body.trim()
 }
 
 /**

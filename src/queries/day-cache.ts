@@ -98,7 +98,7 @@ export class DayValueStore {
 
 /**
  * Re-attaches the changed-days view to the current `events` (a RENAME swap leaves it on the old
- * table on current releases; 18.16 follows the name) and records that every day of every project
+ * table) and records that every day of every project
  * changed. Called after a replay swaps its tables in.
  */
 export async function afterEventsSwap(ch: ClickHouseClient): Promise<void> {

@@ -44,7 +44,7 @@ const isoDay = /^\d{4}-\d{2}-\d{2}$/
 /**
  * The one statement readDayState sends (system tables and two small tables; no events are read).
  * `markers` false leaves out the days' changes, which only a check of stored values needs (a
- * third of the statement's time on 18.16).
+ * third of the statement's time when measured, on 18.16).
  */
 export function dayStateSql(teamId: number, firstDay: string, lastDay: string, markers = true): string {
   if (!Number.isSafeInteger(teamId)) throw new Error('teamId must be an integer')

@@ -8,9 +8,9 @@ import { LIVE_RECORDING_TABLES, type RecordingTables } from './tables.ts'
 
 // Recordings retention: a session whose last event is older than RECORDINGS_RETENTION_DAYS (counted
 // from the start of today, UTC, so a day's expiries happen in one pass) is removed, unless a playlist
-// holds it (soft-deleted playlists included: PATCH can restore them). 18.16 has no TTL, and whole
-// partitions cannot be dropped while pinned sessions live in them, so sessions are removed with
-// mutations, a few hundred per statement.
+// holds it (soft-deleted playlists included: PATCH can restore them). A TTL cannot spare the
+// sessions a playlist holds, and whole partitions cannot be dropped while such sessions live in
+// them, so sessions are removed with mutations, a few hundred per statement.
 
 const DAY_MS = 86_400_000
 const PER_MUTATION = 500

@@ -5,7 +5,7 @@ import { SNAPSHOT_COLUMNS } from './tables.ts'
 
 // Snapshot rows go to ClickHouse as TabSeparated built as bytes: the gzip data travels as it is,
 // with only backslash, tab, newline and carriage return escaped (3 bytes in 256 of random data),
-// which 18.16 and current releases read back exactly. RowBinary would need no escaping, but the
+// which ClickHouse reads back exactly. RowBinary would need no escaping, but the
 // chdb test server (26.x) cannot take a binary body holding runs of newlines.
 
 const ESC = new Map([

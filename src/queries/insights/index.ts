@@ -1,5 +1,5 @@
 // Insight query kinds on POST /query/: each compiles through HogQL (team guard, person merges,
-// 18.16 portability) and shapes its rows as PostHog's response for that kind (docs/insights.md).
+// property storage) and shapes its rows as PostHog's response for that kind (docs/insights.md).
 import { registerQueryKind } from '../kinds.ts'
 import { eventsKind } from '../events/index.ts'
 import { lifecycleKind } from './lifecycle/index.ts'

@@ -1,4 +1,4 @@
-// Runs printed HogQL against the real ClickHouse (18.16 on dev machines) and checks the results
+// Runs printed HogQL against the real ClickHouse and checks the results
 // against rows inserted here by hand. Two teams hold look-alike data to prove isolation.
 import { beforeAll, describe, expect, it } from 'vitest'
 import { type CompileOptions, compileHogQL, HogQLError } from '../../../src/hogql/index.ts'
@@ -445,7 +445,7 @@ describe('subqueries, joins, CTEs, unions', () => {
     ])
   })
 
-  it('inner joins that match nothing return nothing (and do not upset 18.16)', async () => {
+  it('inner joins that match nothing return nothing', async () => {
     const sql = `
       select person.properties.email, e.properties.$browser, g.key
       from events e join groups g on e.distinct_id = g.key`
@@ -465,6 +465,21 @@ describe('subqueries, joins, CTEs, unions', () => {
       ),
     ).toEqual([[2]])
     expect(await run("with 'signup' as name select count() from events where event = name")).toEqual([[1]])
+  })
+
+  it('runs Nullable constants inside the guarded read', async () => {
+    // toDateTime of text is parseDateTimeBestEffortOrNull (Nullable): the bound goes inside, where the
+    // index analysis runs over every project's granules (team B's rows are in the same table)
+    const future = "select count() from events where timestamp < toDateTime('2100-01-01 00:00:00')"
+    expect((await compileHogQL(future, { teamId: A })).clickhouse).toMatch(
+      /PREWHERE team_id = \d+ AND \(`timestamp` < parseDateTimeBestEffortOrNull/,
+    )
+    expect(await run(future)).toEqual([[5]])
+    expect(await run("select count() from events where timestamp < toDateTime('not a time')")).toEqual([[0]])
+    // ordering with NULL is 0, so its negation keeps every row (docs/hogql.md, null-safe comparisons)
+    expect(await run("select count() from events where not (timestamp >= toDateTime('not a time'))")).toEqual(
+      [[5]],
+    )
   })
 
   it('unions stay inside the team', async () => {
@@ -511,6 +526,12 @@ describe('isolation', () => {
     expect(await run("select event as timestamp from events where timestamp = 'signup'")).toEqual([
       ['signup'],
     ])
+    // an alias named like the column it is computed from: WHERE reads the alias, `events.event` the column
+    expect(
+      await run(
+        "select concat(event, '!') as event, events.event as real from events where event = 'signup!'",
+      ),
+    ).toEqual([['signup!', 'signup']])
     expect(await run('select count() from events as person_overrides')).toEqual([[5]])
     expect(
       await run("select count() from events as events_person where events_person.event = 'signup'"),

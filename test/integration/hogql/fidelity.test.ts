@@ -252,11 +252,11 @@ describe("functions from PostHog's list", () => {
   }
 
   it.each([...NEWER_SAMPLES, ...NEWER_CONVERSIONS, ...NEWER_TIME])(
-    'select %s (current releases)',
+    "select %s (PostHog's wider list)",
     (e, want) => newer(`select ${e}`, want),
   )
 
-  it.each(NEWER_AGGREGATES)('select %s from numbers(5) (current releases)', (e, want) =>
+  it.each(NEWER_AGGREGATES)("select %s from numbers(5) (PostHog's wider list)", (e, want) =>
     newer(`select ${e} from (select number as x from numbers(5))`, want),
   )
 

@@ -1,7 +1,7 @@
-// One call of each function added from PostHog's list (src/hogql/functions-extra.ts, functions-newer.ts) with what
-// ClickHouse answers, written out from the ClickHouse documentation's definitions. Numbers compare
-// as text: the servers quote 64-bit integers differently in JSON.
-/** Functions every supported server runs: [HogQL, expected value as JSONCompact returns it]. */
+// One call of each function added from PostHog's list (src/hogql/functions-extra.ts and the time and
+// aggregate files) with what ClickHouse answers, written out from the ClickHouse documentation's
+// definitions. Numbers compare as text (64-bit integers may come back quoted in JSON).
+/** [HogQL, expected value as JSONCompact returns it]. */
 export const EVERYWHERE_SAMPLES: [string, unknown][] = [
   ['arrayPushBack([1, 2], 3)', [1, 2, 3]],
   ['arrayPopFront([1, 2, 3])', [2, 3]],
@@ -90,7 +90,7 @@ export const EVERYWHERE_SAMPLES: [string, unknown][] = [
   ['greatCircleDistance(toFloat64(0), toFloat64(0), toFloat64(0), toFloat64(0))', 0],
 ]
 
-/** Aggregates every supported server runs, over (select number ... from numbers(5)) = 0..4. */
+/** Aggregates over (select number ... from numbers(5)) = 0..4. */
 export const EVERYWHERE_AGGREGATES: [string, unknown][] = [
   ['groupBitOr(x)', 7],
   ['sumKahan(x)', 10],
@@ -110,9 +110,8 @@ export const EVERYWHERE_AGGREGATES: [string, unknown][] = [
   ['sumWithOverflowIf(x, x > 0)', '10'],
 ]
 
-/** Functions only current releases run (refused with a 400 on 18.16). */
+/** More functions: position's start argument. */
 export const NEWER_SAMPLES: [string, unknown][] = [
-  // position's start argument (18.16's position takes two)
   ["position('hello', 'l', 4)", '4'],
   ["positionCaseInsensitive('HELLO', 'l', 5)", '0'],
   ["positionUTF8('héllo', 'l', 4)", '4'],
@@ -200,7 +199,7 @@ export const NEWER_SAMPLES: [string, unknown][] = [
   ['arrayAvg([1, 2])', 1.5],
 ]
 
-/** PostHog's conversions that only current releases run: NULL where the value does not convert. */
+/** PostHog's conversions (clickhouse/conversions.py): NULL where the value does not convert. */
 export const NEWER_CONVERSIONS: [string, unknown][] = [
   ["toDecimal('1.234', 2)", 1.23],
   ["toDecimal('abc', 2)", null],
@@ -219,7 +218,7 @@ export const NEWER_CONVERSIONS: [string, unknown][] = [
   ["toDateTimeUS('01/02/2024')", '2024-01-02 00:00:00.000'],
 ]
 
-/** PostHog's date and time functions that only current releases run. */
+/** PostHog's date and time functions (clickhouse/datetime.py). */
 export const NEWER_TIME: [string, unknown][] = [
   ["timeZoneOf(toDateTime('2024-01-02 03:04:05', 'Asia/Tokyo'))", 'Asia/Tokyo'],
   ["timeZoneOffset(toDateTime('2024-01-02 03:04:05', 'Asia/Tokyo'))", 32400],
@@ -248,7 +247,7 @@ export const NEWER_TIME: [string, unknown][] = [
   ],
 ]
 
-/** Aggregates only current releases run, over (select number ... from numbers(5)) = 0..4. */
+/** PostHog's aggregations.py, over (select number ... from numbers(5)) = 0..4. */
 export const NEWER_AGGREGATES: [string, unknown][] = [
   ['avgArray([x, x])', 2],
   ['medianArray([x])', 2],
@@ -266,7 +265,7 @@ export const NEWER_AGGREGATES: [string, unknown][] = [
 // PostHog resolves these names in any case (case_sensitive=False in posthog/hogql/functions/:
 // mapping.py, clickhouse/*.py, aggregations.py, posthog.py): each spelled in capitals or mixed
 // case, with its value by hand.
-/** Case-insensitive names every supported server runs. */
+/** Case-insensitive names. */
 export const CASE_INSENSITIVE_SAMPLES: [string, unknown][] = [
   ['NOT(1 = 2)', 1],
   ["IF(1 = 1, 'a', 'b')", 'a'],
@@ -317,7 +316,7 @@ export const CASE_INSENSITIVE_SAMPLES: [string, unknown][] = [
   ["SORTABLESEMVER('1.2.3')", [1, 2, 3]],
 ]
 
-/** Case-insensitive names only current releases run (a 400 naming the release on 18.16). */
+/** More case-insensitive names (PostHog's mapping.py). */
 export const CASE_INSENSITIVE_NEWER: [string, unknown][] = [
   ['MAX2(1, 2)', 2],
   ['Min2(1, 2)', 1],

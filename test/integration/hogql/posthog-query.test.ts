@@ -1,6 +1,6 @@
 // PostHog's own HogQL statements (posthog-query.cases.ts), run on the server under test with the
 // rows PostHog's tests create: each answer must be PostHog's, each refusal a 400 naming the
-// construct (and, where 18.16 lacks it, the release that runs it).
+// construct.
 import { beforeAll, describe, expect, it } from 'vitest'
 import { compileHogQL, HogQLError } from '../../../src/hogql/index.ts'
 import { clickhouse, uniqueTeamId } from '../../harness/index.ts'

@@ -1,4 +1,4 @@
-// Person endpoints over HTTP against ClickHouse 18.16. Data: dataset.ts. Persons A..F were created
+// Person endpoints over HTTP against the real ClickHouse. Data: dataset.ts. Persons A..F were created
 // 2024-02-01..06 08:00:00.250 UTC (A first), with email <name>@example.com, rank 1..6 and plan
 // pro/free/pro/free/pro/free; F also holds the distinct id `frank-anon`.
 import { randomUUID } from 'node:crypto'

@@ -162,7 +162,7 @@ describe("ClickHouse's error texts and answers", () => {
 
   it("failing queries get a 4xx whose detail holds no value and none of Burrow's SQL", async () => {
     // Each fails in ClickHouse, not in the compiler: type errors 26.x follows with the statement in
-    // scope or the failing step, value errors under codes 18.16 did not have, a pattern taken from
+    // scope or the failing step, value errors under codes found on 26.x, a pattern taken from
     // the rows, and the shape errors 26.x gave a 500 before.
     const failing = [
       'SELECT if(event, 1, 2) FROM events',

@@ -218,6 +218,6 @@ export const PRINTER_CASES: PrinterCase[] = [
       'select lag(event) over (partition by distinct_id order by timestamp), lead(event, 1) over w from events window w as (order by timestamp)',
   },
   { hogql: 'select sparkline([1, 2, 3])' },
-  // 18.16 aborts when a query reads both join keys: ON compares a copy of the right key
+  // a query that reads both join keys besides comparing them in ON
   { hogql: 'select e1.event, e2.event from events e1 join events e2 on e1.event = e2.event' },
 ]

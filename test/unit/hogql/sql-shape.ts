@@ -47,18 +47,16 @@ export function frames(sql: string): string[] {
 }
 
 // Each frame that reads a physical table must be the structural guard for `teamId` (guard.ts): the
-// table alone, PREWHERE on the team, and the barrier that keeps outer conditions out (the LIMIT, or
-// the WITH clause of `barrier` 'with', 18.16's).
-export function unguardedReads(sql: string, teamId: number, barrier: 'limit' | 'with' = 'limit'): string[] {
+// table alone, PREWHERE on the team, and the barrier that keeps outer conditions out (the LIMIT).
+export function unguardedReads(sql: string, teamId: number): string[] {
   const bad: string[] = []
-  const start = barrier === 'with' ? '^WITH 1 AS _guard_barrier SELECT' : '^SELECT'
   for (const f of frames(sql)) {
     const reads = PHYSICAL.filter((t) => new RegExp(`FROM \`${t}\``).test(f))
     if (!reads.length) continue
     const guarded =
       reads.length === 1 &&
-      new RegExp(`${start} .* FROM \`${reads[0]}\` PREWHERE team_id = ${teamId}( |$)`).test(f) &&
-      (barrier === 'with' ? !/ LIMIT /.test(f) : / LIMIT 18446744073709551615$/.test(f))
+      new RegExp(`^SELECT .* FROM \`${reads[0]}\` PREWHERE team_id = ${teamId}( |$)`).test(f) &&
+      / LIMIT 18446744073709551615$/.test(f)
     if (!guarded) bad.push(f)
   }
   return bad

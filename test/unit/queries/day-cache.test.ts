@@ -20,7 +20,7 @@ const trends = (extra: object = {}) => ({
 
 describe('trendsBucketCells', () => {
   it('offers the closed days of the range, each with its UTC day', () => {
-    const cells = trendsBucketCells(trends(), utc, '18.16.1', NOW)!
+    const cells = trendsBucketCells(trends(), utc, '26.7.2.1', NOW)!
     expect(cells.map((c) => c.id)).toEqual(['0|0'])
     expect(cells[0]!.total).toBe(4)
     expect(cells[0]!.buckets).toEqual([
@@ -32,26 +32,26 @@ describe('trendsBucketCells', () => {
 
   it('maps a day in another zone to the two UTC days it spans, and skips the DST change', () => {
     // Berlin moved to summer time on 2026-03-29: that day and the day before are left out
-    const [cell] = trendsBucketCells(trends(), berlin, '18.16.1', NOW)!
+    const [cell] = trendsBucketCells(trends(), berlin, '26.7.2.1', NOW)!
     expect(cell!.buckets).toEqual([{ start: '2026-03-30 00:00:00', days: ['2026-03-29', '2026-03-30'] }])
   })
 
   it('gives the same series key to the same series in other ranges and displays', () => {
-    const a = trendsBucketCells(trends(), utc, '18.16.1', NOW)![0]!.series
+    const a = trendsBucketCells(trends(), utc, '26.7.2.1', NOW)![0]!.series
     const b = trendsBucketCells(
       trends({ dateRange: { date_from: '-30d' }, trendsFilter: { display: 'ActionsLineGraphCumulative' } }),
       utc,
-      '18.16.1',
+      '26.7.2.1',
       NOW,
     )![0]!.series
     expect(b).toBe(a)
-    expect(trendsBucketCells(trends(), utc, '26.7.2.1', NOW)![0]!.series).not.toBe(a)
+    expect(trendsBucketCells(trends(), utc, '26.7.3.1', NOW)![0]!.series).not.toBe(a)
     const filtered = trends({ properties: [{ key: '$browser', value: 'Chrome', type: 'event' }] })
-    expect(trendsBucketCells(filtered, utc, '18.16.1', NOW)![0]!.series).not.toBe(a)
+    expect(trendsBucketCells(filtered, utc, '26.7.2.1', NOW)![0]!.series).not.toBe(a)
   })
 
   it('offers nothing for shapes whose buckets depend on more than their own events', () => {
-    const none = (extra: object) => trendsBucketCells(trends(extra), utc, '18.16.1', NOW)
+    const none = (extra: object) => trendsBucketCells(trends(extra), utc, '26.7.2.1', NOW)
     expect(none({ breakdownFilter: { breakdown: '$browser' } })).toBeUndefined()
     expect(none({ trendsFilter: { display: 'BoldNumber' } })).toBeUndefined()
     expect(none({ series: [{ event: 'x', math: 'weekly_active' }] })).toBeUndefined()
@@ -76,7 +76,7 @@ describe('trendsBucketCells', () => {
     const weeks = trendsBucketCells(
       trends({ interval: 'week', dateRange: { date_from: '-14d' } }),
       utc,
-      '18.16.1',
+      '26.7.2.1',
       NOW,
     )
     // range from Tue 2026-03-17: the week of Sun 03-15 is partial, 03-22 whole and closed, 03-29 open

@@ -3,7 +3,7 @@ import { shardingKey } from '../../../schema/cluster.ts'
 import { fairShare } from '../../../src/projectors/partition-leases.ts'
 
 describe('shardingKey', () => {
-  it('hashes the ORDER BY columns, each as a string (18.16 hashes no UUID)', () => {
+  it('hashes the ORDER BY columns, each as a string (the key the shards were filled by)', () => {
     expect(
       shardingKey(
         'CREATE TABLE b.person (`id` UUID) ENGINE = ReplacingMergeTree(version) ORDER BY (team_id, id) SETTINGS index_granularity = 8192',

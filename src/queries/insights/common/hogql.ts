@@ -1,7 +1,7 @@
 // Building HogQL text safely, and compiling the event-reading parts of an insight.
 //
 // Insights are written as HogQL wherever HogQL can say it, so they inherit the compiler's team
-// guard on every table, person-override resolution, property storage and 18.16 portability.
+// guard on every table, person-override resolution and property storage.
 // What HogQL cannot say (ranking breakdowns, lifecycle status arrays) is a ClickHouse wrapper
 // that reads only from compiled HogQL subqueries, never from a table: it needs no guard of its own.
 import { escapeNumber, escapeString } from '../../../hogql/escape.ts'

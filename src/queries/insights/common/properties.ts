@@ -96,7 +96,8 @@ export function operatorCondition(field: string, f: PropertyFilter): string {
     case 'between':
       return `ifNull(toFloat(${field}) >= ${number(vs[0] ?? null, f)} AND toFloat(${field}) <= ${number(vs[1] ?? null, f)}, 0)`
     case 'not_between':
-      // 18.16 reads NULL OR NULL as false, so the missing case is spelled out.
+      // A missing value is not between the two, so it matches: spelled out, as both comparisons
+      // are NULL for it (and NULL OR NULL is NULL).
       return (
         `isNull(toFloat(${field})) OR toFloat(${field}) < ${number(vs[0] ?? null, f)}` +
         ` OR toFloat(${field}) > ${number(vs[1] ?? null, f)}`

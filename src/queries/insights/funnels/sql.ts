@@ -1,5 +1,5 @@
-// FunnelsQuery -> HogQL. ClickHouse 18.16 has windowFunnel, but without modes, timings or breakdown
-// attribution, and no arrayFold to run PostHog's per-person state machine (funnel-udf/src/steps.rs).
+// FunnelsQuery -> HogQL. ClickHouse's windowFunnel gives no timings or breakdown attribution, and
+// PostHog's per-person state machine (funnel-udf/src/steps.rs) is a UDF Burrow does not install.
 // So each person's events become one sorted array and every candidate start is followed with array
 // functions; the result equals the state machine's:
 //  * ordered: from each step-1 event, the earliest later event of each next step, all within the
@@ -144,10 +144,10 @@ export function personsSQL(plan: FunnelPlan, eventsSql: string): string {
   const best = `arrayElement(arraySort(${infos}), 1)`
   // Timings come from the steps the chosen chain counts: a prefix of an ordered or strict chain, in
   // order, each read by one element access a level above `best` (at `best`'s own level each of its
-  // uses computes it again; and that read of `tsa` is what keeps `evs` a column 18.16 reads, above).
+  // uses computes it again; and that read of `tsa` is what kept `evs` a column 18.16 read, above).
   // An unordered funnel times each step by its earliest event still inside the window (PostHog's
-  // deque fronts), found at `best`'s level: 18.16 inlines aliases into the lambdas that capture them
-  // and then loses a subquery's columns that only a lambda reads.
+  // deque fronts), found at `best`'s level: 18.16 inlined aliases into the lambdas that capture them
+  // and then lost a subquery's columns that only a lambda reads (chains.ts says why this stays).
   const inner = [`${best} AS best`]
   let times: string
   if (unordered) {
@@ -171,8 +171,9 @@ export function personsSQL(plan: FunnelPlan, eventsSql: string): string {
     ? `(SELECT aggregation_target, bv, evs,${startDefs.map((d) => `\n      ${d}`).join(',')}
     FROM (${attributionLevel(plan, L, eventsSql)}))`
     : `(${attributionLevel(plan, L, eventsSql)})`
-  // Reading `times` in the WHERE (true whenever step_reached >= 0) keeps 18.16 reading `evs` at the
-  // chain level when the caller reads no timing: everything else there reads it only in lambdas.
+  // Reading `times` in the WHERE (true whenever step_reached >= 0) kept 18.16 reading `evs` at the
+  // chain level when the caller reads no timing: everything else there reads it only in lambdas
+  // (kept with the levels, chains.ts).
   const keep = unordered ? '' : ' AND length(times) > 0'
   return `SELECT aggregation_target, bv AS breakdown,
   -tupleElement(best, 1) - 1 AS step_reached,

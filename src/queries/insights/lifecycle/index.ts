@@ -150,7 +150,8 @@ export async function lifecycleStatuses(
     `SELECT insight_actor, ${acts} AS acts, arrayPushFront(arrayPopBack(acts), ${createdIndex}) AS prevs,` +
     ` arrayPushBack(arrayPopFront(acts), ${day ? 'toDate(0)' : 'toInt64(0)'}) AS nexts FROM (${inner})`
   // Every (interval, status code) of a person: codes are STATUSES' positions from 1. Lambdas take
-  // every value as an argument: 18.16 drops columns a lambda only captures.
+  // every value as an argument (18.16 dropped columns a lambda only captures; the form reads the
+  // same on every release).
   const statusArray =
     'arrayConcat(arrayMap((cur, prev, i) -> tuple(cur, multiIf(prev = cur, 1, i > 1 AND prev = cur - 1, 2, 3)),' +
     ' acts, prevs, arrayEnumerate(acts)),' +
@@ -163,8 +164,8 @@ export async function lifecycleStatuses(
     `SELECT insight_actor, ${periodOf('tupleElement(ps, 1)')} AS period, tupleElement(ps, 2) AS status` +
     ` FROM (SELECT insight_actor, arrayJoin(${statusArray}) AS ps FROM (${perActor})) WHERE ${inRange}`
   // The counts by (period, status code), one level above the per-person arrays: on 18.16 every
-  // level of subquery analyses the levels below it again, which was a third of the statement's
-  // CPU at 500K events (docs/performance.md, "Insights").
+  // level of subquery analysed the levels below it again, which was a third of the statement's
+  // CPU at 500K events; on 26.x a level costs about 1 ms of analysis (docs/insights.md).
   const counts =
     `SELECT ${periodOf('tupleElement(arrayJoin(' + statusArray + ') AS ps, 1)')} AS period,` +
     ` tupleElement(ps, 2) AS status, count() AS persons FROM (${perActor}) WHERE ${inRange}` +

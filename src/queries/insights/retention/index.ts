@@ -132,7 +132,8 @@ function periodIndex(p: RetentionPlan, ts: string): string {
 /**
  * HogQL grouping the events by person: person_id, cohorts (the periods the person is in a cohort
  * of) and returned (the periods of the range with a returning event), each event's condition read
- * inside the aggregates rather than a level below (18.16 analyses every level below a query again).
+ * inside the aggregates rather than a level below: a level of subquery costs about 1 ms of analysis
+ * on 26.x, and 18.16 analysed every level below a query again (docs/insights.md).
  */
 function perPersonHogQL(p: RetentionPlan): string {
   const inRange = `timestamp >= ${str(bound(p.start))} AND timestamp < ${str(bound(p.end))}`

@@ -175,7 +175,7 @@ export async function compileTrends(
         const hogql = innerHogQL(q, i, span, totalValue, cumulative)
         hogqls.push(hogql)
         const inner = (await compileInner(hogql, project.id, tz, facts)).clickhouse
-        // the tag columns at the rows' own level: every level more is analysed again on 18.16
+        // the tag columns at the rows' own level: no level more (about 1 ms of analysis each on 26.x)
         const head = `'row' AS tag, toUInt32(${i}) AS s, toUInt8(${c}) AS c, `
         parts.push(
           limit

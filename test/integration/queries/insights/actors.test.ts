@@ -1,4 +1,4 @@
-// ActorsQuery over insight data points, through POST /query/ on ClickHouse 18.16. The funnel data set
+// ActorsQuery over insight data points, through POST /query/ on the real ClickHouse. The funnel data set
 // is ../persons/dataset.ts (see funnels.test.ts for the hand-derived funnel of each person); PL1 is
 // personless (no person row), so it never appears as an actor.
 import { beforeAll, describe, expect, it } from 'vitest'

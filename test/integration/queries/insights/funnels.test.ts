@@ -1,4 +1,4 @@
-// FunnelsQuery through POST /query/ on real ClickHouse 18.16. The data set is in
+// FunnelsQuery through POST /query/ on real ClickHouse. The data set is in
 // ../persons/dataset.ts; each expected value below is derived by hand from it:
 //   A signup 10:00, activate 10:10, pay 10:40             B signup 10:00, $pageview 10:01, activate 10:05
 //   C activate 09:00, signup 10:00, pay 10:30             D signup 03-01 10:00, activate 03-03 11:00 (49 h)

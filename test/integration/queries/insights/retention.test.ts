@@ -1,4 +1,4 @@
-// RetentionQuery through POST /query/ on real ClickHouse 18.16, Day periods, 4 intervals ending
+// RetentionQuery through POST /query/ on real ClickHouse, Day periods, 4 intervals ending
 // 2024-03-04 (so day 0 = 03-01). Data, all $pageview (UTC):
 //   R1: 02-28, 03-01, 03-02        R2: 03-01, 03-03        R3: 03-02, 03-03, 03-04
 import { randomUUID } from 'node:crypto'
