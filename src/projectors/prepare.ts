@@ -114,12 +114,9 @@ export async function prepareBatch(
     const groupTypes = () => overlay.getGroupTypes(w.teamId)
     for (const d of w.events) {
       b.out.events++
-      const person = b.settle(
-        await applyPersonRules(overlay, identity, w.teamId, d),
-        w.msg,
-        d.offset,
-        d.event,
-      )
+      // (awaited only when it is a promise: most events are decided from memory, see applyEvent)
+      const decided = applyPersonRules(overlay, identity, w.teamId, d)
+      const person = b.settle(decided instanceof Promise ? await decided : decided, w.msg, d.offset, d.event)
       if (!person) continue
       const seen = seeEvent(taxonomy, w.teamId, d, person, groupTypes)
       if (seen) await seen

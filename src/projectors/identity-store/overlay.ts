@@ -57,8 +57,11 @@ export class IdentityOverlay extends IdentityReads implements WritableIdentitySt
     return this.get(team, rel)
   }
 
-  /** Applies one event's changes, in event order. */
-  async applyChanges(c: IdentityChanges): Promise<void> {
+  /**
+   * Applies one event's changes, in event order. Without a promise unless the event added group
+   * types (their list is read first): most events change nothing, and the projection awaits per event.
+   */
+  applyChanges(c: IdentityChanges): Awaitable<void> {
     const team = c.teamId
     for (const p of c.persons) this.set(team, personKey(team, p.id), p)
     for (const d of c.deletedPersons) this.set(team, personKey(team, d.id), null)
@@ -70,16 +73,20 @@ export class IdentityOverlay extends IdentityReads implements WritableIdentitySt
       )
     }
     for (const id of c.personlessDistinctIds) this.set(team, personlessKey(team, id), true)
-    if (c.groupTypes.length > 0) {
-      // A new list: the one read is shared with the cache and earlier overlays.
-      const types = [...(await this.getGroupTypes(team))]
-      for (const row of c.groupTypes) {
-        if (!types.some((t) => t.groupType === row.groupType)) {
-          types.push({ groupType: row.groupType, groupTypeIndex: row.groupTypeIndex })
-        }
+    if (c.groupTypes.length > 0) return this.applyGroupChanges(c)
+    for (const g of c.groups) this.set(team, groupKey(team, g.groupTypeIndex, g.groupKey), g)
+  }
+
+  private async applyGroupChanges(c: IdentityChanges): Promise<void> {
+    const team = c.teamId
+    // A new list: the one read is shared with the cache and earlier overlays.
+    const types = [...(await this.getGroupTypes(team))]
+    for (const row of c.groupTypes) {
+      if (!types.some((t) => t.groupType === row.groupType)) {
+        types.push({ groupType: row.groupType, groupTypeIndex: row.groupTypeIndex })
       }
-      this.set(team, groupTypesKey(team), types)
     }
+    this.set(team, groupTypesKey(team), types)
     for (const g of c.groups) this.set(team, groupKey(team, g.groupTypeIndex, g.groupKey), g)
   }
 }

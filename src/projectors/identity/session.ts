@@ -21,6 +21,11 @@ function own<T>(list: T[]): T[] {
   return list === NONE ? [] : list
 }
 
+function existingPerson(distinctId: string, person: PersonState | undefined): PersonState {
+  if (!person) throw new Error(`identity state broken: distinct id ${distinctId} points at missing person`)
+  return person
+}
+
 function groupId(groupTypeIndex: number, groupKey: string): string {
   return `${groupTypeIndex}\u0000${groupKey}`
 }
@@ -57,12 +62,21 @@ export class IdentitySession {
     return this.store.getPerson(this.teamId, personId)
   }
 
-  async getPersonByDistinctId(distinctId: string): Promise<PersonState | undefined> {
-    const row = await this.getDistinctId(distinctId)
+  // Answered without a promise when both reads are (the usual case: the state is in memory).
+  getPersonByDistinctId(distinctId: string): Awaitable<PersonState | undefined> {
+    const row = this.getDistinctId(distinctId)
+    if (row instanceof Promise) return row.then((r) => this.personOfRow(distinctId, r))
+    return this.personOfRow(distinctId, row)
+  }
+
+  private personOfRow(
+    distinctId: string,
+    row: DistinctIdState | undefined,
+  ): Awaitable<PersonState | undefined> {
     if (!row) return undefined
-    const person = await this.getPerson(row.personId)
-    if (!person) throw new Error(`identity state broken: distinct id ${distinctId} points at missing person`)
-    return person
+    const person = this.getPerson(row.personId)
+    if (person instanceof Promise) return person.then((p) => existingPerson(distinctId, p))
+    return existingPerson(distinctId, person)
   }
 
   isPersonless(distinctId: string): Awaitable<boolean> {
