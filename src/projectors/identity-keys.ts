@@ -22,12 +22,60 @@ export function encodeKeyPart(s: string): string {
 const ENCODED_MEMO = 100_000
 const encoded = new Map<string, string>()
 
+/**
+ * Strings made once per name and then handed out again: the same key object each time, whose hash
+ * the maps it is looked up in (the batch's overlay, the cache) keep with it. A key built afresh is
+ * a new string for every read, concatenated, then flattened and hashed by each lookup; an event reads
+ * its distinct id and person several times (prefetch, the rules, their overlay). Bounded: cleared
+ * when full, as the encodings are.
+ */
+export class KeyMemo<K> {
+  private readonly byName = new Map<K, string>()
+
+  constructor(
+    private readonly make: (name: K) => string,
+    private readonly max = KEY_MEMO,
+  ) {}
+
+  /** The key of `name`, made on first use. */
+  of(name: K): string {
+    let key = this.byName.get(name)
+    if (key === undefined) {
+      key = this.make(name)
+      if (this.byName.size >= this.max) this.byName.clear()
+      this.byName.set(name, key)
+    }
+    return key
+  }
+}
+
+const KEY_MEMO = 100_000
+
+// Per team and kind of key. (Teams are few per process: one map each.)
+function teamKeys(prefix: (team: number) => string) {
+  const memos = new Map<number, KeyMemo<string>>()
+  return (team: number, name: string): string => {
+    let memo = memos.get(team)
+    if (memo === undefined) {
+      const head = prefix(team)
+      memos.set(team, (memo = new KeyMemo((n) => head + n)))
+    }
+    return memo.of(name)
+  }
+}
+
+const personKeys = teamKeys((team) => `t.${team}.p.`)
+const distinctIdKeys = teamKeys((team) => `t.${team}.d.`)
+const personlessKeys = teamKeys((team) => `t.${team}.pl.`)
+
 /** Relative key of a person. */
-export const personKey = (team: number, id: string) => `t.${team}.p.${id}`
+export const personKey = (team: number, id: string) => personKeys(team, id)
 /** Relative key of a distinct id (which person it points to). */
-export const distinctIdKey = (team: number, distinctId: string) => `t.${team}.d.${encodeKeyPart(distinctId)}`
+export const distinctIdKey = (team: number, distinctId: string) =>
+  distinctIdKeys(team, encodeKeyPart(distinctId))
 /** Relative key marking a distinct id whose events were stamped personless. */
-export const personlessKey = (team: number, distinctId: string) => `t.${team}.pl.${encodeKeyPart(distinctId)}`
+export const personlessKey = (team: number, distinctId: string) =>
+  personlessKeys(team, encodeKeyPart(distinctId))
 /** Relative key of a team's group types. */
 export const groupTypesKey = (team: number) => `t.${team}.gt`
 /** Relative key of a group. */

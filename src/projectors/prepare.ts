@@ -101,7 +101,7 @@ export async function prepareBatch(
   timings.plugins = now() - t
 
   t = now()
-  await io(() => ctx.store.prefetch(distinctIdKeys(work)))
+  await io(() => ctx.store.prefetch(distinctIdKeys(ctx.store, work)))
   await io(() => ctx.store.prefetch(personKeys(ctx.store, work)))
   timings.prefetch = now() - t
 

@@ -164,7 +164,8 @@ function personResult(
 // text is the same as the merged copy's (same keys in the same order, values of the same JSON text).
 function shownProperties(current: Properties, set: Properties | undefined): Properties {
   if (set === undefined) return current
-  for (const key of Object.keys(set)) {
+  // (for-in: no list of keys made per event; a bag from JSON inherits no enumerable key)
+  for (const key in set) {
     if (!Object.hasOwn(current, key) || !sameValue(current[key], set[key])) {
       return assignOwn(copyOf(current), set)
     }

@@ -28,6 +28,8 @@ export function sameValue(a: unknown, b: unknown): boolean {
   return JSON.stringify(a) === JSON.stringify(b)
 }
 
+const NO_KEYS: readonly string[] = []
+
 function unsetKeys(value: unknown): string[] {
   if (Array.isArray(value)) return value.filter((key): key is string => typeof key === 'string')
   const object = asPlainObject(value)
@@ -126,7 +128,9 @@ export function computePropertyUpdates(
 
   const setOnce = asPlainObject(eventProperties.$set_once)
   if (setOnce) {
-    for (const key of Object.keys(setOnce)) {
+    // (for-in here and below: no list of keys made per event; a bag from JSON inherits no
+    // enumerable key)
+    for (const key in setOnce) {
       if (ownValue(current, key) === undefined) {
         setOwn(toSet, key, setOnce[key])
         hasChanges = true
@@ -137,7 +141,7 @@ export function computePropertyUpdates(
   }
   const set = asPlainObject(eventProperties.$set)
   if (set) {
-    for (const key of Object.keys(set)) {
+    for (const key in set) {
       const value = set[key]
       // (an undefined value is never shown as a key the person has: no JSON gives one)
       if (value === undefined) setShown = false
@@ -150,7 +154,8 @@ export function computePropertyUpdates(
       }
     }
   }
-  for (const key of unsetKeys(eventProperties.$unset)) {
+  const unset = eventProperties.$unset
+  for (const key of unset === undefined ? NO_KEYS : unsetKeys(unset)) {
     if (Object.hasOwn(current, key)) {
       toUnset.push(key)
       hasChanges = true

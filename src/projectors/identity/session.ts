@@ -143,15 +143,22 @@ export class IdentitySession {
   }
 
   toChanges(): IdentityChanges {
-    const persons: PersonState[] = []
-    for (const id of this.touchedPersons ?? []) {
-      const person = this.persons?.get(id)
-      if (person) persons.push(person)
+    // (the shared empty list when nothing was touched, as for the other lists)
+    let persons: PersonState[] = NONE
+    if (this.touchedPersons) {
+      persons = []
+      for (const id of this.touchedPersons) {
+        const person = this.persons?.get(id)
+        if (person) persons.push(person)
+      }
     }
-    const groups: GroupState[] = []
-    for (const id of this.touchedGroups ?? []) {
-      const group = this.groups?.get(id)
-      if (group) groups.push(group)
+    let groups: GroupState[] = NONE
+    if (this.touchedGroups) {
+      groups = []
+      for (const id of this.touchedGroups) {
+        const group = this.groups?.get(id)
+        if (group) groups.push(group)
+      }
     }
     return {
       teamId: this.teamId,
@@ -164,6 +171,19 @@ export class IdentitySession {
       groups,
     }
   }
+}
+
+/** Whether the changes change nothing (most events': their rows and overlay are then left alone). */
+export function changesNothing(c: IdentityChanges): boolean {
+  return (
+    c.persons.length === 0 &&
+    c.deletedPersons.length === 0 &&
+    c.distinctIds.length === 0 &&
+    c.overrides.length === 0 &&
+    c.personlessDistinctIds.length === 0 &&
+    c.groupTypes.length === 0 &&
+    c.groups.length === 0
+  )
 }
 
 /** Changes that change nothing. */

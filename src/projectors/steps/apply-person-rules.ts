@@ -1,5 +1,5 @@
 import type { ApplyEventResult, Awaitable, WritableIdentityStore } from '../identity/index.ts'
-import { applyEvent } from '../identity/index.ts'
+import { applyEvent, changesNothing } from '../identity/index.ts'
 import type { DecodedEvent } from '../decode.ts'
 import { TransientError } from '../errors.ts'
 import type { IdentityRows } from '../identity-rows.ts'
@@ -49,6 +49,7 @@ function applied(
   rows: IdentityRows,
   result: ApplyEventResult,
 ): Awaitable<StepResult<PersonOutcome>> {
+  if (changesNothing(result.changes)) return decided(result)
   const changed = overlay.applyChanges(result.changes)
   if (changed instanceof Promise) return changed.then(() => outcome(rows, result))
   return outcome(rows, result)
@@ -56,5 +57,8 @@ function applied(
 
 function outcome(rows: IdentityRows, result: ApplyEventResult): StepResult<PersonOutcome> {
   rows.add(result.changes)
-  return result.dropped ? drop(result.reason) : ok(result)
+  return decided(result)
 }
+
+const decided = (result: ApplyEventResult): StepResult<PersonOutcome> =>
+  result.dropped ? drop(result.reason) : ok(result)
