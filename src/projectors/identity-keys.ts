@@ -51,31 +51,28 @@ export class KeyMemo<K> {
 
 const KEY_MEMO = 100_000
 
-// Per team and kind of key. (Teams are few per process: one map each.)
-function teamKeys(prefix: (team: number) => string) {
+// Per team and kind of key, by the name itself (a person id as it is, a distinct id before its
+// encoding). Teams are few per process: one map each.
+function teamKeys(prefix: (team: number) => string, part: (name: string) => string) {
   const memos = new Map<number, KeyMemo<string>>()
   return (team: number, name: string): string => {
     let memo = memos.get(team)
     if (memo === undefined) {
       const head = prefix(team)
-      memos.set(team, (memo = new KeyMemo((n) => head + n)))
+      memos.set(team, (memo = new KeyMemo((n) => head + part(n))))
     }
     return memo.of(name)
   }
 }
 
-const personKeys = teamKeys((team) => `t.${team}.p.`)
-const distinctIdKeys = teamKeys((team) => `t.${team}.d.`)
-const personlessKeys = teamKeys((team) => `t.${team}.pl.`)
+const asItIs = (id: string) => id
 
 /** Relative key of a person. */
-export const personKey = (team: number, id: string) => personKeys(team, id)
+export const personKey = teamKeys((team) => `t.${team}.p.`, asItIs)
 /** Relative key of a distinct id (which person it points to). */
-export const distinctIdKey = (team: number, distinctId: string) =>
-  distinctIdKeys(team, encodeKeyPart(distinctId))
+export const distinctIdKey = teamKeys((team) => `t.${team}.d.`, encodeKeyPart)
 /** Relative key marking a distinct id whose events were stamped personless. */
-export const personlessKey = (team: number, distinctId: string) =>
-  personlessKeys(team, encodeKeyPart(distinctId))
+export const personlessKey = teamKeys((team) => `t.${team}.pl.`, encodeKeyPart)
 /** Relative key of a team's group types. */
 export const groupTypesKey = (team: number) => `t.${team}.gt`
 /** Relative key of a group. */
