@@ -93,13 +93,15 @@ const PERSON_EVENTS = new Set(['$identify', '$create_alias', '$merge_dangerously
 // their $set and $set_once (persons.ts createPerson), as in PostHog.
 const NO_PERSON_UPDATE_EVENTS = new Set(['$exception', '$$heatmap'])
 
-const NO_UPDATES: PropertyUpdates = {
-  toSet: {},
-  toUnset: [],
+// (shared and frozen: what changes nothing is the same for every event)
+const NO_UPDATES: PropertyUpdates = Object.freeze({
+  toSet: Object.freeze({}),
+  toUnset: Object.freeze([]) as unknown as string[],
   hasChanges: false,
   addsKeys: false,
   setShown: false,
-}
+})
+const NOTHING_SHOWN: PropertyUpdates = Object.freeze({ ...NO_UPDATES, setShown: true })
 
 /**
  * What `eventProperties`' $set_once, $set and $unset change on a person whose properties are `current`.
@@ -118,8 +120,9 @@ export function computePropertyUpdates(
 ): PropertyUpdates {
   if (eventName !== undefined && NO_PERSON_UPDATE_EVENTS.has(eventName)) return NO_UPDATES
   const filtered = eventName !== undefined && !PERSON_EVENTS.has(eventName)
-  const toSet: Properties = {}
-  const toUnset: string[] = []
+  // made on the first change (most events change nothing on their person)
+  let toSet: Properties | undefined
+  let toUnset: string[] | undefined
   let hasChanges = false
   // whether a change makes an update on its own (always, unless filtered)
   let counts = !filtered
@@ -132,7 +135,7 @@ export function computePropertyUpdates(
     // enumerable key)
     for (const key in setOnce) {
       if (ownValue(current, key) === undefined) {
-        setOwn(toSet, key, setOnce[key])
+        setOwn((toSet ??= {}), key, setOnce[key])
         hasChanges = true
         addsKeys = true
         if (!counts && !FILTERED_PERSON_UPDATE_PROPERTIES.has(key)) counts = true
@@ -147,7 +150,7 @@ export function computePropertyUpdates(
       if (value === undefined) setShown = false
       const had = ownValue(current, key)
       if (!sameValue(had, value)) {
-        setOwn(toSet, key, value)
+        setOwn((toSet ??= {}), key, value)
         hasChanges = true
         if (had === undefined) addsKeys = true
         if (!counts && (had === undefined || !FILTERED_PERSON_UPDATE_PROPERTIES.has(key))) counts = true
@@ -157,14 +160,15 @@ export function computePropertyUpdates(
   const unset = eventProperties.$unset
   for (const key of unset === undefined ? NO_KEYS : unsetKeys(unset)) {
     if (Object.hasOwn(current, key)) {
-      toUnset.push(key)
+      ;(toUnset ??= []).push(key)
       hasChanges = true
       counts = true
       if (set && Object.hasOwn(set, key)) setShown = false
     }
   }
   if (hasChanges && !counts) return NO_UPDATES
-  return { toSet, toUnset, hasChanges, addsKeys, setShown }
+  if (!hasChanges) return setShown ? NOTHING_SHOWN : NO_UPDATES
+  return { toSet: toSet ?? {}, toUnset: toUnset ?? [], hasChanges, addsKeys, setShown }
 }
 
 /** The properties after the updates. */
