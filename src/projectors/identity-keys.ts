@@ -23,22 +23,22 @@ const ENCODED_MEMO = 100_000
 const encoded = new Map<string, string>()
 
 /**
- * Strings made once per name and then handed out again: the same key object each time, whose hash
+ * Values made once per name and then handed out again: the same key object each time, whose hash
  * the maps it is looked up in (the batch's overlay, the cache) keep with it. A key built afresh is
  * a new string for every read, concatenated, then flattened and hashed by each lookup; an event reads
  * its distinct id and person several times (prefetch, the rules, their overlay). Bounded: cleared
  * when full, as the encodings are.
  */
-export class KeyMemo<K> {
-  private readonly byName = new Map<K, string>()
+export class KeyMemo<K, V = string> {
+  private readonly byName = new Map<K, V>()
 
   constructor(
-    private readonly make: (name: K) => string,
+    private readonly make: (name: K) => V,
     private readonly max = KEY_MEMO,
   ) {}
 
-  /** The key of `name`, made on first use. */
-  of(name: K): string {
+  /** The value of `name`, made on first use. */
+  of(name: K): V {
     let key = this.byName.get(name)
     if (key === undefined) {
       key = this.make(name)
@@ -51,15 +51,28 @@ export class KeyMemo<K> {
 
 const KEY_MEMO = 100_000
 
+/**
+ * A relative key and, once the store has read it, its full key in that namespace: a read of a key
+ * met before then costs one lookup by name (this) and one in the cache, not a third one for the
+ * full key. (In a large map each lookup is a few cache misses: they, not the hashing, are its cost.)
+ */
+export class KeyRef {
+  /** the namespace `full` is in ('' until read) */
+  ns = ''
+  full = ''
+
+  constructor(readonly rel: string) {}
+}
+
 // Per team and kind of key, by the name itself (a person id as it is, a distinct id before its
 // encoding). Teams are few per process: one map each.
 function teamKeys(prefix: (team: number) => string, part: (name: string) => string) {
-  const memos = new Map<number, KeyMemo<string>>()
-  return (team: number, name: string): string => {
+  const memos = new Map<number, KeyMemo<string, KeyRef>>()
+  return (team: number, name: string): KeyRef => {
     let memo = memos.get(team)
     if (memo === undefined) {
       const head = prefix(team)
-      memos.set(team, (memo = new KeyMemo((n) => head + part(n))))
+      memos.set(team, (memo = new KeyMemo((n) => new KeyRef(head + part(n)))))
     }
     return memo.of(name)
   }
@@ -67,12 +80,19 @@ function teamKeys(prefix: (team: number) => string, part: (name: string) => stri
 
 const asItIs = (id: string) => id
 
+/** Relative key of a person, with its full key (see KeyRef). */
+export const personKeyRef = teamKeys((team) => `t.${team}.p.`, asItIs)
+/** Relative key of a distinct id (which person it points to), with its full key. */
+export const distinctIdKeyRef = teamKeys((team) => `t.${team}.d.`, encodeKeyPart)
+/** Relative key marking a distinct id whose events were stamped personless, with its full key. */
+export const personlessKeyRef = teamKeys((team) => `t.${team}.pl.`, encodeKeyPart)
+
 /** Relative key of a person. */
-export const personKey = teamKeys((team) => `t.${team}.p.`, asItIs)
+export const personKey = (team: number, id: string) => personKeyRef(team, id).rel
 /** Relative key of a distinct id (which person it points to). */
-export const distinctIdKey = teamKeys((team) => `t.${team}.d.`, encodeKeyPart)
+export const distinctIdKey = (team: number, distinctId: string) => distinctIdKeyRef(team, distinctId).rel
 /** Relative key marking a distinct id whose events were stamped personless. */
-export const personlessKey = teamKeys((team) => `t.${team}.pl.`, encodeKeyPart)
+export const personlessKey = (team: number, distinctId: string) => personlessKeyRef(team, distinctId).rel
 /** Relative key of a team's group types. */
 export const groupTypesKey = (team: number) => `t.${team}.gt`
 /** Relative key of a group. */

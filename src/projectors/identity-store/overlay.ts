@@ -1,5 +1,12 @@
 import type { Awaitable, IdentityChanges, WritableIdentityStore } from '../identity/index.ts'
-import { distinctIdKey, groupKey, groupTypesKey, personKey, personlessKey } from '../identity-keys.ts'
+import {
+  distinctIdKey,
+  groupKey,
+  groupTypesKey,
+  type KeyRef,
+  personKey,
+  personlessKey,
+} from '../identity-keys.ts'
 import { io } from '../errors.ts'
 import { IdentityReads, type StateValue } from './reads.ts'
 import type { CommitValue, KvIdentityStore } from './store.ts'
@@ -35,11 +42,11 @@ export class IdentityOverlay extends IdentityReads implements WritableIdentitySt
   // value they read, they build a new one and set that, and nothing changes a value once set. So values
   // are handed out and taken as they are, shared between the committed cache, the overlays, the
   // batch's rows and the next events, never copied.
-  private get(team: number, rel: string): Awaitable<StateValue | null> {
+  private get(team: number, rel: string, ref?: KeyRef): Awaitable<StateValue | null> {
     const hit = this.lookup(rel)
     if (hit) return hit.value
     // Most reads are answered from memory: no round trip, no promise, no wrapping for I/O errors.
-    const known = this.base.peek(team, rel)
+    const known = this.base.peek(team, rel, ref)
     if (known !== undefined) return known
     return io(() => this.base.read(team, rel))
   }
@@ -53,8 +60,8 @@ export class IdentityOverlay extends IdentityReads implements WritableIdentitySt
     return this.local
   }
 
-  protected readKey(team: number, rel: string): Awaitable<StateValue | null> {
-    return this.get(team, rel)
+  protected readKey(team: number, rel: string, ref?: KeyRef): Awaitable<StateValue | null> {
+    return this.get(team, rel, ref)
   }
 
   /**

@@ -2,7 +2,7 @@ import type { KV } from '@nats-io/kv'
 import { BUCKETS } from '../../../schema/jetstream.ts'
 import type { NatsConnection } from '@nats-io/nats-core'
 import { publishStored } from '../../jetstream/publish-stored.ts'
-import { KeyMemo, teamPrefix } from '../identity-keys.ts'
+import { KeyMemo, type KeyRef, teamPrefix } from '../identity-keys.ts'
 import { StateCache, teamOfKey } from './cache.ts'
 import { CommitLog, type StoredValue, visibleValue, writerOf } from './commit-protocol.ts'
 import { Pointers, readJson } from './pointers.ts'
@@ -123,14 +123,21 @@ export class KvIdentityStore extends IdentityReads {
    * The committed value of a relative key of `team` when memory answers it (a cached value, or a key
    * a complete team does not have: null); undefined when only the bucket can tell.
    */
-  peek(team: number, rel: string): StateValue | null | undefined {
+  peek(team: number, rel: string, ref?: KeyRef): StateValue | null | undefined {
     const ns = this.pointers.known(team)
     if (ns === undefined) return undefined
-    const memo = this.keysOf(ns)
-    const full = memo.keys.of(rel)
+    let full: string
+    if (ref?.ns === ns) full = ref.full
+    else {
+      full = this.fullKey(ns, rel)
+      if (ref) {
+        ref.ns = ns
+        ref.full = full
+      }
+    }
     const value = this.cache.get(full)
     if (value !== undefined) return value
-    if (this.cache.has(full) || this.cache.isComplete(memo.teams.of(team))) return null
+    if (this.cache.has(full) || this.cache.isComplete(this.keysOf(ns).teams.of(team))) return null
     return undefined
   }
 
