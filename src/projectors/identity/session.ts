@@ -21,6 +21,17 @@ function own<T>(list: T[]): T[] {
   return list === NONE ? [] : list
 }
 
+/** The values of the touched ids that still have one; the shared empty list when none was touched. */
+function touched<T>(ids: Set<string> | undefined, values: Map<string, T | null> | undefined): T[] {
+  if (!ids) return NONE
+  const out: T[] = []
+  for (const id of ids) {
+    const value = values?.get(id)
+    if (value) out.push(value)
+  }
+  return out
+}
+
 function existingPerson(distinctId: string, person: PersonState | undefined): PersonState {
   if (!person) throw new Error(`identity state broken: distinct id ${distinctId} points at missing person`)
   return person
@@ -143,23 +154,8 @@ export class IdentitySession {
   }
 
   toChanges(): IdentityChanges {
-    // (the shared empty list when nothing was touched, as for the other lists)
-    let persons: PersonState[] = NONE
-    if (this.touchedPersons) {
-      persons = []
-      for (const id of this.touchedPersons) {
-        const person = this.persons?.get(id)
-        if (person) persons.push(person)
-      }
-    }
-    let groups: GroupState[] = NONE
-    if (this.touchedGroups) {
-      groups = []
-      for (const id of this.touchedGroups) {
-        const group = this.groups?.get(id)
-        if (group) groups.push(group)
-      }
-    }
+    const persons = touched(this.touchedPersons, this.persons)
+    const groups = touched(this.touchedGroups, this.groups)
     return {
       teamId: this.teamId,
       persons,
