@@ -65,16 +65,26 @@ export class KeyRef {
 }
 
 // Per team and kind of key, by the name itself (a person id as it is, a distinct id before its
-// encoding). Teams are few per process: one map each.
+// encoding). Bounded over all teams together (a process may serve many): all are forgotten once
+// KEY_MEMO keys of the kind are held.
 function teamKeys(prefix: (team: number) => string, part: (name: string) => string) {
-  const memos = new Map<number, KeyMemo<string, KeyRef>>()
+  const teams = new Map<number, { head: string; refs: Map<string, KeyRef> }>()
+  let held = 0
   return (team: number, name: string): KeyRef => {
-    let memo = memos.get(team)
-    if (memo === undefined) {
-      const head = prefix(team)
-      memos.set(team, (memo = new KeyMemo((n) => new KeyRef(head + part(n)))))
+    let t = teams.get(team)
+    if (t === undefined) teams.set(team, (t = { head: prefix(team), refs: new Map() }))
+    let ref = t.refs.get(name)
+    if (ref === undefined) {
+      if (held >= KEY_MEMO) {
+        teams.clear()
+        held = 0
+        teams.set(team, (t = { head: t.head, refs: new Map() }))
+      }
+      ref = new KeyRef(t.head + part(name))
+      t.refs.set(name, ref)
+      held++
     }
-    return memo.of(name)
+    return ref
   }
 }
 

@@ -4,6 +4,7 @@ import {
   distinctIdKeyRef,
   KeyMemo,
   personKey,
+  personKeyRef,
   personlessKey,
 } from '../../../src/projectors/identity-keys.ts'
 import { changesNothing } from '../../../src/projectors/identity/index.ts'
@@ -51,6 +52,17 @@ describe('identity keys', () => {
     expect(distinctIdKeyRef(3, fresh)).toBe(distinctIdKeyRef(3, 'user-9'))
     expect(distinctIdKeyRef(4, 'user-9')).not.toBe(distinctIdKeyRef(3, 'user-9'))
     expect(distinctIdKeyRef(4, 'user-9').rel).toBe('t.4.d.bdXNlci05')
+  })
+
+  it('hold at most 100,000 keys of a kind over all teams, then forget them', () => {
+    const first = personKeyRef(1, 'q-0')
+    // 100,000 more new names, over two teams: the memo was emptied at least once after `first`
+    for (let i = 1; i <= 50_000; i++) personKeyRef(1, `q-${i}`)
+    for (let i = 1; i <= 50_000; i++) personKeyRef(2, `q-${i}`)
+    const again = personKeyRef(1, 'q-0')
+    expect(again).not.toBe(first)
+    expect(again.rel).toBe('t.1.p.q-0')
+    expect(personKeyRef(1, 'q-0')).toBe(again)
   })
 })
 
