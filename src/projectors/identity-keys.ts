@@ -22,12 +22,87 @@ export function encodeKeyPart(s: string): string {
 const ENCODED_MEMO = 100_000
 const encoded = new Map<string, string>()
 
+/**
+ * Values made once per name and then handed out again: the same key object each time, whose hash
+ * the maps it is looked up in (the batch's overlay, the cache) keep with it. A key built afresh is
+ * a new string for every read, concatenated, then flattened and hashed by each lookup; an event reads
+ * its distinct id and person several times (prefetch, the rules, their overlay). Bounded: cleared
+ * when full, as the encodings are.
+ */
+export class KeyMemo<K, V = string> {
+  private readonly byName = new Map<K, V>()
+
+  constructor(
+    private readonly make: (name: K) => V,
+    private readonly max = KEY_MEMO,
+  ) {}
+
+  /** The value of `name`, made on first use. */
+  of(name: K): V {
+    let key = this.byName.get(name)
+    if (key === undefined) {
+      key = this.make(name)
+      if (this.byName.size >= this.max) this.byName.clear()
+      this.byName.set(name, key)
+    }
+    return key
+  }
+}
+
+const KEY_MEMO = 100_000
+
+/**
+ * A relative key and, once the store has read it, its full key in that namespace: a read of a key
+ * met before then costs one lookup by name (this) and one in the cache, not a third one for the
+ * full key. (In a large map each lookup is a few cache misses: they, not the hashing, are its cost.)
+ */
+export class KeyRef {
+  /** the namespace `full` is in ('' until read) */
+  ns = ''
+  full = ''
+
+  constructor(readonly rel: string) {}
+}
+
+// Per team and kind of key, by the name itself (a person id as it is, a distinct id before its
+// encoding). Bounded over all teams together (a process may serve many): all are forgotten once
+// KEY_MEMO keys of the kind are held.
+function teamKeys(prefix: (team: number) => string, part: (name: string) => string) {
+  const teams = new Map<number, { head: string; refs: Map<string, KeyRef> }>()
+  let held = 0
+  return (team: number, name: string): KeyRef => {
+    let t = teams.get(team)
+    if (t === undefined) teams.set(team, (t = { head: prefix(team), refs: new Map() }))
+    let ref = t.refs.get(name)
+    if (ref === undefined) {
+      if (held >= KEY_MEMO) {
+        teams.clear()
+        held = 0
+        teams.set(team, (t = { head: t.head, refs: new Map() }))
+      }
+      ref = new KeyRef(t.head + part(name))
+      t.refs.set(name, ref)
+      held++
+    }
+    return ref
+  }
+}
+
+const asItIs = (id: string) => id
+
+/** Relative key of a person, with its full key (see KeyRef). */
+export const personKeyRef = teamKeys((team) => `t.${team}.p.`, asItIs)
+/** Relative key of a distinct id (which person it points to), with its full key. */
+export const distinctIdKeyRef = teamKeys((team) => `t.${team}.d.`, encodeKeyPart)
+/** Relative key marking a distinct id whose events were stamped personless, with its full key. */
+export const personlessKeyRef = teamKeys((team) => `t.${team}.pl.`, encodeKeyPart)
+
 /** Relative key of a person. */
-export const personKey = (team: number, id: string) => `t.${team}.p.${id}`
+export const personKey = (team: number, id: string) => personKeyRef(team, id).rel
 /** Relative key of a distinct id (which person it points to). */
-export const distinctIdKey = (team: number, distinctId: string) => `t.${team}.d.${encodeKeyPart(distinctId)}`
+export const distinctIdKey = (team: number, distinctId: string) => distinctIdKeyRef(team, distinctId).rel
 /** Relative key marking a distinct id whose events were stamped personless. */
-export const personlessKey = (team: number, distinctId: string) => `t.${team}.pl.${encodeKeyPart(distinctId)}`
+export const personlessKey = (team: number, distinctId: string) => personlessKeyRef(team, distinctId).rel
 /** Relative key of a team's group types. */
 export const groupTypesKey = (team: number) => `t.${team}.gt`
 /** Relative key of a group. */

@@ -101,7 +101,7 @@ export async function prepareBatch(
   timings.plugins = now() - t
 
   t = now()
-  await io(() => ctx.store.prefetch(distinctIdKeys(work)))
+  await io(() => ctx.store.prefetch(distinctIdKeys(ctx.store, work)))
   await io(() => ctx.store.prefetch(personKeys(ctx.store, work)))
   timings.prefetch = now() - t
 
@@ -114,12 +114,9 @@ export async function prepareBatch(
     const groupTypes = () => overlay.getGroupTypes(w.teamId)
     for (const d of w.events) {
       b.out.events++
-      const person = b.settle(
-        await applyPersonRules(overlay, identity, w.teamId, d),
-        w.msg,
-        d.offset,
-        d.event,
-      )
+      // (awaited only when it is a promise: most events are decided from memory, see applyEvent)
+      const decided = applyPersonRules(overlay, identity, w.teamId, d)
+      const person = b.settle(decided instanceof Promise ? await decided : decided, w.msg, d.offset, d.event)
       if (!person) continue
       const seen = seeEvent(taxonomy, w.teamId, d, person, groupTypes)
       if (seen) await seen

@@ -1,5 +1,12 @@
 import type { Awaitable, IdentityChanges, WritableIdentityStore } from '../identity/index.ts'
-import { distinctIdKey, groupKey, groupTypesKey, personKey, personlessKey } from '../identity-keys.ts'
+import {
+  distinctIdKey,
+  groupKey,
+  groupTypesKey,
+  type KeyRef,
+  personKey,
+  personlessKey,
+} from '../identity-keys.ts'
 import { io } from '../errors.ts'
 import { IdentityReads, type StateValue } from './reads.ts'
 import type { CommitValue, KvIdentityStore } from './store.ts'
@@ -35,11 +42,11 @@ export class IdentityOverlay extends IdentityReads implements WritableIdentitySt
   // value they read, they build a new one and set that, and nothing changes a value once set. So values
   // are handed out and taken as they are, shared between the committed cache, the overlays, the
   // batch's rows and the next events, never copied.
-  private get(team: number, rel: string): Awaitable<StateValue | null> {
+  private get(team: number, rel: string, ref?: KeyRef): Awaitable<StateValue | null> {
     const hit = this.lookup(rel)
     if (hit) return hit.value
     // Most reads are answered from memory: no round trip, no promise, no wrapping for I/O errors.
-    const known = this.base.peek(team, rel)
+    const known = this.base.peek(team, rel, ref)
     if (known !== undefined) return known
     return io(() => this.base.read(team, rel))
   }
@@ -53,12 +60,15 @@ export class IdentityOverlay extends IdentityReads implements WritableIdentitySt
     return this.local
   }
 
-  protected readKey(team: number, rel: string): Awaitable<StateValue | null> {
-    return this.get(team, rel)
+  protected readKey(team: number, rel: string, ref?: KeyRef): Awaitable<StateValue | null> {
+    return this.get(team, rel, ref)
   }
 
-  /** Applies one event's changes, in event order. */
-  async applyChanges(c: IdentityChanges): Promise<void> {
+  /**
+   * Applies one event's changes, in event order. Without a promise unless the event added group
+   * types (their list is read first): most events change nothing, and the projection awaits per event.
+   */
+  applyChanges(c: IdentityChanges): Awaitable<void> {
     const team = c.teamId
     for (const p of c.persons) this.set(team, personKey(team, p.id), p)
     for (const d of c.deletedPersons) this.set(team, personKey(team, d.id), null)
@@ -70,16 +80,20 @@ export class IdentityOverlay extends IdentityReads implements WritableIdentitySt
       )
     }
     for (const id of c.personlessDistinctIds) this.set(team, personlessKey(team, id), true)
-    if (c.groupTypes.length > 0) {
-      // A new list: the one read is shared with the cache and earlier overlays.
-      const types = [...(await this.getGroupTypes(team))]
-      for (const row of c.groupTypes) {
-        if (!types.some((t) => t.groupType === row.groupType)) {
-          types.push({ groupType: row.groupType, groupTypeIndex: row.groupTypeIndex })
-        }
+    if (c.groupTypes.length > 0) return this.applyGroupChanges(c)
+    for (const g of c.groups) this.set(team, groupKey(team, g.groupTypeIndex, g.groupKey), g)
+  }
+
+  private async applyGroupChanges(c: IdentityChanges): Promise<void> {
+    const team = c.teamId
+    // A new list: the one read is shared with the cache and earlier overlays.
+    const types = [...(await this.getGroupTypes(team))]
+    for (const row of c.groupTypes) {
+      if (!types.some((t) => t.groupType === row.groupType)) {
+        types.push({ groupType: row.groupType, groupTypeIndex: row.groupTypeIndex })
       }
-      this.set(team, groupTypesKey(team), types)
     }
+    this.set(team, groupTypesKey(team), types)
     for (const g of c.groups) this.set(team, groupKey(team, g.groupTypeIndex, g.groupKey), g)
   }
 }

@@ -6,7 +6,14 @@ import type {
   IdentityStore,
   PersonState,
 } from '../identity/index.ts'
-import { distinctIdKey, groupKey, groupTypesKey, personKey, personlessKey } from '../identity-keys.ts'
+import {
+  distinctIdKeyRef,
+  groupKey,
+  groupTypesKey,
+  type KeyRef,
+  personKeyRef,
+  personlessKeyRef,
+} from '../identity-keys.ts'
 
 /** A JSON value of the identity state (null: absent or removed). */
 export type StateValue = unknown
@@ -23,20 +30,24 @@ function then<T>(v: Awaitable<StateValue | null>, absent?: T): Awaitable<T> {
  * wrapped in a promise.
  */
 export abstract class IdentityReads implements IdentityStore {
-  /** The value of a relative key of `team`; null when absent. */
-  protected abstract readKey(team: number, rel: string): Awaitable<StateValue | null>
+  /** The value of a relative key of `team`; null when absent. `ref`: the key's KeyRef, when it has one. */
+  protected abstract readKey(team: number, rel: string, ref?: KeyRef): Awaitable<StateValue | null>
+
+  private readRef(team: number, ref: KeyRef): Awaitable<StateValue | null> {
+    return this.readKey(team, ref.rel, ref)
+  }
 
   /** The person a distinct id points to, if any. */
   getDistinctId(team: number, distinctId: string): Awaitable<DistinctIdState | undefined> {
-    return then(this.readKey(team, distinctIdKey(team, distinctId)))
+    return then(this.readRef(team, distinctIdKeyRef(team, distinctId)))
   }
   /** A person by id, if it exists. */
   getPerson(team: number, id: string): Awaitable<PersonState | undefined> {
-    return then(this.readKey(team, personKey(team, id)))
+    return then(this.readRef(team, personKeyRef(team, id)))
   }
   /** Whether events of this distinct id were already stamped with its personless person id. */
   isPersonlessDistinctId(team: number, distinctId: string): Awaitable<boolean> {
-    const v = this.readKey(team, personlessKey(team, distinctId))
+    const v = this.readRef(team, personlessKeyRef(team, distinctId))
     return v instanceof Promise ? v.then((x) => x === true) : v === true
   }
   /** The team's group types in index order; empty when none. */

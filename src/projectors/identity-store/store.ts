@@ -2,7 +2,7 @@ import type { KV } from '@nats-io/kv'
 import { BUCKETS } from '../../../schema/jetstream.ts'
 import type { NatsConnection } from '@nats-io/nats-core'
 import { publishStored } from '../../jetstream/publish-stored.ts'
-import { teamPrefix } from '../identity-keys.ts'
+import { KeyMemo, type KeyRef, teamPrefix } from '../identity-keys.ts'
 import { StateCache, teamOfKey } from './cache.ts'
 import { CommitLog, type StoredValue, visibleValue, writerOf } from './commit-protocol.ts'
 import { Pointers, readJson } from './pointers.ts'
@@ -60,6 +60,9 @@ export class KvIdentityStore extends IdentityReads {
   private readonly pointers: Pointers
   private readonly commits = new CommitLog()
   private readonly teams: TeamLoader
+  // Full keys and team prefixes per namespace, made once (see KeyMemo): memory answers most reads,
+  // and a key made afresh for each costs more than the lookup.
+  private readonly fullKeys = new Map<string, { keys: KeyMemo<string>; teams: KeyMemo<number> }>()
 
   constructor(
     private readonly kv: KV,
@@ -78,8 +81,24 @@ export class KvIdentityStore extends IdentityReads {
     )
   }
 
+  private keysOf(ns: string) {
+    let memo = this.fullKeys.get(ns)
+    if (memo === undefined) {
+      const keys = new KeyMemo<string>((rel) => `${ns}.${rel}`)
+      const teams = new KeyMemo<number>((team) => teamPrefix(ns, team))
+      this.fullKeys.set(ns, (memo = { keys, teams }))
+    }
+    return memo
+  }
+
+  /** `<ns>.<rel>` */
+  private fullKey(ns: string, rel: string): string {
+    return this.keysOf(ns).keys.of(rel)
+  }
+
   /** Forgets everything held in memory (after a replay swapped namespaces). */
   reset(): void {
+    this.fullKeys.clear()
     this.cache.clear()
     this.pointers.reset()
     this.commits.reset()
@@ -104,14 +123,31 @@ export class KvIdentityStore extends IdentityReads {
    * The committed value of a relative key of `team` when memory answers it (a cached value, or a key
    * a complete team does not have: null); undefined when only the bucket can tell.
    */
-  peek(team: number, rel: string): StateValue | null | undefined {
+  peek(team: number, rel: string, ref?: KeyRef): StateValue | null | undefined {
     const ns = this.pointers.known(team)
     if (ns === undefined) return undefined
-    const full = `${ns}.${rel}`
+    let full: string
+    if (ref?.ns === ns) full = ref.full
+    else {
+      full = this.fullKey(ns, rel)
+      if (ref) {
+        ref.ns = ns
+        ref.full = full
+      }
+    }
     const value = this.cache.get(full)
     if (value !== undefined) return value
-    if (this.cache.has(full) || this.cache.isComplete(teamPrefix(ns, team))) return null
+    if (this.cache.has(full) || this.cache.isComplete(this.keysOf(ns).teams.of(team))) return null
     return undefined
+  }
+
+  /**
+   * Whether memory answers every key of `team`, present or absent (its state was loaded whole, see
+   * TeamLoader): then prefetching its keys does nothing, and they need not be listed.
+   */
+  holdsWhole(team: number): boolean {
+    const ns = this.pointers.known(team)
+    return ns !== undefined && this.cache.isComplete(this.keysOf(ns).teams.of(team))
   }
 
   /** The committed value of a relative key of `team`. */
@@ -119,7 +155,7 @@ export class KvIdentityStore extends IdentityReads {
     const known = this.peek(team, rel)
     if (known !== undefined) return known
     const ns = await this.namespaceOf(team)
-    const full = `${ns}.${rel}`
+    const full = this.fullKey(ns, rel)
     if (this.cache.has(full)) return this.cache.get(full) ?? null
     if (this.cache.isComplete(teamPrefix(ns, team))) return null
     return this.loadAndRemember(full)
@@ -127,7 +163,7 @@ export class KvIdentityStore extends IdentityReads {
 
   /** The cached committed value, if any; never reads the bucket. */
   cached(ns: string, rel: string): StateValue | null | undefined {
-    return this.cache.get(`${ns}.${rel}`)
+    return this.cache.get(this.fullKey(ns, rel))
   }
 
   private async load(full: string): Promise<StateValue | null> {
@@ -162,7 +198,7 @@ export class KvIdentityStore extends IdentityReads {
     for (const { team, rel } of keys) {
       const ns = incomplete.get(team)
       if (ns === undefined) continue
-      const full = `${ns}.${rel}`
+      const full = this.fullKey(ns, rel)
       if (!this.cache.has(full)) missing.add(full)
     }
     await inWindows([...missing], (full) => this.loadAndRemember(full))
@@ -185,7 +221,7 @@ export class KvIdentityStore extends IdentityReads {
       const ns = await this.namespaceOf(team)
       const at = seqs.get(ns)
       if (at === undefined) throw new Error(`commit: no sequence for namespace ${ns}`)
-      writes.push({ full: `${ns}.${rel}`, value, stored: { v: value, at: [source, at], p: null } })
+      writes.push({ full: this.fullKey(ns, rel), value, stored: { v: value, at: [source, at], p: null } })
     }
     await inWindows(writes, async (w) => {
       if (this.cache.has(w.full)) w.stored.p = this.cache.get(w.full) ?? null

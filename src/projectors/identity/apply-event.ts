@@ -13,7 +13,16 @@ import { type PersonContext, processPerson } from './persons.ts'
 import { assignOwn, copyOf } from '../../property-bags/copies.ts'
 import { asPlainObject, sameValue } from './property-updates.ts'
 import { emptyChanges, IdentitySession } from './session.ts'
-import type { ApplyEventResult, IdentityEvent, IdentityStore, PersonMode, Properties } from './types.ts'
+import type {
+  ApplyEventResult,
+  Awaitable,
+  IdentityEvent,
+  IdentityStore,
+  IngestionWarning,
+  PersonMode,
+  PersonState,
+  Properties,
+} from './types.ts'
 
 // A personless event for a person created more than this long before it was most likely sent after the
 // person existed; PostHog marks such events 'force_upgrade' instead of 'propertyless'.
@@ -48,34 +57,24 @@ export function storedEventProperties(
 
 // Decides the person (and groups) an event belongs to, in log order. The store is only read; everything the
 // event changes comes back in `changes`, which the caller must apply before the next event of the team.
-export async function applyEvent(
+// An event whose state is in memory and that names no groups is decided without a promise (see
+// processPerson); the others come back as one.
+export function applyEvent(
   store: IdentityStore,
   teamId: number,
   event: IdentityEvent,
-): Promise<ApplyEventResult> {
+): Awaitable<ApplyEventResult> {
   const normalized = normalizeEvent(event)
   // (the list normalizeEvent made for this event: no copy needed)
   const warnings = normalized.warnings
-  let properties = normalized.properties
+  const properties = normalized.properties
   const drop =
     normalized.drop ?? (event.event === '$groupidentify' ? validateGroupIdentify(properties) : undefined)
   if (drop) return { dropped: true, reason: drop, warnings, changes: emptyChanges(teamId) }
 
   const session = new IdentitySession(store, teamId)
 
-  if (!normalized.processPerson) {
-    const stamped = await personlessPerson(session, teamId, event)
-    properties = withoutGroupKeys(properties)
-    return {
-      dropped: false,
-      ...stamped,
-      personProperties: {},
-      groupColumns: groupColumns(properties),
-      eventProperties: properties,
-      warnings,
-      changes: session.toChanges(),
-    }
-  }
+  if (!normalized.processPerson) return personlessResult(session, teamId, event, properties, warnings)
 
   const personContext: PersonContext = {
     session,
@@ -88,8 +87,42 @@ export async function applyEvent(
     warnings,
     updateIsIdentified: false,
   }
-  const person = await processPerson(personContext)
+  const person = processPerson(personContext)
+  const withGroups = event.event === '$groupidentify' || asPlainObject(properties.$groups) !== undefined
+  if (withGroups || person instanceof Promise) return withPersonAndGroups(personContext, event, person)
+  return personResult(personContext, person, properties, undefined)
+}
 
+async function personlessResult(
+  session: IdentitySession,
+  teamId: number,
+  event: IdentityEvent,
+  normalized: Properties,
+  warnings: IngestionWarning[],
+): Promise<ApplyEventResult> {
+  const stamped = await personlessPerson(session, teamId, event)
+  const properties = withoutGroupKeys(normalized)
+  return {
+    dropped: false,
+    ...stamped,
+    personProperties: {},
+    groupColumns: groupColumns(properties),
+    eventProperties: properties,
+    warnings,
+    changes: session.toChanges(),
+  }
+}
+
+// The rest of an event's rules once its person is known: the group types it names, the group it
+// identifies.
+async function withPersonAndGroups(
+  ctx: PersonContext,
+  event: IdentityEvent,
+  deciding: Awaitable<PersonState>,
+): Promise<ApplyEventResult> {
+  const person = await deciding
+  const { session } = ctx
+  let properties = ctx.properties
   // PostHog registers the identified group's type before the types named in $groups.
   if (event.event === '$groupidentify' && properties.$group_type != null && properties.$group_set != null) {
     await groupTypeIndex(session, String(properties.$group_type))
@@ -97,9 +130,17 @@ export async function applyEvent(
   const groupIndexes = await groupIndexesOf(session, properties)
   properties = applyGroupIndexes(properties, groupIndexes)
   if (event.event === '$groupidentify') await upsertGroupFromIdentify(session, properties, event.timestamp_ms)
+  return personResult(ctx, person, properties, groupIndexes)
+}
 
+function personResult(
+  ctx: PersonContext,
+  person: PersonState,
+  properties: Properties,
+  groupIndexes: GroupIndexes | undefined,
+): ApplyEventResult {
   // The last rule that changed the person applied this $set: nothing to compare again.
-  const shown = personContext.setShown
+  const shown = ctx.setShown
     ? person.properties
     : shownProperties(person.properties, asPlainObject(properties.$set))
   return {
@@ -112,8 +153,8 @@ export async function applyEvent(
     groupColumns: groupColumns(properties),
     eventProperties: properties,
     groupIndexes,
-    warnings,
-    changes: session.toChanges(),
+    warnings: ctx.warnings,
+    changes: ctx.session.toChanges(),
   }
 }
 
@@ -123,7 +164,8 @@ export async function applyEvent(
 // text is the same as the merged copy's (same keys in the same order, values of the same JSON text).
 function shownProperties(current: Properties, set: Properties | undefined): Properties {
   if (set === undefined) return current
-  for (const key of Object.keys(set)) {
+  // (for-in: no list of keys made per event; a bag from JSON inherits no enumerable key)
+  for (const key in set) {
     if (!Object.hasOwn(current, key) || !sameValue(current[key], set[key])) {
       return assignOwn(copyOf(current), set)
     }

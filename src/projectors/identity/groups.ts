@@ -108,8 +108,19 @@ function columnValue(value: unknown): string {
   return String(value)
 }
 
+// The columns of an event in no group (most events'): one list, frozen, for all of them.
+const NO_GROUPS = Object.freeze(['', '', '', '', '']) as unknown as GroupColumns
+
 /** The five $group_N columns of an event from its $group_N properties. */
 export function groupColumns(properties: Properties): GroupColumns {
+  if (
+    properties.$group_0 === undefined &&
+    properties.$group_1 === undefined &&
+    properties.$group_2 === undefined &&
+    properties.$group_3 === undefined &&
+    properties.$group_4 === undefined
+  )
+    return NO_GROUPS
   // Written out: this runs for every event, and the keys are constants.
   return [
     columnValue(properties.$group_0),

@@ -67,7 +67,8 @@ const INITIAL_NAMES = PERSON_MAPPED_EVENT_PROPERTIES.map((k) => `$initial_${k.re
 
 function mappedRanksOf(properties: Properties): number[] {
   const found: number[] = []
-  for (const key of Object.keys(properties)) {
+  // (for-in: no list of keys made per event; a bag from JSON inherits no enumerable key)
+  for (const key in properties) {
     const rank = MAPPED_RANK.get(key)
     if (rank !== undefined) found.push(rank)
   }

@@ -3,7 +3,7 @@ import { uuidFromDistinctId } from './person-uuid.ts'
 import { assignOwn, copyOf } from '../../property-bags/copies.ts'
 import { applyPropertyUpdates, asPlainObject, computePropertyUpdates } from './property-updates.ts'
 import type { IdentitySession } from './session.ts'
-import type { IngestionWarning, PersonState, Properties } from './types.ts'
+import type { Awaitable, IngestionWarning, PersonState, Properties } from './types.ts'
 
 // PostHog writes a merged-away person's delete row this far above its last version so that no late update
 // of the same row can outrank the delete.
@@ -32,11 +32,30 @@ interface MergeOutcome {
   needsUpdate: boolean
 }
 
-/** Finds, creates, merges and updates the person of an event, as PostHog does. */
-export async function processPerson(ctx: PersonContext): Promise<PersonState> {
+/**
+ * Finds, creates, merges and updates the person of an event, as PostHog does. Most events name a
+ * person already in memory and merge nothing: they are decided without a promise (one made per
+ * event and awaited costs more than the rest of their rules, the garbage of it included).
+ */
+export function processPerson(ctx: PersonContext): Awaitable<PersonState> {
+  if (MERGE_WITH_ALIAS.has(ctx.eventName) || ctx.eventName === '$identify') return processMerging(ctx)
+  return personOfDistinctId(ctx)
+}
+
+async function processMerging(ctx: PersonContext): Promise<PersonState> {
   const merged = await handleIdentifyOrAlias(ctx)
   if (merged.person) return merged.needsUpdate ? updatePerson(ctx, merged.person) : merged.person
-  const existing = await ctx.session.getPersonByDistinctId(ctx.distinctId)
+  return personOfDistinctId(ctx)
+}
+
+// The person of the event's distinct id, updated by the event, or created by it.
+function personOfDistinctId(ctx: PersonContext): Awaitable<PersonState> {
+  const existing = ctx.session.getPersonByDistinctId(ctx.distinctId)
+  if (existing instanceof Promise) return existing.then((p) => updateOrCreate(ctx, p))
+  return updateOrCreate(ctx, existing)
+}
+
+function updateOrCreate(ctx: PersonContext, existing: PersonState | undefined): Awaitable<PersonState> {
   if (existing) return updatePerson(ctx, existing)
   return createPerson(ctx, ctx.distinctId, [], ctx.updateIsIdentified)
 }
@@ -177,19 +196,19 @@ async function mergePeople(
   return { person: merged, needsUpdate: true }
 }
 
-async function createPerson(
+function createPerson(
   ctx: PersonContext,
   primaryDistinctId: string,
   extraDistinctIds: string[],
   isIdentified: boolean,
-): Promise<PersonState> {
+): Awaitable<PersonState> {
   const set = asPlainObject(ctx.properties.$set) ?? {}
   const setOnce = asPlainObject(ctx.properties.$set_once) ?? {}
   const distinctIds = [primaryDistinctId, ...extraDistinctIds]
   // { ...setOnce, ...set, $creator_event_uuid }, made without adding keys to a spread copy
   const properties = assignOwn(copyOf(setOnce), set)
   properties.$creator_event_uuid = ctx.eventUuid
-  let person: PersonState = {
+  const person: PersonState = {
     id: uuidFromDistinctId(ctx.teamId, primaryDistinctId),
     createdAtMs: ctx.timestampMs,
     properties,
@@ -199,6 +218,20 @@ async function createPerson(
     overriddenIds: [],
   }
   for (const distinctId of distinctIds) ctx.session.setDistinctId(distinctId, person.id, 0)
+  if (extraDistinctIds.length === 0) {
+    ctx.session.putPerson(person)
+    return person
+  }
+  return withPersonlessOverrides(ctx, person, extraDistinctIds)
+}
+
+// A new person's other distinct ids whose events were stamped personless follow it (overrides).
+async function withPersonlessOverrides(
+  ctx: PersonContext,
+  created: PersonState,
+  extraDistinctIds: string[],
+): Promise<PersonState> {
+  let person = created
   for (const distinctId of extraDistinctIds) {
     const personlessId = await personlessOverride(ctx, distinctId, person)
     if (personlessId) person = { ...person, overriddenIds: [...person.overriddenIds, personlessId] }

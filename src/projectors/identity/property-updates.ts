@@ -28,6 +28,8 @@ export function sameValue(a: unknown, b: unknown): boolean {
   return JSON.stringify(a) === JSON.stringify(b)
 }
 
+const NO_KEYS: readonly string[] = []
+
 function unsetKeys(value: unknown): string[] {
   if (Array.isArray(value)) return value.filter((key): key is string => typeof key === 'string')
   const object = asPlainObject(value)
@@ -91,13 +93,15 @@ const PERSON_EVENTS = new Set(['$identify', '$create_alias', '$merge_dangerously
 // their $set and $set_once (persons.ts createPerson), as in PostHog.
 const NO_PERSON_UPDATE_EVENTS = new Set(['$exception', '$$heatmap'])
 
-const NO_UPDATES: PropertyUpdates = {
-  toSet: {},
-  toUnset: [],
+// (shared and frozen: what changes nothing is the same for every event)
+const NO_UPDATES: PropertyUpdates = Object.freeze({
+  toSet: Object.freeze({}),
+  toUnset: Object.freeze([]) as unknown as string[],
   hasChanges: false,
   addsKeys: false,
   setShown: false,
-}
+})
+const NOTHING_SHOWN: PropertyUpdates = Object.freeze({ ...NO_UPDATES, setShown: true })
 
 /**
  * What `eventProperties`' $set_once, $set and $unset change on a person whose properties are `current`.
@@ -116,8 +120,9 @@ export function computePropertyUpdates(
 ): PropertyUpdates {
   if (eventName !== undefined && NO_PERSON_UPDATE_EVENTS.has(eventName)) return NO_UPDATES
   const filtered = eventName !== undefined && !PERSON_EVENTS.has(eventName)
-  const toSet: Properties = {}
-  const toUnset: string[] = []
+  // made on the first change (most events change nothing on their person)
+  let toSet: Properties | undefined
+  let toUnset: string[] | undefined
   let hasChanges = false
   // whether a change makes an update on its own (always, unless filtered)
   let counts = !filtered
@@ -126,9 +131,11 @@ export function computePropertyUpdates(
 
   const setOnce = asPlainObject(eventProperties.$set_once)
   if (setOnce) {
-    for (const key of Object.keys(setOnce)) {
+    // (for-in here and below: no list of keys made per event; a bag from JSON inherits no
+    // enumerable key)
+    for (const key in setOnce) {
       if (ownValue(current, key) === undefined) {
-        setOwn(toSet, key, setOnce[key])
+        setOwn((toSet ??= {}), key, setOnce[key])
         hasChanges = true
         addsKeys = true
         if (!counts && !FILTERED_PERSON_UPDATE_PROPERTIES.has(key)) counts = true
@@ -137,29 +144,31 @@ export function computePropertyUpdates(
   }
   const set = asPlainObject(eventProperties.$set)
   if (set) {
-    for (const key of Object.keys(set)) {
+    for (const key in set) {
       const value = set[key]
       // (an undefined value is never shown as a key the person has: no JSON gives one)
       if (value === undefined) setShown = false
       const had = ownValue(current, key)
       if (!sameValue(had, value)) {
-        setOwn(toSet, key, value)
+        setOwn((toSet ??= {}), key, value)
         hasChanges = true
         if (had === undefined) addsKeys = true
         if (!counts && (had === undefined || !FILTERED_PERSON_UPDATE_PROPERTIES.has(key))) counts = true
       }
     }
   }
-  for (const key of unsetKeys(eventProperties.$unset)) {
+  const unset = eventProperties.$unset
+  for (const key of unset === undefined ? NO_KEYS : unsetKeys(unset)) {
     if (Object.hasOwn(current, key)) {
-      toUnset.push(key)
+      ;(toUnset ??= []).push(key)
       hasChanges = true
       counts = true
       if (set && Object.hasOwn(set, key)) setShown = false
     }
   }
   if (hasChanges && !counts) return NO_UPDATES
-  return { toSet, toUnset, hasChanges, addsKeys, setShown }
+  if (!hasChanges) return setShown ? NOTHING_SHOWN : NO_UPDATES
+  return { toSet: toSet ?? {}, toUnset: toUnset ?? [], hasChanges, addsKeys, setShown }
 }
 
 /** The properties after the updates. */

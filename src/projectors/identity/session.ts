@@ -21,6 +21,22 @@ function own<T>(list: T[]): T[] {
   return list === NONE ? [] : list
 }
 
+/** The values of the touched ids that still have one; the shared empty list when none was touched. */
+function touched<T>(ids: Set<string> | undefined, values: Map<string, T | null> | undefined): T[] {
+  if (!ids) return NONE
+  const out: T[] = []
+  for (const id of ids) {
+    const value = values?.get(id)
+    if (value) out.push(value)
+  }
+  return out
+}
+
+function existingPerson(distinctId: string, person: PersonState | undefined): PersonState {
+  if (!person) throw new Error(`identity state broken: distinct id ${distinctId} points at missing person`)
+  return person
+}
+
 function groupId(groupTypeIndex: number, groupKey: string): string {
   return `${groupTypeIndex}\u0000${groupKey}`
 }
@@ -57,12 +73,21 @@ export class IdentitySession {
     return this.store.getPerson(this.teamId, personId)
   }
 
-  async getPersonByDistinctId(distinctId: string): Promise<PersonState | undefined> {
-    const row = await this.getDistinctId(distinctId)
+  // Answered without a promise when both reads are (the usual case: the state is in memory).
+  getPersonByDistinctId(distinctId: string): Awaitable<PersonState | undefined> {
+    const row = this.getDistinctId(distinctId)
+    if (row instanceof Promise) return row.then((r) => this.personOfRow(distinctId, r))
+    return this.personOfRow(distinctId, row)
+  }
+
+  private personOfRow(
+    distinctId: string,
+    row: DistinctIdState | undefined,
+  ): Awaitable<PersonState | undefined> {
     if (!row) return undefined
-    const person = await this.getPerson(row.personId)
-    if (!person) throw new Error(`identity state broken: distinct id ${distinctId} points at missing person`)
-    return person
+    const person = this.getPerson(row.personId)
+    if (person instanceof Promise) return person.then((p) => existingPerson(distinctId, p))
+    return existingPerson(distinctId, person)
   }
 
   isPersonless(distinctId: string): Awaitable<boolean> {
@@ -129,16 +154,8 @@ export class IdentitySession {
   }
 
   toChanges(): IdentityChanges {
-    const persons: PersonState[] = []
-    for (const id of this.touchedPersons ?? []) {
-      const person = this.persons?.get(id)
-      if (person) persons.push(person)
-    }
-    const groups: GroupState[] = []
-    for (const id of this.touchedGroups ?? []) {
-      const group = this.groups?.get(id)
-      if (group) groups.push(group)
-    }
+    const persons = touched(this.touchedPersons, this.persons)
+    const groups = touched(this.touchedGroups, this.groups)
     return {
       teamId: this.teamId,
       persons,
@@ -150,6 +167,19 @@ export class IdentitySession {
       groups,
     }
   }
+}
+
+/** Whether the changes change nothing (most events': their rows and overlay are then left alone). */
+export function changesNothing(c: IdentityChanges): boolean {
+  return (
+    c.persons.length === 0 &&
+    c.deletedPersons.length === 0 &&
+    c.distinctIds.length === 0 &&
+    c.overrides.length === 0 &&
+    c.personlessDistinctIds.length === 0 &&
+    c.groupTypes.length === 0 &&
+    c.groups.length === 0
+  )
 }
 
 /** Changes that change nothing. */

@@ -53,7 +53,8 @@ export interface IdentityStore {
 
 /** An identity store that also takes an event's changes. */
 export interface WritableIdentityStore extends IdentityStore {
-  applyChanges(changes: IdentityChanges): Promise<void>
+  /** (a promise only when applying them has to read the state) */
+  applyChanges(changes: IdentityChanges): Awaitable<void>
 }
 
 /** A person_distinct_id row to write. */

@@ -14,8 +14,11 @@ interface TeamEvents {
   events: DecodedEvent[]
 }
 
-/** First wave: each team's group types and, per distinct id an event names, its two keys. */
-export function distinctIdKeys(work: TeamEvents[]): KeyRef[] {
+/**
+ * First wave: each team's group types (which loads a team small enough whole, on first sight) and,
+ * per distinct id an event names, its two keys; none for a team whose state memory holds whole.
+ */
+export function distinctIdKeys(store: Pick<KvIdentityStore, 'holdsWhole'>, work: TeamEvents[]): KeyRef[] {
   const keys: KeyRef[] = []
   const seen = new Set<number>()
   for (const w of work) {
@@ -24,14 +27,14 @@ export function distinctIdKeys(work: TeamEvents[]): KeyRef[] {
       seen.add(team)
       keys.push({ team, rel: groupTypesKey(team) })
     }
+    if (store.holdsWhole(team)) continue
+    const idKeys = (id: string) =>
+      keys.push({ team, rel: distinctIdKey(team, id) }, { team, rel: personlessKey(team, id) })
     for (const { event: e } of w.events) {
-      const ids = [e.distinct_id]
+      idKeys(e.distinct_id)
       const p = e.properties
-      if (typeof p.$anon_distinct_id === 'string') ids.push(p.$anon_distinct_id)
-      if (typeof p.alias === 'string') ids.push(p.alias)
-      for (const id of ids) {
-        keys.push({ team, rel: distinctIdKey(team, id) }, { team, rel: personlessKey(team, id) })
-      }
+      if (typeof p.$anon_distinct_id === 'string') idKeys(p.$anon_distinct_id)
+      if (typeof p.alias === 'string') idKeys(p.alias)
     }
   }
   return keys
@@ -41,6 +44,7 @@ export function distinctIdKeys(work: TeamEvents[]): KeyRef[] {
 export function personKeys(store: KvIdentityStore, work: TeamEvents[]): KeyRef[] {
   const keys: KeyRef[] = []
   for (const w of work) {
+    if (store.holdsWhole(w.teamId)) continue
     for (const { event: e } of w.events) {
       const d = store.cached(w.ns, distinctIdKey(w.teamId, e.distinct_id)) as { personId?: string } | null
       if (d?.personId) keys.push({ team: w.teamId, rel: personKey(w.teamId, d.personId) })

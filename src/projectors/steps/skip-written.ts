@@ -49,5 +49,6 @@ export async function findWrittenRows(
 
 /** Passes an event whose row is missing; drops one whose row ClickHouse already holds. */
 export function skipWritten<T>(value: T, written: WrittenRows, seq: number, offset: number): StepResult<T> {
-  return written.has(positionKey(seq, offset)) ? drop(DROPS.written) : ok(value)
+  // (no key made for the usual batch, one nothing of which was written before)
+  return written.size > 0 && written.has(positionKey(seq, offset)) ? drop(DROPS.written) : ok(value)
 }
