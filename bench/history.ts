@@ -5,10 +5,13 @@
 // The log is filled first by publishing chunks of 1,000 events straight to it (as capture writes
 // them), which also gives the live projector's rate for the same events.
 // Run: npx tsx bench/history.ts   (env EVENTS=200000, DISTINCT=5000 ids; PROJECTOR_BATCH_SIZE etc.
-// are passed on to the Burrow under test and used by the replay; IMPORT_NODE_ARGS are node flags
-// for the import command)
+// are passed on to the Burrow under test; REPLAY_BATCH_SIZE: the replay's messages a batch;
+// REPLAY_BATCH_MIB=4,16: its batches' MiB, one figure per replay in turn; REPLAYS=n replays n times
+// in a row, each its own figure; IMPORT=0 leaves the import out; IMPORT_NODE_ARGS are node flags
+// for the import command; PROFILE=1 writes a CPU profile of the last replay to ./replay.cpuprofile)
 import { spawn } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { Session } from 'node:inspector/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { jetstream } from '@nats-io/jetstream'
@@ -29,6 +32,10 @@ import {
 
 const EVENTS = Number(process.env.EVENTS ?? 200_000)
 const DISTINCT = Number(process.env.DISTINCT ?? 5000)
+const REPLAYS = Number(process.env.REPLAYS ?? 1)
+/** MiB of message data a replay batch holds at most, one figure per replay in turn (e.g. `4,16`) */
+const REPLAY_BATCH_MIB = (process.env.REPLAY_BATCH_MIB ?? '').split(',').filter(Boolean).map(Number)
+const IMPORT = process.env.IMPORT !== '0'
 const CHUNK = 1000
 const CHUNKS = Math.ceil(EVENTS / CHUNK)
 const total = CHUNKS * CHUNK
@@ -92,22 +99,81 @@ try {
   await untilIdle(burrow.pid, { nodes: 2 })
 
   // Replay: the engine of `burrow replay`, with its default batch size from the environment.
-  const c2 = cpuNow()
-  const t2 = performance.now()
-  const replayed = await replay({
-    nc,
-    ch,
-    log: createLogger('warn'),
-    batchSize: Number(process.env.PROJECTOR_BATCH_SIZE ?? 100),
-  })
-  const replayMs = performance.now() - t2
-  const c3 = cpuNow()
-  if (!replayed.swapped || replayed.events !== total) {
-    throw new Error(`replay: swapped ${replayed.swapped}, ${replayed.events}/${total} events`)
+  const replays: { ms: number; cpu: string; mib: number | undefined; peakRss: number }[] = []
+  for (let r = 1; r <= REPLAYS; r++) {
+    await untilIdle(burrow.pid, { nodes: 2 })
+    const session = process.env.PROFILE && r === REPLAYS ? new Session() : undefined
+    if (session) {
+      session.connect()
+      await session.post('Profiler.enable')
+      await session.post('Profiler.start')
+    }
+    const mib = REPLAY_BATCH_MIB.length > 0 ? REPLAY_BATCH_MIB[(r - 1) % REPLAY_BATCH_MIB.length] : undefined
+    let peakRss = 0
+    const rss = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage.rss())), 50)
+    const c2 = cpuNow()
+    const t2 = performance.now()
+    const replayed = await replay({
+      nc,
+      ch,
+      log: createLogger('warn'),
+      ...(process.env.REPLAY_BATCH_SIZE ? { batchSize: Number(process.env.REPLAY_BATCH_SIZE) } : {}),
+      ...(mib === undefined ? {} : { batchBytes: mib * 2 ** 20 }),
+    })
+    const replayMs = performance.now() - t2
+    const c3 = cpuNow()
+    clearInterval(rss)
+    if (session) {
+      const { profile } = await session.post('Profiler.stop')
+      writeFileSync('replay.cpuprofile', JSON.stringify(profile))
+      session.disconnect()
+    }
+    if (!replayed.swapped || replayed.events !== total) {
+      throw new Error(`replay: swapped ${replayed.swapped}, ${replayed.events}/${total} events`)
+    }
+    await untilQueryable(total, 'logged')
+    replays.push({ ms: replayMs, cpu: cpuLine(c2, c3, total), mib, peakRss })
   }
-  await untilQueryable(total, 'logged')
+  const imported = IMPORT ? await importRun() : undefined
 
-  // Import: the same events under new uuids as a JSON-lines file, through `burrow import`.
+  const direct = rate(total, directMs)
+  const line = (what: string, ms: number) =>
+    `${what}${String(rate(total, ms)).padStart(8)} events/s  (${(ms / 1000).toFixed(2)} s)  / direct ${(rate(total, ms) / direct).toFixed(2)}`
+  console.log(
+    `events: ${total} in chunks of ${CHUNK}, ${DISTINCT} distinct ids; load ${(await import('node:os')).loadavg()[0]!.toFixed(1)} at the end`,
+  )
+  console.log(
+    `direct ClickHouse insert (TSV, 10 chunks an INSERT): ${direct} events/s  (${(directMs / 1000).toFixed(2)} s)`,
+  )
+  console.log(
+    `  without the sessions view:                         ${rate(total, bareMs)} events/s  (${(bareMs / 1000).toFixed(2)} s)`,
+  )
+  console.log(line('live projector, log -> queryable:     ', liveMs))
+  console.log(`  ${cpuLine(c0, c1, total)}`)
+  for (const r of replays) {
+    const batches = r.mib === undefined ? '' : ` (batches ≤ ${r.mib} MiB)`
+    console.log(line('burrow replay, log -> swapped in:     ', r.ms) + batches)
+    console.log(`  ${r.cpu} (the replay runs in the bench process)`)
+    console.log(`  the bench process's peak RSS during the replay: ${Math.round(r.peakRss / 2 ** 20)} MiB`)
+  }
+  if (imported) {
+    console.log(line('burrow import, file -> queryable:     ', imported.ms))
+    console.log(
+      `  the command itself ${(imported.ackedMs / 1000).toFixed(2)} s (${rate(total, imported.ackedMs)} events/s acknowledged)`,
+    )
+    console.log(
+      `  ${imported.cpu} plus the import command's ${((imported.commandCpu / total) * 1e6).toFixed(1)} (sampled)`,
+    )
+  }
+} finally {
+  await nc.close()
+  await ch.close()
+  await burrow.cleanup()
+  rmSync(dir, { recursive: true, force: true })
+}
+
+/** The same events under new uuids as a JSON-lines file, through `burrow import`. */
+async function importRun(): Promise<{ ms: number; ackedMs: number; cpu: string; commandCpu: number }> {
   const file = join(dir, 'history.jsonl')
   writeFileSync(
     file,
@@ -146,32 +212,5 @@ try {
   const importMs = (await untilQueryable(total, 'imported')) - t4
   const c5 = cpuNow()
 
-  const direct = rate(total, directMs)
-  const line = (what: string, ms: number) =>
-    `${what}${String(rate(total, ms)).padStart(8)} events/s  (${(ms / 1000).toFixed(2)} s)  / direct ${(rate(total, ms) / direct).toFixed(2)}`
-  console.log(
-    `events: ${total} in chunks of ${CHUNK}, ${DISTINCT} distinct ids; load ${(await import('node:os')).loadavg()[0]!.toFixed(1)} at the end`,
-  )
-  console.log(
-    `direct ClickHouse insert (TSV, 10 chunks an INSERT): ${direct} events/s  (${(directMs / 1000).toFixed(2)} s)`,
-  )
-  console.log(
-    `  without the sessions view:                         ${rate(total, bareMs)} events/s  (${(bareMs / 1000).toFixed(2)} s)`,
-  )
-  console.log(line('live projector, log -> queryable:     ', liveMs))
-  console.log(`  ${cpuLine(c0, c1, total)}`)
-  console.log(line('burrow replay, log -> swapped in:     ', replayMs))
-  console.log(`  ${cpuLine(c2, c3, total)} (the replay runs in the bench process)`)
-  console.log(line('burrow import, file -> queryable:     ', importMs))
-  console.log(
-    `  the command itself ${(importAckedMs / 1000).toFixed(2)} s (${rate(total, importAckedMs)} events/s acknowledged)`,
-  )
-  console.log(
-    `  ${cpuLine(c4, c5, total)} plus the import command's ${((importCpu / total) * 1e6).toFixed(1)} (sampled)`,
-  )
-} finally {
-  await nc.close()
-  await ch.close()
-  await burrow.cleanup()
-  rmSync(dir, { recursive: true, force: true })
+  return { ms: importMs, ackedMs: importAckedMs, cpu: cpuLine(c4, c5, total), commandCpu: importCpu }
 }

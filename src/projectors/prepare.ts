@@ -1,3 +1,4 @@
+import { setImmediate as nextTurn } from 'node:timers/promises'
 import type { BatchOutcome, EventRow, LogMessage, PreparedBatch, ProjectionContext } from './batch.ts'
 import { newOutcome } from './batch.ts'
 import { DeadLetterList } from './dead-letters.ts'
@@ -34,6 +35,13 @@ interface Work {
 let batchCounter = 0
 
 const now = () => performance.now()
+
+/**
+ * Events (and messages) decided between turns given to the event loop: a large batch is decided
+ * for seconds, and the batches before it (a pipeline) are written and committed meanwhile.
+ */
+const EVENTS_A_TURN = 1000
+const MESSAGES_A_TURN = 8
 
 /** A batch being decided: its outcome, its dead letters, and the one place step results land. */
 class Decision {
@@ -113,7 +121,7 @@ export async function prepareBatch(
   for (const w of work) {
     const groupTypes = () => overlay.getGroupTypes(w.teamId)
     for (const d of w.events) {
-      b.out.events++
+      if (++b.out.events % EVENTS_A_TURN === 0) await nextTurn()
       // (awaited only when it is a promise: most events are decided from memory, see applyEvent)
       const decided = applyPersonRules(overlay, identity, w.teamId, d)
       const person = b.settle(decided instanceof Promise ? await decided : decided, w.msg, d.offset, d.event)
@@ -150,7 +158,8 @@ export async function prepareBatch(
 async function admit(b: Decision, msgs: LogMessage[], seqs: Map<string, number>): Promise<Work[]> {
   const { store, source, teams } = b.ctx
   const work: Work[] = []
-  for (const msg of msgs) {
+  for (const [i, msg] of msgs.entries()) {
+    if (i % MESSAGES_A_TURN === MESSAGES_A_TURN - 1) await nextTurn()
     const chunk = b.settle(decodeMessage(msg), msg)
     if (!chunk || !b.settle(selectTeam(chunk, teams), msg)) continue
     const ns = await io(() => store.namespaceOf(chunk.teamId))

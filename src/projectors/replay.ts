@@ -15,13 +15,13 @@ import { TableAdmin } from '../clickhouse/table-admin.ts'
 import { tableDdl } from '../clickhouse/migrate.ts'
 import { bucket, type NatsConnection } from '../jetstream/connection.ts'
 import type { Logger } from '../observability/logger.ts'
-import type { LogMessage, ProjectionContext, ProjectionPlugins } from './batch.ts'
+import type { ProjectionContext, ProjectionPlugins } from './batch.ts'
 import { namespacePointerKey } from './identity-keys.ts'
 import { KvIdentityStore } from './identity-store/store.ts'
 import { resolvedReplayedKey } from './control.ts'
 import { laneSource } from './index.ts'
 import { ProjectorPlugins } from './plugins.ts'
-import { projectBatch } from './projection.ts'
+import { projectPass } from './replay-pass.ts'
 import { TaxonomyCollector } from '../taxonomy/collect.ts'
 import {
   loadReplayState,
@@ -73,7 +73,10 @@ export interface ReplayOptions {
   resolvedStream?: string
   /** LOG_PARTITIONS: the lease partitions' and identity stages' durables get positions even if not created yet */
   partitions?: number
+  /** messages a batch holds at most (default REPLAY_BATCH_MESSAGES) */
   batchSize?: number
+  /** bytes of message data a batch holds at most (default REPLAY_BATCH_BYTES) */
+  batchBytes?: number
   /** how long to wait for running projectors to acknowledge the pause */
   pauseTimeoutMs?: number
   progress?: (p: ReplayProgress) => void
@@ -105,6 +108,19 @@ export interface ReplayResult {
 }
 
 const REPLAY_SOURCE = 'replay'
+
+/**
+ * A replay's batches, cut by bytes: larger than a live lane's (BATCH_BYTES), because a batch's cost
+ * falls with its size (one INSERT, whose sessions view works per session and INSERT, one person row
+ * per person and batch, one KV value per key and batch) and nobody waits for its rows. 16 MiB is
+ * ~50K events of /batch/ chunks (docs/performance.md, "Ingestion on ClickHouse 26.7").
+ */
+export const REPLAY_BATCH_BYTES = 16 * 2 ** 20
+/** messages a replay's batch holds at most (single events: the bytes bound is ~30K of them) */
+export const REPLAY_BATCH_MESSAGES = 50_000
+
+/** nats-server's default max_payload, for a connection that has not been told the server's yet */
+const DEFAULT_MAX_PAYLOAD = 1024 * 1024
 
 /** Replays the log (resuming an unfinished replay of the same stream) and, unless `to` is given, swaps. */
 export async function replay(o: ReplayOptions): Promise<ReplayResult> {
@@ -250,26 +266,25 @@ class ReplayRun {
         ? { deliver_policy: DeliverPolicy.StartTime, opt_start_time: state.fromTime! }
         : { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: Math.max(done + 1, state.fromSeq) }),
     })
-    const consumer = await this.js.consumers.get(state.stream, ci.name)
     try {
-      for (;;) {
-        const batch: JsMsg[] = []
-        const it = await consumer.fetch({ max_messages: this.o.batchSize ?? 200, expires: 1000 })
-        for await (const msg of it) batch.push(msg)
-        const inRange = batch.filter((msg) => msg.seq <= end && !this.pastTo(msg))
-        if (inRange.length > 0) {
-          const msgs: LogMessage[] = inRange.map((msg) => ({
-            seq: msg.seq,
-            subject: msg.subject,
-            data: msg.data,
-            redelivered: false,
-          }))
-          const out = await projectBatch(ctx, msgs, (msg) => msg.seq <= mayBeWritten)
-          this.events += out.events
-          this.report(phase, msgs.at(-1)!.seq, end)
-        }
-        const last = batch.at(-1)
-        if (!last || inRange.length < batch.length || last.seq >= end || last.info.pending === 0) break
+      if (ci.num_pending > 0) {
+        await projectPass(ctx, {
+          js: this.js,
+          stream: state.stream,
+          consumer: ci.name,
+          end,
+          pastTo: (msg) => this.pastTo(msg),
+          batchSize: this.o.batchSize ?? REPLAY_BATCH_MESSAGES,
+          batchBytes: this.o.batchBytes ?? REPLAY_BATCH_BYTES,
+          maxPayload: this.o.nc.info?.max_payload ?? DEFAULT_MAX_PAYLOAD,
+          mayBeWritten,
+          log: this.o.log,
+          committed: (out, lastSeq) => {
+            this.events += out.events
+            this.report(phase, lastSeq, end)
+          },
+          pending: async () => (await this.jsm.consumers.info(state.stream, ci.name)).num_pending,
+        })
       }
     } finally {
       await this.jsm.consumers.delete(state.stream, ci.name).catch(() => undefined)
