@@ -15,7 +15,7 @@ import { TableAdmin } from '../clickhouse/table-admin.ts'
 import { tableDdl } from '../clickhouse/migrate.ts'
 import { bucket, type NatsConnection } from '../jetstream/connection.ts'
 import type { Logger } from '../observability/logger.ts'
-import type { ProjectionContext, ProjectionPlugins } from './batch.ts'
+import type { BatchWriter, ProjectionContext, ProjectionPlugins } from './batch.ts'
 import { namespacePointerKey } from './identity-keys.ts'
 import { KvIdentityStore } from './identity-store/store.ts'
 import { resolvedReplayedKey } from './control.ts'
@@ -77,6 +77,8 @@ export interface ReplayOptions {
   batchSize?: number
   /** bytes of message data a batch holds at most (default REPLAY_BATCH_BYTES) */
   batchBytes?: number
+  /** where the batches' rows go (default ClickHouseWriter into the fresh tables; tests wrap it to inject faults) */
+  writer?: (tables: ProjectionTables) => BatchWriter
   /** how long to wait for running projectors to acknowledge the pause */
   pauseTimeoutMs?: number
   progress?: (p: ReplayProgress) => void
@@ -173,7 +175,7 @@ class ReplayRun {
       js,
       store: new KvIdentityStore(kv, { nc: o.nc, namespace: `r${state.id}` }),
       tables,
-      writer: new ClickHouseWriter(o.ch, tables),
+      writer: o.writer?.(tables) ?? new ClickHouseWriter(o.ch, tables),
       source: REPLAY_SOURCE,
       teams: state.project === null ? undefined : new Set([state.project]),
       log: o.log,
