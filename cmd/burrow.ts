@@ -299,7 +299,6 @@ program
           ch: client,
           admin,
           log,
-          batchSize: cfg.PROJECTOR_BATCH_SIZE,
           partitions: cfg.LOG_PARTITIONS,
         })
         const recordings = await replayRecordingsCommand(opts, { ...cfg, natsUrl, ch: client, admin, log })

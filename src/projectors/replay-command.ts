@@ -42,7 +42,8 @@ export async function replayCommand(
     ch: ClickHouseClient
     admin?: TableAdmin
     log: Logger
-    batchSize: number
+    /** messages a batch holds at most (default: the replay's, REPLAY_BATCH_MESSAGES) */
+    batchSize?: number
     /** LOG_PARTITIONS (the leases' and team spread's durables are per partition) */
     partitions?: number
   },

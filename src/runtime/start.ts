@@ -107,7 +107,6 @@ export async function startBurrow(
         ch,
         admin: tables,
         log,
-        batchSize: config.PROJECTOR_BATCH_SIZE,
         partitions: config.LOG_PARTITIONS,
       })
     }
