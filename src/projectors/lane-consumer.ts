@@ -55,8 +55,9 @@ const DEFAULT_MAX_PAYLOAD = 1024 * 1024
 /** batches a lane projects in a row, when no other lane waits, before it lets the others take a turn */
 const MAX_RUN = 8
 
-type Settled<T> = { ok: true; value: T } | { ok: false; err: unknown }
-const settle = <T>(p: Promise<T>): Promise<Settled<T>> =>
+/** A promise's outcome, held without an unhandled rejection until it is looked at. */
+export type Settled<T> = { ok: true; value: T } | { ok: false; err: unknown }
+export const settle = <T>(p: Promise<T>): Promise<Settled<T>> =>
   p.then(
     (value) => ({ ok: true as const, value }),
     (err: unknown) => ({ ok: false as const, err }),

@@ -4,6 +4,7 @@ import type { Logger } from '../observability/logger.ts'
 import type { BatchOutcome, LogMessage, PreparedBatch, ProjectionContext } from './batch.ts'
 import { pullBytes } from './batch-cut.ts'
 import { MessageFeed } from './feed.ts'
+import { type Settled, settle } from './lane-consumer.ts'
 import { prepareBatch } from './prepare.ts'
 import { commitBatch, writeRows } from './projection.ts'
 
@@ -45,13 +46,6 @@ export interface PassOptions {
   /** messages left to deliver to the consumer, as the server counts them */
   pending: () => Promise<number>
 }
-
-type Settled<T> = { ok: true; value: T } | { ok: false; err: unknown }
-const settle = <T>(p: Promise<T>): Promise<Settled<T>> =>
-  p.then(
-    (value) => ({ ok: true as const, value }),
-    (err: unknown) => ({ ok: false as const, err }),
-  )
 
 interface InFlight<T> {
   p: PreparedBatch

@@ -214,3 +214,15 @@ export async function distinctIds(ch: ClickHouseClient, team: number): Promise<R
   )
   return Object.fromEntries(r.map((x) => [x.distinct_id, x.person_id]))
 }
+
+/** What replay() needs to rebuild one project of a test file's log (quiet). */
+export function replayOptions(log: TestLog, ch: ClickHouseClient, team: number) {
+  return {
+    nc: log.nc,
+    ch,
+    log: createLogger('silent'),
+    project: team,
+    stream: log.stream,
+    subjectPrefix: log.prefix,
+  }
+}

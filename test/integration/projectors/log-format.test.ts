@@ -1,8 +1,7 @@
 import { describe, expect, it } from 'vitest'
-import { createLogger } from '../../../src/observability/logger.ts'
 import { replay } from '../../../src/projectors/replay.ts'
 import { clickhouse, createTestProject, nats } from '../../harness/index.ts'
-import { ev, rows, runProjector, testLog, waitIdle } from './helpers.ts'
+import { ev, replayOptions, rows, runProjector, testLog, waitIdle } from './helpers.ts'
 
 // The log is the truth and outlives releases: messages written in every earlier version of the format
 // (1: no top-level person updates; 2: one JSON document) are projected, and replayed, as they were,
@@ -56,12 +55,7 @@ describe('log format versions', () => {
 
     // Built into tables of its own and left unswapped (`to`): the live tables are shared with other files.
     const r = await replay({
-      nc: log.nc,
-      ch,
-      log: createLogger('silent'),
-      project: team,
-      stream: log.stream,
-      subjectPrefix: log.prefix,
+      ...replayOptions(log, ch, team),
       durablePrefix: `${log.prefix}-projector`,
       to: seq,
     })

@@ -3,7 +3,6 @@ import { beforeAll, describe, expect, it } from 'vitest'
 import { BUCKETS } from '../../../schema/jetstream.ts'
 import { type ClickHouseClient } from '../../../src/clickhouse/client.ts'
 import { bucket } from '../../../src/jetstream/connection.ts'
-import { createLogger } from '../../../src/observability/logger.ts'
 import { watermarkKey } from '../../../src/projectors/identity-keys.ts'
 import { readJson } from '../../../src/projectors/identity-store/pointers.ts'
 import type { BatchWriter } from '../../../src/projectors/batch.ts'
@@ -11,7 +10,7 @@ import { replay } from '../../../src/projectors/replay.ts'
 import { REPLAY_STATE_KEY, type ReplayState } from '../../../src/projectors/replay-state.ts'
 import { createTestProject, nats, ownDatabase } from '../../harness/index.ts'
 import { ClickHouseWriter } from '../../../src/projectors/writer.ts'
-import { ev, PERSON_NAMESPACE, rows, type TestLog, testLog } from './helpers.ts'
+import { ev, PERSON_NAMESPACE, replayOptions, rows, type TestLog, testLog } from './helpers.ts'
 
 // A replay decides a batch while the rows of the one before are written and the one before that is
 // committed (replay-pass.ts). A replay that dies there leaves rows in its tables beyond its
@@ -56,16 +55,7 @@ describe('a replay that crashed mid-pipeline', () => {
       expected.set(later.uuid, person(`anon-${k}`))
     }
 
-    const opts = {
-      nc: log.nc,
-      ch,
-      log: createLogger('silent'),
-      project: team,
-      stream: log.stream,
-      subjectPrefix: log.prefix,
-      to: last,
-      batchSize: 2,
-    }
+    const opts = { ...replayOptions(log, ch, team), to: last, batchSize: 2 }
     // Every event row sent to ClickHouse, by log position: a background merge of the
     // ReplacingMergeTree would hide a row written twice from a count in the table.
     const sent = new Map<string, number>()
