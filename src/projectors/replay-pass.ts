@@ -21,6 +21,8 @@ import { commitBatch, writeRows } from './projection.ts'
 
 /** How long the feed may stay empty before the pass asks the server whether anything is left. */
 const IDLE_MS = 1000
+/** How long messages the server still counts may fail to arrive before the pass gives up (and can resume). */
+const STALLED_MS = 60_000
 
 /** What a pass needs besides the projection context. */
 export interface PassOptions {
@@ -104,8 +106,8 @@ export async function projectPass(ctx: ProjectionContext, o: PassOptions): Promi
       for (const m of msgs) feed.settled(m)
       await finishWrite()
       writing = { p: prepared, done: settle(writeRows(ctx, prepared)) }
-      // The INSERT's request goes out before the next batch is decided (the decision does not give
-      // the event loop a turn until it is done).
+      // The INSERT's request goes out before the next batch is decided (the decision gives the
+      // event loop its first turn after 1,000 events).
       await nextTurn()
     }
     await finishWrite()
@@ -125,6 +127,7 @@ export async function projectPass(ctx: ProjectionContext, o: PassOptions): Promi
 function rangeBatches(feed: MessageFeed, o: PassOptions): { next(): Promise<JsMsg[] | undefined> } {
   let ended = false
   const inRange = (m: JsMsg) => m.seq <= o.end && !o.pastTo(m)
+  let since = Date.now()
   return {
     async next() {
       while (!ended) {
@@ -137,8 +140,10 @@ function rangeBatches(feed: MessageFeed, o: PassOptions): { next(): Promise<JsMs
         if (got.length === 0) {
           // nothing came for a while: the range is done only if the server has nothing left
           if (feed.queue.length === 0 && (await o.pending()) === 0) ended = true
+          else if (Date.now() - since > STALLED_MS) throw new Error('replay: the log stopped arriving')
           continue
         }
+        since = Date.now()
         const last = got.findIndex((m) => !inRange(m) || m.seq >= o.end || m.info.pending === 0)
         if (last < 0) return got
         ended = true
