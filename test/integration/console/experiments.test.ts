@@ -94,6 +94,10 @@ async function captureExperimentEvents() {
     })
     return r.body?.results?.[0]?.[0]
   }).toBe(batch.length)
+  // The results count events up to now() (the running experiment's end): the last events are
+  // stamped up to 1.2 s after `base`, and a fast stack has them stored before that moment comes.
+  const last = base + (PER_VARIANT - 1) * 10 + 5
+  await new Promise((r) => setTimeout(r, Math.max(0, last + 50 - Date.now())))
 }
 
 describe('the Experiments page in Chromium', () => {
