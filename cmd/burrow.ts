@@ -1,4 +1,4 @@
-import { Command, Option } from 'commander'
+import { Command, InvalidArgumentError, Option } from 'commander'
 import { credentialsFile } from '../src/accounts/bootstrap.ts'
 import { SCOPE_PATTERN } from '../src/accounts/documents.ts'
 import { type Config, ConfigError, loadConfig, ROLES } from '../src/config/env.ts'
@@ -281,7 +281,16 @@ program
   .option('--project <id>', 'rebuild one project only')
   .option('--from <seq|time>', 'first stream sequence or time to replay')
   .option('--to <seq|time>', 'last sequence or time; the tables are then left unswapped')
-  .action(async (opts: { project?: string; from?: string; to?: string }) => {
+  .option(
+    '--batch-messages <n>',
+    'log messages a batch holds at most (default 50000; a batch also ends at 16 MiB)',
+    (v: string) => {
+      const n = Number(v)
+      if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('a whole number of at least 1')
+      return n
+    },
+  )
+  .action(async (opts: { project?: string; from?: string; to?: string; batchMessages?: number }) => {
     const cfg = config()
     const log = createLogger(cfg.LOG_LEVEL)
     await withStack(cfg, log, async ({ natsUrl, clickhouseUrl }) => {
@@ -299,6 +308,7 @@ program
           ch: client,
           admin,
           log,
+          batchSize: opts.batchMessages,
           partitions: cfg.LOG_PARTITIONS,
         })
         const recordings = await replayRecordingsCommand(opts, { ...cfg, natsUrl, ch: client, admin, log })

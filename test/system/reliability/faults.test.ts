@@ -305,7 +305,8 @@ function identityEvents(n: number) {
 }
 
 async function runReplay(s: PrivateStack, env: Record<string, string>) {
-  const p = spawnBurrow(['replay'], { ...s.env, ...env })
+  // batches of 4 messages: many batches for the replay to be killed between
+  const p = spawnBurrow(['replay', '--batch-messages', '4'], { ...s.env, ...env })
   cleanups.push(async () => {
     if (p.child.exitCode === null) p.child.kill('SIGKILL')
   })
@@ -337,7 +338,7 @@ describe('fault: a replay is killed midway', () => {
     await waitStored(s.client(), b.projectId, ledger)
     await waitProjectorsIdle(await s.natsClient())
 
-    const replayEnv = { DATA_DIR: dataDir, PROJECTOR_BATCH_SIZE: '4', LOG_LEVEL: 'warn' }
+    const replayEnv = { DATA_DIR: dataDir, LOG_LEVEL: 'warn' }
     const first = await runReplay(s, replayEnv)
     const [, , end] = (await first.waitFor(/replay build: seq (\d+)\/(\d+)/, 60_000)) as RegExpMatchArray
     const position = () =>
