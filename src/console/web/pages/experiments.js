@@ -143,12 +143,21 @@ function MetricResult({ api, project, experiment, metric, index, refresh }) {
   const [error, setError] = useState(null)
   useEffect(() => {
     setError(null)
+    // Only the newest request's answer is shown: an earlier one (made at launch, while events were
+    // still arriving) can come back after a refresh's and would put its older counts back.
+    let newest = true
     api
       .post(projectPath(project.id, 'query/'), {
         query: { kind: 'ExperimentQuery', experiment_id: experiment.id, metric },
         refresh: 'force_blocking',
       })
-      .then(setResult, setError)
+      .then(
+        (r) => newest && setResult(r),
+        (e) => newest && setError(e),
+      )
+    return () => {
+      newest = false
+    }
   }, [experiment.id, experiment.start_date, experiment.end_date, refresh])
   const title =
     metric.name ||
