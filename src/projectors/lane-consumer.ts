@@ -50,7 +50,7 @@ export interface LaneConsumerOptions {
 export const BATCH_RETRY: BackoffPolicy = { initialMs: 200, maxMs: 10_000 }
 
 /** nats-server's default max_payload, for a connection that has not been told the server's yet */
-const DEFAULT_MAX_PAYLOAD = 1024 * 1024
+export const DEFAULT_MAX_PAYLOAD = 1024 * 1024
 
 /** batches a lane projects in a row, when no other lane waits, before it lets the others take a turn */
 const MAX_RUN = 8

@@ -20,6 +20,7 @@ import { namespacePointerKey } from './identity-keys.ts'
 import { KvIdentityStore } from './identity-store/store.ts'
 import { resolvedReplayedKey } from './control.ts'
 import { laneSource } from './index.ts'
+import { DEFAULT_MAX_PAYLOAD } from './lane-consumer.ts'
 import { ProjectorPlugins } from './plugins.ts'
 import { projectPass } from './replay-pass.ts'
 import { TaxonomyCollector } from '../taxonomy/collect.ts'
@@ -120,9 +121,6 @@ const REPLAY_SOURCE = 'replay'
 export const REPLAY_BATCH_BYTES = 16 * 2 ** 20
 /** messages a replay's batch holds at most (single events: the bytes bound is ~30K of them) */
 export const REPLAY_BATCH_MESSAGES = 50_000
-
-/** nats-server's default max_payload, for a connection that has not been told the server's yet */
-const DEFAULT_MAX_PAYLOAD = 1024 * 1024
 
 /** Replays the log (resuming an unfinished replay of the same stream) and, unless `to` is given, swaps. */
 export async function replay(o: ReplayOptions): Promise<ReplayResult> {
